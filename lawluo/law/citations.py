@@ -1,0 +1,292 @@
+"""Find the statutes a free-text legal answer cites, with the content it attributes to each.
+
+Handles the forms real answers use (examples from LawBench's consultation answers):
+
+- ``《中华人民共和国民法典》第一千零七十九条`` and ``《民法典》第1079条第二款`` (Chinese or Arabic numerals,
+  paragraph 款 and item 项 recorded but not required);
+- ``民法典婚姻家庭编第1079条``, ``《民法典》婚姻家庭编第1079条``, ``《民法典 侵权责任编》第1165条``;
+- names without brackets, found by matching the longest known law name before the article:
+  ``根据公司法的第六十三条``, ``刑法第264条``, ``社会法类中的工会法的第40条``;
+- back-references ``该法/同法/此法/上述法律第X条`` (to the last law cited) — ``本法第X条`` inside a
+  statute's own text refers to that statute and is not a citation of the answer;
+- lists and ranges ``第X条、第Y条``, ``第X条和第Y条``, ``第X条至第Y条`` (a range is expanded), and a bare
+  ``第Y条`` later in the same passage, which continues the last law cited;
+- unknown names that look like laws (``劳动者保护法第3条``), kept so that the checker can call them
+  ``not_found``.
+
+The content attributed to a citation is, in order of preference: a quotation in “…” that follows it
+(after ``规定``/``：``), text after ``规定：`` up to the end of the paragraph, or — as in LawBench
+reference answers (``第九十一条饮酒后驾驶机动车的，…``) — text that directly follows the article
+number, up to the next citation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .database import Resolution, StatuteDB
+from .names import name_key, split_part
+from .numerals import NUMERAL, chinese_to_int
+
+_ART = rf"第\s*({NUMERAL})\s*条(?:之({NUMERAL}))?"
+_ARTICLE_RE = re.compile(_ART)
+_PARA_RE = re.compile(rf"\s*第({NUMERAL})款")
+_ITEM_RE = re.compile(rf"\s*(?:第\s*[(（]?({NUMERAL})[)）]?\s*项|[(（]({NUMERAL})[)）]项?)")
+_BRACKET_NAME_RE = re.compile(
+    r"《([^《》\n]{1,90})》\s*(总则编|总则|物权编|合同编|人格权编|婚姻家庭编|继承编|侵权责任编|附则)?\s*(?:的|之|中|里|中的)?\s*$"
+)
+_BACKREF_RE = re.compile(r"(该法|同法|此法|该条例|该解释|该规定|该办法|该法律|上述法律|前述法律|上述法规|该部法律)\s*(?:的)?\s*$")
+_INTERNAL_RE = re.compile(r"(本法|本条例|本解释|本规定|本办法|本细则|本规则|本决定|本编|本章|本节|前款|本条)\s*(?:的)?\s*$")
+_UNKNOWN_NAME_RE = re.compile(
+    r"([\u4e00-\u9fff]{2,30}(?:法|条例|规定|解释|办法|细则|规则|通则|法典))\s*(?:的|中的|之)?\s*$"
+)
+_LEAD_VERBS = re.compile(r"^.*(?:根据|依据|依照|按照|参照|参考|适用|违反|符合|按|据|依|见|由于|对于|关于|涉及|类中的|中的|及|和|与)")
+_JOIN_RE = re.compile(r"^\s*(、|，|,|和|及|以及|与|或|或者)\s*$")
+_RANGE_RE = re.compile(r"^\s*(至|到|-|－|—|～|~)\s*$")
+_LEAD_IN = re.compile(r"\s*(?:的)?\s*(?:相关)?\s*(?:规定|明确规定|中规定|指出|载明|写道|之规定)?\s*(?:[:：，,]\s*)?")
+_OPEN_QUOTES = {"“": "”", "「": "」", "『": "』", '"': '"', "‘": "’"}
+_NOT_CONTENT_START = re.compile(r"(?:的|之|则|即|亦|又|也|便|就|并|对|将|可|为|是|中规定|规定|中|里|所|等|，|,|。|；|;|、|）|\)|款|项|及|和|与|至|到|也|还|都|是|已|有关|相关)")
+_PARAGRAPH_END = re.compile(r"\n\s*\n|\n(?=\s*(?:\d+[.、]|[一二三四五六七八九十]+、|法律依据|律师|回答|答))")
+_APPLICATION_START = re.compile(
+    r"(?:您|你|我|他|她|它|其|贵|因此|所以|故|本案|这|那|即|也就是说|如|若|由于|对于|在本|题中|小[明王张李红刚]|甲|乙|丙|该[公人员单]|"
+    r"如果|只要|虽然|但|但是|可以看出|可见|可知|应该|需要|请|建议|一般|通常|具体|结合|针对|上述|以上|关于)"
+)
+_COMMENTARY = re.compile(r"律师解答|律师分析|律师回答|律师提示|综上|因此|所以|由此可见|据此|回答[:：]|答[:：]")
+_SENTENCE_END = re.compile(r"[。；;！!？?\n]")
+_TAG = re.compile(r"</?[a-zA-Z][^<>\n]{0,40}>")
+_MIN_CONTENT = 8
+_MAX_CONTENT = 1500
+
+
+@dataclass
+class Citation:
+    """One cited article. ``law`` is the canonical name when the database knows it, else as written."""
+
+    law: str
+    article: int
+    suffix: int = 0
+    written: str = ""
+    key: str | None = None
+    part: str | None = None
+    paragraph: int | None = None
+    item: int | None = None
+    quoted: str | None = None
+    content_kind: str = "none"  # quoted | colon | inline | stated | none
+    start: int = 0
+    end: int = 0
+    backref: bool = False
+    resolution: Resolution | None = field(default=None, repr=False)
+
+    @property
+    def label(self) -> str:
+        from .numerals import article_label
+
+        return article_label(self.article, self.suffix)
+
+
+@dataclass
+class _Mention:
+    start: int
+    end: int
+    number: int
+    suffix: int
+    paragraph: int | None = None
+    item: int | None = None
+
+
+def _mentions(text: str) -> list[_Mention]:
+    out = []
+    for m in _ARTICLE_RE.finditer(text):
+        try:
+            number = chinese_to_int(m.group(1))
+            suffix = chinese_to_int(m.group(2)) if m.group(2) else 0
+        except ValueError:
+            continue
+        end = m.end()
+        mention = _Mention(m.start(), end, number, suffix)
+        p = _PARA_RE.match(text, end)
+        if p:
+            mention.paragraph = chinese_to_int(p.group(1))
+            end = p.end()
+        it = _ITEM_RE.match(text, end)
+        if it:
+            mention.item = chinese_to_int(it.group(1) or it.group(2))
+            end = it.end()
+        mention.end = end
+        out.append(mention)
+    return out
+
+
+
+
+class CitationExtractor:
+    """Finds citations in text, resolving law names against a :class:`StatuteDB`."""
+
+    def __init__(self, db: StatuteDB):
+        self.db = db
+
+    # -- law names ---------------------------------------------------------------------------
+
+    def _known_suffix(self, window: str) -> tuple[str, Resolution] | None:
+        """The longest suffix of ``window`` that names a known or repealed law."""
+        window = re.sub(r"\s*(?:的|之|中的|中|里)?\s*$", "", window)
+        limit = min(len(window), self.db.max_alias_len + 12)
+        for n in range(limit, 1, -1):
+            candidate = window[-n:]
+            if candidate[0] in "的之中和与及、，,。；;:：（(":
+                continue
+            key = name_key(candidate)
+            base, _part = split_part(key)
+            if base in self.db.aliases or self.db.repeal(base):
+                return candidate, self.db.resolve(candidate)
+        return None
+
+    def _law_before(self, text: str, start: int, floor: int) -> tuple[str, Resolution, str] | None:
+        """Find the law named right before position ``start``; returns (written, resolution, how)."""
+        window = text[max(floor, start - 120) : start]
+        m = _BRACKET_NAME_RE.search(window)
+        if m:
+            written = m.group(1) + (m.group(2) or "")
+            return written, self.db.resolve(written), "bracket"
+        if _INTERNAL_RE.search(window):
+            return None
+        b = _BACKREF_RE.search(window)
+        if b:
+            return b.group(1), None, "backref"  # type: ignore[return-value]
+        known = self._known_suffix(window)
+        if known:
+            return known[0], known[1], "name"
+        u = _UNKNOWN_NAME_RE.search(window)
+        if u:
+            name = _LEAD_VERBS.sub("", u.group(1))
+            if len(name) >= 3 and name not in {"法律", "法规", "规定", "解释", "办法", "司法解释", "法律规定"}:
+                return name, self.db.resolve(name), "unknown"
+        return None
+
+    # -- content ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _content_after(text: str, end: int, stop: int) -> tuple[str | None, str, int]:
+        """The content attributed to a citation ending at ``end``; ``stop`` is the next citation."""
+        lead = _LEAD_IN.match(text, end)
+        pos = lead.end() if lead else end
+        said = bool(lead and re.search(r"规定|指出|载明|写道|[:：]", lead.group(0)))
+        para = _PARAGRAPH_END.search(text, pos)
+        para_end = para.start() if para else len(text)
+        if pos < len(text) and text[pos] in _OPEN_QUOTES:
+            close = _OPEN_QUOTES[text[pos]]
+            j = text.find(close, pos + 1)
+            if j == -1:
+                j = min(para_end, pos + 1 + _MAX_CONTENT)
+            return text[pos + 1 : j], "quoted", j + 1
+        if said and lead and re.search(r"[:：]", lead.group(0)):
+            j = min(stop, para_end, pos + _MAX_CONTENT)
+            commentary = _COMMENTARY.search(text, pos, j)
+            return text[pos : commentary.start() if commentary else j], "colon", j
+        if (not lead or not lead.group(0).strip()) and pos < len(text) and re.match(r"[\u4e00-\u9fff（(]", text[pos]):
+            if _NOT_CONTENT_START.match(text, pos):
+                return None, "none", end
+            j = min(stop, para_end, pos + _MAX_CONTENT)
+            commentary = _COMMENTARY.search(text, pos, j)
+            return text[pos : commentary.start() if commentary else j], "inline", j
+        if lead and re.search(r"[，,]", lead.group(0)) and not _APPLICATION_START.match(text, pos):
+            # 第X条规定，<what the statute says>。 — the content the answer attributes to the article.
+            sentence = _SENTENCE_END.search(text, pos)
+            j = min(stop, para_end, sentence.end() if sentence else len(text), pos + _MAX_CONTENT)
+            return text[pos:j], "stated", j
+        return None, "none", end
+
+    # -- main ------------------------------------------------------------------------------
+
+    def extract(self, text: str) -> list[Citation]:
+        text = _TAG.sub(lambda m: " " * len(m.group()), text)  # <p> from scraped answers; keeps offsets
+        mentions = _mentions(text)
+        citations: list[Citation] = []
+        last: Citation | None = None
+        skip_until = 0  # inside the content of the previous citation
+        prev_end = 0
+        i = 0
+        while i < len(mentions):
+            m = mentions[i]
+            if m.start < skip_until:
+                i += 1
+                continue
+            between = text[prev_end : m.start]
+            found = self._law_before(text, m.start, prev_end if last else 0)
+            law_info: tuple[str, Resolution | None, str] | None = None
+            if found and found[2] == "backref":
+                if last is None:
+                    i += 1
+                    continue
+                law_info = (last.written, last.resolution, "backref")
+            elif found:
+                law_info = found
+            elif last is not None and not _INTERNAL_RE.search(text[max(0, m.start - 6) : m.start]):
+                if not re.search(r"[《》]", between) and "\n\n" not in between:
+                    law_info = (last.written, last.resolution, "continued")
+            if law_info is None:
+                i += 1
+                prev_end = m.end
+                continue
+            group = [m]
+            # Lists and ranges: 第X条、第Y条 / 第X条至第Y条.
+            while i + 1 < len(mentions):
+                nxt = mentions[i + 1]
+                gap = text[group[-1].end : nxt.start]
+                if _RANGE_RE.match(gap) and nxt.number >= group[-1].number and nxt.number - group[-1].number <= 30:
+                    lo = group[-1].number
+                    group.extend(_Mention(nxt.start, nxt.end, n, 0) for n in range(lo + 1, nxt.number))
+                    group.append(nxt)
+                    i += 1
+                elif _JOIN_RE.match(gap):
+                    group.append(nxt)
+                    i += 1
+                else:
+                    break
+            next_start = mentions[i + 1].start if i + 1 < len(mentions) else len(text)
+            quoted, kind, content_end = self._content_after(text, group[-1].end, next_start)
+            if quoted is not None and len(re.sub(r"\W", "", quoted)) < _MIN_CONTENT:
+                quoted, kind = None, "none"
+            written, resolution, how = law_info
+            for k, g in enumerate(group):
+                last_in_group = k == len(group) - 1
+                cit = self._make(written, resolution, g, how)
+                if last_in_group and quoted is not None:
+                    cit.quoted, cit.content_kind = quoted.strip(), kind
+                citations.append(cit)
+                last = cit
+            if quoted is not None:
+                skip_until = content_end
+            prev_end = max(group[-1].end, skip_until)
+            i += 1
+        return citations
+
+    def _make(self, written: str, resolution: Resolution | None, m: _Mention, how: str) -> Citation:
+        key = resolution.key if resolution else None
+        law_name = written
+        if key and self.db.current(key):
+            law_name = self.db.current(key).name
+        elif resolution and resolution.repeal:
+            law_name = resolution.repeal.name
+        return Citation(
+            law=law_name,
+            article=m.number,
+            suffix=m.suffix,
+            written=written,
+            key=key,
+            part=resolution.part if resolution else None,
+            paragraph=m.paragraph,
+            item=m.item,
+            start=m.start,
+            end=m.end,
+            backref=how in ("backref", "continued"),
+            resolution=resolution,
+        )
+
+
+def extract_citations(text: str, db: StatuteDB | None = None) -> list[Citation]:
+    """Every statute citation in ``text`` (see the module docstring for the forms recognised)."""
+    from . import default_db
+
+    return CitationExtractor(db or default_db()).extract(text)
