@@ -17,20 +17,23 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import faiss
     import numpy as np
     from sentence_transformers import SentenceTransformer
+
+    # A hub id or local directory, or an already-loaded model.
+    EncoderLike: TypeAlias = str | os.PathLike[str] | SentenceTransformer
 
 logger = logging.getLogger(__name__)
 
 INDEX_FILE = "dense.faiss"
 METADATA_FILE = "dense.json"
 FORMAT_VERSION = 1
-
-Encoder = "str | os.PathLike[str] | SentenceTransformer"
 
 
 class DenseEncoderUnavailable(RuntimeError):
@@ -45,7 +48,7 @@ class DenseEncoderUnavailable(RuntimeError):
         )
 
 
-def encoder_name(encoder: str | os.PathLike[str] | SentenceTransformer) -> str:
+def encoder_name(encoder: EncoderLike) -> str:
     """A name for ``encoder`` to record beside an index: the hub id or path it was given as, or, for a
     loaded model, the base model on its model card or the path its transformer was loaded from."""
     if isinstance(encoder, str | os.PathLike):
@@ -57,7 +60,7 @@ def encoder_name(encoder: str | os.PathLike[str] | SentenceTransformer) -> str:
     return getattr(config, "name_or_path", None) or type(encoder).__name__
 
 
-def load_encoder(encoder: str | os.PathLike[str] | SentenceTransformer) -> SentenceTransformer:
+def load_encoder(encoder: EncoderLike) -> SentenceTransformer:
     """Return ``encoder`` loaded as a ``SentenceTransformer`` (a hub id or a local directory), or as is
     when it is already a model.
 
@@ -126,7 +129,7 @@ class DenseIndex:
     def build(
         cls,
         texts: Sequence[str],
-        encoder: str | os.PathLike[str] | SentenceTransformer,
+        encoder: EncoderLike,
         batch_size: int = 64,
     ) -> DenseIndex:
         """Embed every text with ``encoder`` (hub id, local path or loaded model) and index the vectors.
@@ -138,8 +141,10 @@ class DenseIndex:
 
     @classmethod
     def _build(cls, texts: list[str], model: SentenceTransformer, name: str, batch_size: int) -> DenseIndex:
-        vectors = _embed(model, texts, batch_size=batch_size, task="document")
-        index = _flat_inner_product_index(vectors.shape[1])
+        import faiss
+
+        vectors = _embed_documents(model, texts, batch_size)
+        index = faiss.IndexFlatIP(vectors.shape[1])
         index.add(vectors)
         return cls(index, model, name, fingerprint(texts, name))
 
@@ -151,12 +156,14 @@ class DenseIndex:
             ValueError: ``query`` is empty or only whitespace, or ``k`` is less than 1.
         """
         if not query or not query.strip():
-            raise ValueError("DenseIndex.search needs a non-empty query; got an empty or whitespace-only string.")
+            raise ValueError(
+                "DenseIndex.search needs a non-empty query; got an empty or whitespace-only string."
+            )
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}.")
         if len(self) == 0:
             return []
-        vector = _embed(self._encoder, [query], batch_size=1, task="query")
+        vector = _embed(self._encoder.encode_query, [query], batch_size=1, show_progress_bar=False)
         if vector.shape[1] != self.dimension:
             raise ValueError(
                 f"The encoder makes {vector.shape[1]}-dimensional vectors but the index holds "
@@ -188,9 +195,7 @@ class DenseIndex:
         _write_atomic(directory / METADATA_FILE, json.dumps(metadata, ensure_ascii=False, indent=2))
 
     @classmethod
-    def load(
-        cls, directory: str | os.PathLike[str], encoder: str | os.PathLike[str] | SentenceTransformer
-    ) -> DenseIndex:
+    def load(cls, directory: str | os.PathLike[str], encoder: EncoderLike) -> DenseIndex:
         """Read an index written by :meth:`save`; ``encoder`` embeds the queries and must be the model
         the index was built with.
 
@@ -206,8 +211,8 @@ class DenseIndex:
         index = faiss.read_index(str(directory / INDEX_FILE))
         if index.ntotal != metadata["count"] or index.d != metadata["dimension"]:
             raise ValueError(f"{directory}: the faiss index does not match {METADATA_FILE}; rebuild it.")
-        model_dimension = model.get_embedding_dimension()
-        if model_dimension is not None and model_dimension != index.d:
+        model_dimension = _dimension(model)
+        if model_dimension and model_dimension != index.d:
             raise ValueError(
                 f"{directory} was built with {metadata['encoder']!r} ({index.d} dimensions), but the given "
                 f"encoder makes {model_dimension}-dimensional vectors."
@@ -219,7 +224,7 @@ class DenseIndex:
         cls,
         directory: str | os.PathLike[str],
         texts: Sequence[str],
-        encoder: str | os.PathLike[str] | SentenceTransformer,
+        encoder: EncoderLike,
         batch_size: int = 64,
     ) -> DenseIndex:
         """Load the index cached in ``directory`` if it was built from these ``texts`` with this
@@ -238,36 +243,51 @@ class DenseIndex:
         return index
 
 
-def _embed(model: SentenceTransformer, texts: list[str], *, batch_size: int, task: str) -> np.ndarray:
-    """Unit-length float32 embeddings, one row per text; ``encode_query``/``encode_document`` add the
-    model's query or document prompt when it defines one (as E5 and BGE models do)."""
+def _embed(
+    encode: Callable[..., np.ndarray], texts: list[str], *, batch_size: int, show_progress_bar: bool | None
+) -> np.ndarray:
+    """Unit-length float32 embeddings, one row per text. ``encode`` is the model's ``encode_query`` or
+    ``encode_document``, which add its query or document prompt when it defines one (E5, BGE)."""
     import numpy as np
 
-    if not texts:
-        return np.zeros((0, model.get_embedding_dimension() or 0), dtype=np.float32)
-    encode = model.encode_query if task == "query" else model.encode_document
     vectors = encode(
         texts,
         batch_size=batch_size,
         convert_to_numpy=True,
         normalize_embeddings=True,
-        show_progress_bar=False if task == "query" else None,
+        show_progress_bar=show_progress_bar,
     )
     return np.ascontiguousarray(vectors, dtype=np.float32)
 
 
-def _flat_inner_product_index(dimension: int) -> faiss.Index:
-    import faiss
+def _embed_documents(model: SentenceTransformer, texts: list[str], batch_size: int) -> np.ndarray:
+    import numpy as np
 
-    if dimension < 1:
-        raise ValueError("Cannot size a dense index: the encoder reported no embedding dimension.")
-    return faiss.IndexFlatIP(dimension)
+    if not texts:  # sentence-transformers returns shape (0,) for no input; faiss needs (0, dimension)
+        return np.zeros((0, _dimension(model)), dtype=np.float32)
+    return _embed(model.encode_document, texts, batch_size=batch_size, show_progress_bar=None)
+
+
+def _dimension(model: SentenceTransformer) -> int:
+    """The encoder's output size, 0 when it does not know; sentence-transformers 5.x and older call
+    the method ``get_sentence_embedding_dimension``."""
+    get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return get() or 0
+
+
+_METADATA_KEYS = ("encoder", "fingerprint", "count", "dimension")
 
 
 def _read_metadata(path: Path) -> dict[str, Any]:
     metadata = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT_VERSION:
-        raise ValueError(f"{path}: not a format-{FORMAT_VERSION} dense index metadata file; rebuild the index.")
+    if (
+        not isinstance(metadata, dict)
+        or metadata.get("format") != FORMAT_VERSION
+        or any(key not in metadata for key in _METADATA_KEYS)
+    ):
+        raise ValueError(
+            f"{path}: not a format-{FORMAT_VERSION} dense index metadata file; rebuild the index."
+        )
     return metadata
 
 

@@ -1,0 +1,80 @@
+"""Rebuild ``assets/`` from ``../shared/data``: ``python -m lawluo build all --data ../shared/data``.
+
+Order matters: the case bank and the search expansions resolve citations with the statute database,
+and the search indexes are built from all three.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .config import Settings
+
+STEPS = ("statutes", "cases", "expansions", "index")
+
+
+def build(what: str, data: Path, settings: Settings) -> dict:
+    steps = STEPS if what == "all" else (what,)
+    summary: dict[str, object] = {}
+    assets = settings.assets_dir
+    for step in steps:
+        if step == "statutes":
+            from .law.build import build_statute_db
+            from .law import default_db
+
+            summary["statutes"] = build_statute_db(data / "laws", settings.statutes_path)
+            default_db.cache_clear()
+            write_statute_provenance(settings)
+        elif step == "cases":
+            from .retrieval.casebank import build_and_write
+
+            summary["cases"] = build_and_write(data, assets)
+        elif step == "expansions":
+            from .law import default_db
+            from .retrieval.expansions import build_expansions, write_expansions
+
+            rows, stats = build_expansions(data, default_db())
+            write_expansions(rows, assets / "statute_expansions.jsonl.gz")
+            summary["expansions"] = stats
+        elif step == "index":
+            from .retrieval.cases import CaseSearcher
+            from .retrieval.statutes import StatuteSearcher
+
+            StatuteSearcher.from_settings(settings)
+            CaseSearcher.from_settings(settings)
+            summary["index"] = str(settings.cache_dir)
+    return summary
+
+
+def write_statute_provenance(settings: Settings) -> None:
+    import sqlite3
+
+    con = sqlite3.connect(settings.statutes_path)
+    meta = dict(con.execute("SELECT key, value FROM meta"))
+    levels = con.execute("SELECT level, COUNT(*) FROM laws GROUP BY level ORDER BY 2 DESC").fetchall()
+    evidence = con.execute("SELECT evidence, COUNT(DISTINCT key) FROM repealed GROUP BY evidence").fetchall()
+    con.close()
+    counts = json.loads(meta["counts"])
+    lines = [
+        "# statutes.sqlite — provenance",
+        "",
+        f"- Source: {meta['source']} (`../shared/data/laws`, one Markdown file per document), "
+        "statutes and official documents, not protected by copyright (PRC Copyright Law art. 5).",
+        f"- Source fingerprint (sha256 over file names and bytes): `{meta['source_sha256']}`",
+        "- Built by `python -m lawluo build statutes --data ../shared/data` (`lawluo/law/build.py`); "
+        "the build is deterministic.",
+        f"- Contents: {counts['laws']} laws in {counts['versions']} versions, {counts['articles']} articles, "
+        f"{counts['aliases']} name aliases, {counts['repealed']} repealed laws.",
+        "- Versions by level: " + ", ".join(f"{lvl} {n}" for lvl, n in levels),
+        "- Repealed-law registry by evidence: " + ", ".join(f"{e} {n}" for e, n in evidence)
+        + " (civil_code_1260: the nine laws 民法典 art. 1260 repealed; repeal_clause: a `《…》同时废止` "
+        "clause of a document in the corpus; expired_in_index: the source index marks the only version "
+        "expired; successors of the judicial interpretations withdrawn in the 2020 Civil Code clean-up "
+        "are curated in `CURATED_SUCCESSORS`).",
+        "- Documents without numbered articles (amendment acts, 批复) are stored as one row, article 0.",
+        "- Excluded: `案例/` (typical cases go to the case bank), `法律法规模版.md`, "
+        "`其他/劳动仲裁和劳动诉讼的攻略.md` (a guide, not a legal document).",
+        "",
+    ]
+    (settings.assets_dir / "statutes.PROVENANCE.md").write_text("\n".join(lines), encoding="utf-8")

@@ -1,0 +1,188 @@
+"""``python -m lawluo``: statute and case search, citation checking, and asset building.
+
+    python -m lawluo search statutes "试用期 解除劳动合同" -k 5
+    python -m lawluo search statutes --input queries.jsonl          # {"text", "id"?} per line
+    python -m lawluo search cases "醉酒驾驶机动车" -k 3
+    python -m lawluo check "根据《民法典》第1079条规定：“……”"
+    echo "…" | python -m lawluo check -
+    python -m lawluo check --input answers.jsonl
+    python -m lawluo build all --data ../shared/data               # rebuild assets/ from the sources
+
+Every result is one JSON object per line on stdout. Errors go to stderr with exit status 2 (bad
+input) or 1 (missing assets), and a message that says what to do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from .config import Settings
+
+MAX_TEXT_CHARS = 200_000
+
+
+class UsageError(Exception):
+    """Bad input: reported on stderr with exit status 2."""
+
+
+def read_jsonl_queries(path: str) -> Iterator[tuple[str, str]]:
+    """(id, text) per line of a JSONL file; a bad line stops with a message naming it."""
+    p = Path(path)
+    if not p.exists():
+        raise UsageError(f"{path}: no such file")
+    raw = p.read_bytes()
+    if b"\x00" in raw[:8192]:
+        raise UsageError(f"{path}: looks like a binary file; expected JSON Lines text (one JSON object per line)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    rows = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{path}:{n}: not valid JSON ({exc.msg}); nothing was processed") from exc
+        if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+            raise UsageError(f'{path}:{n}: expected an object with a "text" string, e.g. {{"id": "q1", "text": "…"}}')
+        rows.append((str(obj.get("id", n)), obj["text"]))
+    if not rows:
+        raise UsageError(f"{path}: no queries in the file")
+    return iter(rows)
+
+
+def _inputs(args: argparse.Namespace, positional: str) -> Iterator[tuple[str, str]]:
+    value = getattr(args, positional)
+    if args.input:
+        if value is not None:
+            raise UsageError(f"give either {positional.upper()} or --input, not both")
+        return read_jsonl_queries(args.input)
+    if value is None:
+        raise UsageError(f"missing {positional.upper()} (or --input FILE.jsonl)")
+    if value == "-":
+        data = sys.stdin.buffer.read()
+        if b"\x00" in data[:8192]:
+            raise UsageError("stdin looks binary; pipe UTF-8 text")
+        value = data.decode("utf-8", errors="replace")
+    return iter([("0", value)])
+
+
+def _emit(obj: dict) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
+    from .retrieval.statutes import QueryError, clean_query
+
+    if args.k < 1 or args.k > 100:
+        raise UsageError("-k must be between 1 and 100")
+    queries = list(_inputs(args, "query"))
+    if args.target == "statutes":
+        from .retrieval.statutes import StatuteSearcher
+
+        searcher = StatuteSearcher.from_settings(settings)
+    else:
+        from .retrieval.cases import CaseSearcher
+
+        searcher = CaseSearcher.from_settings(settings)
+    status = 0
+    for qid, text in queries:
+        try:
+            query = clean_query(text)
+        except QueryError as exc:
+            print(f"lawluo search: query {qid}: {exc}", file=sys.stderr)
+            _emit({"id": qid, "query": text, "hits": [], "error": str(exc)})
+            status = 2
+            continue
+        hits = [h.as_dict() for h in searcher.search(query, args.k)]
+        _emit({"id": qid, "query": query, "hits": hits})
+    return status
+
+
+def cmd_check(args: argparse.Namespace, settings: Settings) -> int:
+    from .law import default_db
+    from .law.checker import CitationChecker
+
+    texts = list(_inputs(args, "text"))
+    checker = CitationChecker(default_db())
+    status = 0
+    for tid, text in texts:
+        if len(text) > MAX_TEXT_CHARS:
+            print(
+                f"lawluo check: text {tid} has {len(text):,} characters; only the first {MAX_TEXT_CHARS:,} are checked",
+                file=sys.stderr,
+            )
+            text = text[:MAX_TEXT_CHARS]
+        if not text.strip():
+            print(f"lawluo check: text {tid} is empty", file=sys.stderr)
+            status = 2
+        result = checker.check(text)
+        _emit(
+            {
+                "id": tid,
+                "citations": [c.as_dict() for c in result.citations],
+                "nhsr": result.nhsr,
+                "counts": result.counts(),
+            }
+        )
+    return status
+
+
+def cmd_build(args: argparse.Namespace, settings: Settings) -> int:
+    from .build_assets import build
+
+    data = Path(args.data)
+    if not data.exists():
+        raise UsageError(f"{data}: no such directory (the shared data, e.g. ../shared/data)")
+    summary = build(args.what, data, settings)
+    _emit(summary)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m lawluo", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    search = sub.add_parser("search", help="search statutes or cases")
+    search.add_argument("target", choices=["statutes", "cases"])
+    search.add_argument("query", nargs="?", help="the query text")
+    search.add_argument("-k", type=int, default=5, help="number of hits per query (default 5)")
+    search.add_argument("--input", help='JSONL file, one {"text": …, "id": …} per line')
+    search.set_defaults(func=cmd_search)
+
+    check = sub.add_parser("check", help="check the statutes cited in a text")
+    check.add_argument("text", nargs="?", help="the text, or - to read stdin")
+    check.add_argument("--input", help='JSONL file, one {"text": …, "id": …} per line')
+    check.set_defaults(func=cmd_check)
+
+    build = sub.add_parser("build", help="rebuild assets from the shared data")
+    build.add_argument("what", choices=["statutes", "cases", "expansions", "index", "all"])
+    build.add_argument("--data", default="../shared/data", help="the shared data directory")
+    build.set_defaults(func=cmd_build)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="lawluo: %(message)s")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    settings = Settings.from_env()
+    try:
+        return args.func(args, settings)
+    except UsageError as exc:
+        print(f"lawluo {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # missing assets, unreadable database: say what, not a traceback
+        from .law.database import StatuteDBError
+
+        if isinstance(exc, StatuteDBError | FileNotFoundError):
+            print(f"lawluo {args.command}: {exc}", file=sys.stderr)
+            return 1
+        raise

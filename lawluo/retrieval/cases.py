@@ -1,0 +1,52 @@
+"""Case search for the Tree of Legal Clarifications: BM25 over the case bank's title, cause and facts,
+fused with dense retrieval when ``LAWLUO_CASE_ENCODER`` names a sentence-transformers model."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .bm25 import BM25Index
+from .casebank import Case, load_case_bank
+from .statutes import QueryError, clean_query
+
+
+@dataclass(frozen=True)
+class CaseHit:
+    case: Case
+    score: float
+
+    def as_dict(self) -> dict:
+        return {**asdict(self.case), "score": round(self.score, 4)}
+
+
+class CaseSearcher:
+    def __init__(self, cases: list[Case], index_dir: Path, dense=None):
+        if not cases:
+            raise ValueError("the case bank is empty")
+        self.cases = cases
+        self.bm25 = BM25Index.load_or_build(Path(index_dir), [c.search_text for c in cases])
+        self.dense = dense
+
+    @classmethod
+    def from_settings(cls, settings) -> CaseSearcher:
+        cases = load_case_bank(settings.cases_path)
+        dense = None
+        if settings.case_encoder:
+            from .dense import DenseIndex
+
+            dense = DenseIndex.load_or_build(
+                settings.cache_dir / "cases-dense", [c.search_text for c in cases], settings.case_encoder
+            )
+        return cls(cases, settings.cache_dir / "cases-bm25", dense)
+
+    def search(self, query: str, k: int = 5) -> list[CaseHit]:
+        query = clean_query(query)
+        if k < 1:
+            raise QueryError("k must be at least 1")
+        ranking = self.bm25.search(query, max(k, 50) if self.dense else k)
+        if self.dense is not None:
+            from .fusion import reciprocal_rank_fusion
+
+            ranking = reciprocal_rank_fusion([ranking, self.dense.search(query, 50)], k=k)
+        return [CaseHit(self.cases[i], s) for i, s in ranking[:k]]
