@@ -1,0 +1,60 @@
+"""Statute search latency over the whole database, and the time to load database + indexes.
+
+    python benchmarks/search_latency.py
+
+Loading is timed in fresh subprocesses (cold imports included, index cache already built — the app's
+start-up path); queries are the 500 questions of LawBench's scenario and consultation dev sets.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+
+from _common import DATA, ROOT, percentile, read_jsonl
+
+LOAD = """
+import time; t = time.perf_counter()
+from lawluo.config import Settings
+from lawluo.law import default_db
+from lawluo.retrieval.statutes import StatuteSearcher
+from lawluo.retrieval.cases import CaseSearcher
+s = Settings.from_env(); db = default_db(); t_db = time.perf_counter() - t
+StatuteSearcher.from_settings(s, db); CaseSearcher.from_settings(s)
+print(f"{t_db:.3f} {time.perf_counter() - t:.3f}")
+"""
+
+
+def main() -> None:
+    from lawluo.config import Settings
+    from lawluo.law import default_db
+    from lawluo.retrieval.statutes import StatuteSearcher
+
+    StatuteSearcher.from_settings(Settings.from_env(), default_db())  # make sure the cache exists
+    loads = []
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", LOAD], cwd=ROOT, capture_output=True, text=True, check=True)
+        loads.append(tuple(map(float, out.stdout.split())))
+    print(
+        "load (fresh process, imports included): statute DB "
+        f"{statistics.median(x[0] for x in loads):.2f}s; DB + statute and case indexes "
+        f"{statistics.median(x[1] for x in loads):.2f}s (median of 3: {[x[1] for x in loads]})"
+    )
+    searcher = StatuteSearcher.from_settings(Settings.from_env(), default_db())
+    queries = [r["question"] for n in ("scenario_statute", "consult") for r in read_jsonl(DATA / "lawbench" / f"{n}.dev.jsonl")]
+    searcher.search(queries[0], 5)
+    times = []
+    for q in queries:
+        t = time.perf_counter()
+        searcher.search(q, 5)
+        times.append((time.perf_counter() - t) * 1000)
+    print(
+        f"statute search over {len(searcher.db.articles)} articles, {len(queries)} queries, k=5: "
+        f"p50 {percentile(times, 50):.1f} ms, p90 {percentile(times, 90):.1f} ms, max {max(times):.1f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

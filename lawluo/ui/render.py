@@ -1,0 +1,254 @@
+"""HTML for the statute-lookup tab: statute and case cards, citation verdicts, notices.
+
+Every string that comes from a user or from the database passes through :func:`esc`
+(``html.escape``) before it is put into HTML, so an answer containing ``<script>`` or
+``<img onerror=…>`` renders as text. Nothing here imports Gradio: these are pure functions from
+plain dicts (the ``as_dict()`` of library results) to HTML strings, tested directly.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+
+from ..law.checker import VERDICTS
+from ..law.numerals import int_to_chinese
+
+#: Facts longer than this are shown truncated, with the full text one click away.
+FACTS_PREVIEW_CHARS = 160
+
+#: verdict → (colour class, Chinese label, one-line meaning); colours: green ok, orange close, red wrong.
+VERDICT_STYLE: Mapping[str, tuple[str, str, str]] = MappingProxyType(
+    {
+        "verified": ("ok", "核实无误", "law in force, article exists, content agrees"),
+        "wrong_number": ("warn", "条号错误", "the content belongs to another article of this law"),
+        "outdated_version": ("warn", "旧版本", "matches only an older version of the law"),
+        "content_mismatch": ("bad", "内容不符", "the article exists but says something else"),
+        "not_found": ("bad", "查无此条", "no such law, or no such article"),
+        "repealed": ("bad", "已废止", "the law has been repealed"),
+        "no_content": ("none", "未引内容", "name and number only: nothing to check the content against"),
+    }
+)
+
+CSS = """
+.ll-notice { padding: 10px 14px; border-radius: 8px; margin: 6px 0; line-height: 1.6; }
+.ll-notice.info { background: #eef4ff; border: 1px solid #b9cdf5; color: #1d3b72; }
+.ll-notice.warn { background: #fff6e5; border: 1px solid #f0c36d; color: #6b4a00; }
+.ll-notice.error { background: #fdecec; border: 1px solid #ef9a9a; color: #7f1d1d; }
+.ll-card { border: 1px solid #d8dde6; border-radius: 10px; padding: 12px 14px; margin: 10px 0;
+  background: #ffffff; color: #1f2937; }
+.ll-head { display: flex; flex-wrap: wrap; gap: 6px 10px; align-items: baseline; margin-bottom: 6px; }
+.ll-title { font-weight: 700; font-size: 1.05em; }
+.ll-meta { color: #5b6472; font-size: 0.9em; }
+.ll-text { white-space: pre-wrap; line-height: 1.7; margin: 6px 0 0 0; }
+.ll-quote { white-space: pre-wrap; line-height: 1.7; border-left: 3px solid #c7ced9; padding: 2px 10px;
+  margin: 6px 0; color: #374151; background: #f7f8fa; }
+.ll-badge { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 0.82em;
+  font-weight: 600; border: 1px solid transparent; white-space: nowrap; }
+.ll-badge.ok { background: #e3f6e8; color: #126b2f; border-color: #8fd3a3; }
+.ll-badge.warn { background: #fff1dc; color: #8a4b00; border-color: #f3b96b; }
+.ll-badge.bad { background: #fde4e4; color: #9b1c1c; border-color: #f19a9a; }
+.ll-badge.none { background: #eceff3; color: #4b5563; border-color: #c5cbd3; }
+.ll-badge.info { background: #e8effc; color: #1d4ed8; border-color: #a9c1f2; }
+.ll-summary { font-size: 1.1em; font-weight: 700; margin: 4px 0 8px 0; }
+.ll-counts { display: flex; flex-wrap: wrap; gap: 6px; margin-bottom: 4px; }
+.ll-row { margin: 3px 0; line-height: 1.6; }
+.ll-label { color: #5b6472; display: inline-block; min-width: 6.5em; }
+.ll-note { color: #5b6472; font-size: 0.9em; margin-top: 4px; }
+.ll-card details { margin-top: 6px; }
+.ll-card summary { cursor: pointer; color: #1d4ed8; }
+"""
+
+
+def esc(value: object) -> str:
+    """``html.escape`` of ``str(value)`` (quotes too); ``None`` becomes the empty string."""
+    return "" if value is None else html.escape(str(value), quote=True)
+
+
+def notice(message: str, kind: str = "info") -> str:
+    """A message box; ``kind`` is ``info``, ``warn`` or ``error``. The message is escaped."""
+    kind = kind if kind in ("info", "warn", "error") else "info"
+    return f'<div class="ll-notice {kind}" role="status">{esc(message)}</div>'
+
+
+def badge(text: str, css_class: str) -> str:
+    return f'<span class="ll-badge {esc(css_class)}">{esc(text)}</span>'
+
+
+def verdict_badge(verdict: str) -> str:
+    """A coloured pill naming the verdict in English and Chinese, its meaning as a tooltip."""
+    colour, zh, meaning = VERDICT_STYLE.get(verdict, ("none", verdict, ""))
+    return f'<span class="ll-badge {colour}" title="{esc(meaning)}">{esc(verdict)} · {esc(zh)}</span>'
+
+
+def _version_badges(current: bool, in_force: bool = True) -> str:
+    out = []
+    if not in_force:
+        out.append(badge("repealed 已废止", "bad"))
+    if not current:
+        out.append(badge("superseded 已修订", "warn"))
+    return " ".join(out)
+
+
+# -- statute search -------------------------------------------------------------------------------
+
+
+def statute_card(hit: Mapping) -> str:
+    """One :meth:`StatuteHit.as_dict` as a card: law, article, version (+ badge), level, text, score."""
+    badges = _version_badges(bool(hit.get("current", True)), bool(hit.get("in_force", True)))
+    return (
+        '<div class="ll-card">'
+        '<div class="ll-head">'
+        f'<span class="ll-title">{esc(hit.get("law"))} {esc(hit.get("article_label"))}</span>'
+        f'<span class="ll-meta">version {esc(hit.get("version"))}</span>{badges}'
+        f'<span class="ll-meta">{esc(hit.get("level"))}</span>'
+        f'<span class="ll-meta">score {float(hit.get("score") or 0):.2f}</span>'
+        "</div>"
+        f'<div class="ll-text">{esc(hit.get("text"))}</div>'
+        "</div>"
+    )
+
+
+def statute_results(query: str, hits: Sequence[Mapping]) -> str:
+    if not hits:
+        return notice(f"No article matched “{query}”. Try other words, e.g. 试用期 解除劳动合同.", "warn")
+    head = f'<div class="ll-meta">{len(hits)} article(s) for “{esc(query)}”</div>'
+    return head + "".join(statute_card(h) for h in hits)
+
+
+# -- case search ----------------------------------------------------------------------------------
+
+
+def article_ref(ref: Mapping) -> str:
+    """``{"law": "中华人民共和国刑法", "article": 133, "suffix": 1}`` → ``中华人民共和国刑法第一百三十三条之一``."""
+    try:
+        number = int(ref.get("article"))
+    except (TypeError, ValueError):
+        return f"{ref.get('law', '')}{ref.get('article', '')}"
+    suffix = int(ref.get("suffix") or 0)
+    tail = f"之{int_to_chinese(suffix)}" if suffix else ""
+    return f"{ref.get('law', '')}第{int_to_chinese(number)}条{tail}"
+
+
+def case_card(hit: Mapping) -> str:
+    """One :meth:`CaseHit.as_dict` as a card: title, cause, source, cited articles, facts (full text folded)."""
+    facts = str(hit.get("facts") or "")
+    articles = "、".join(article_ref(a) for a in hit.get("articles") or []) or "—"
+    if len(facts) > FACTS_PREVIEW_CHARS:
+        facts_html = (
+            f'<div class="ll-text">{esc(facts[:FACTS_PREVIEW_CHARS])}…</div>'
+            f"<details><summary>Full facts 全部案情 ({len(facts):,} chars)</summary>"
+            f'<div class="ll-text">{esc(facts)}</div></details>'
+        )
+    else:
+        facts_html = f'<div class="ll-text">{esc(facts)}</div>'
+    extra = []
+    if hit.get("outcome"):
+        extra.append(
+            f'<details><summary>Outcome 裁判结果</summary><div class="ll-text">{esc(hit["outcome"])}</div></details>'
+        )
+    if hit.get("sentence"):
+        extra.append(f'<div class="ll-row"><span class="ll-label">刑期 Sentence</span>{esc(hit["sentence"])}</div>')
+    return (
+        '<div class="ll-card">'
+        '<div class="ll-head">'
+        f'<span class="ll-title">{esc(hit.get("title"))}</span>'
+        f"{badge(str(hit.get('cause') or '—'), 'info')}"
+        f'<span class="ll-meta">source {esc(hit.get("source"))}</span>'
+        f'<span class="ll-meta">score {float(hit.get("score") or 0):.2f}</span>'
+        "</div>"
+        f'<div class="ll-row"><span class="ll-label">引用法条 Cites</span>{esc(articles)}</div>'
+        f"{facts_html}{''.join(extra)}"
+        "</div>"
+    )
+
+
+def case_results(query: str, hits: Sequence[Mapping]) -> str:
+    if not hits:
+        return notice(f"No case matched “{query}”. Try other words, e.g. 醉酒驾驶机动车.", "warn")
+    head = f'<div class="ll-meta">{len(hits)} case(s) for “{esc(query)}”</div>'
+    return head + "".join(case_card(h) for h in hits)
+
+
+# -- citation check -------------------------------------------------------------------------------
+
+
+def nhsr_line(nhsr: float | None, counts: Mapping[str, int]) -> str:
+    """``NHSR 2/3 = 0.67 over content-bearing citations``, or why there is no NHSR (plain text).
+
+    >>> nhsr_line(2 / 3, {"verified": 2, "repealed": 1, "no_content": 4})
+    'NHSR 2/3 = 0.67 over content-bearing citations'
+    >>> nhsr_line(None, {"no_content": 2})
+    'NHSR: no citation carries content (2 cited by name and number only)'
+    """
+    total = sum(counts.values())
+    if total == 0:
+        return "NHSR: no statute citation found (cite like 《民法典》第一千零七十九条)"
+    bearing = total - counts.get("no_content", 0)
+    if nhsr is None or bearing == 0:
+        return f"NHSR: no citation carries content ({total} cited by name and number only)"
+    return f"NHSR {counts.get('verified', 0)}/{bearing} = {nhsr:.2f} over content-bearing citations"
+
+
+def check_summary(nhsr: float | None, counts: Mapping[str, int], notices: Sequence[str] = ()) -> str:
+    """The NHSR line, one badge per verdict that occurs with its count, and any notices (e.g. truncation)."""
+    pills = "".join(
+        f"{verdict_badge(v)}<span class='ll-meta'>× {counts[v]}</span>" for v in VERDICTS if counts.get(v)
+    )
+    return (
+        "".join(notice(n, "warn") for n in notices)
+        + f'<div class="ll-summary">{esc(nhsr_line(nhsr, counts))}</div>'
+        + (f'<div class="ll-counts">{pills}</div>' if pills else "")
+    )
+
+
+def citation_card(index: int, cit: Mapping, text: str) -> str:
+    """One :meth:`Checked.as_dict`: verdict, as written, as resolved, quoted content, the real article."""
+    start, end = (cit.get("span") or [0, 0])[:2]
+    mention = text[start:end] if 0 <= start < end <= len(text) else cit.get("article_label", "")
+    written = f"《{cit.get('written') or cit.get('law')}》{mention}"
+    resolved = f"{cit.get('law')} {cit.get('article_label')}"
+    rows = [
+        f'<div class="ll-row"><span class="ll-label">As written 原文</span>{esc(written)}</div>',
+        f'<div class="ll-row"><span class="ll-label">Resolved 解析</span>{esc(resolved)}</div>',
+    ]
+    matched = cit.get("matched")
+    if matched:
+        version = f"{matched.get('version')} version" + ("" if matched.get("current") else ", superseded")
+        score = matched.get("score")
+        rows.append(
+            '<div class="ll-row"><span class="ll-label">Matched 对应</span>'
+            f"{esc(matched.get('law'))} {esc(matched.get('article_label'))}"
+            f' <span class="ll-meta">({esc(version)}'
+            + (f", agreement {float(score):.0f}/100" if score is not None else "")
+            + ")</span></div>"
+        )
+    if cit.get("quoted"):
+        rows.append(
+            f'<div class="ll-row"><span class="ll-label">Quoted 引用内容</span>'
+            f'<span class="ll-meta">({esc(cit.get("content_kind"))})</span></div>'
+            f'<div class="ll-quote">{esc(cit["quoted"])}</div>'
+        )
+    else:
+        rows.append('<div class="ll-row"><span class="ll-label">Quoted 引用内容</span>—</div>')
+    if cit.get("note"):
+        rows.append(f'<div class="ll-note">{esc(cit["note"])}</div>')
+    if matched and matched.get("text"):
+        rows.append(
+            f"<details><summary>Real text 法条原文: {esc(matched.get('law'))} {esc(matched.get('article_label'))}"
+            f'</summary><div class="ll-text">{esc(matched["text"])}</div></details>'
+        )
+    else:
+        rows.append('<div class="ll-note">No matching article in the database.</div>')
+    return (
+        '<div class="ll-card">'
+        f'<div class="ll-head"><span class="ll-title">#{index}</span>{verdict_badge(str(cit.get("verdict")))}'
+        f'<span class="ll-title">{esc(written)}</span></div>' + "".join(rows) + "</div>"
+    )
+
+
+def citation_list(citations: Sequence[Mapping], text: str) -> str:
+    if not citations:
+        return notice("No statute citation found in the text. Citations look like 《民法典》第一千零七十九条.", "info")
+    return "".join(citation_card(i, c, text) for i, c in enumerate(citations, start=1))

@@ -1,0 +1,45 @@
+"""Shared fixtures: the shipped statute database and search indexes, loaded once per test session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def settings():
+    from lawluo.config import Settings
+
+    return Settings.from_env()
+
+
+@pytest.fixture(scope="session")
+def db(settings):
+    from lawluo.law.database import StatuteDB
+
+    return StatuteDB(settings.statutes_path)
+
+
+@pytest.fixture(scope="session")
+def checker(db):
+    from lawluo.law.checker import CitationChecker
+
+    return CitationChecker(db)
+
+
+@pytest.fixture(scope="session")
+def statute_searcher(settings, db):
+    from lawluo.retrieval.statutes import StatuteSearcher
+
+    return StatuteSearcher.from_settings(settings, db)
+
+
+@pytest.fixture(scope="session")
+def case_searcher(settings):
+    from lawluo.retrieval.cases import CaseSearcher
+
+    return CaseSearcher.from_settings(settings)
