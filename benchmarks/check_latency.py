@@ -45,7 +45,9 @@ def main() -> None:
     print(f"loaded in {time.perf_counter() - t - sum(cold) / 1000 - sum(times) / 1000:.2f}s")
     print(f"{len(texts)} texts of 2,000 chars, {n_cit / len(texts):.1f} citations each on average")
     print(f"first pass (cold caches): p50 {percentile(cold, 50):.1f} ms, p90 {percentile(cold, 90):.1f} ms")
-    print(f"warm: p50 {percentile(times, 50):.1f} ms, p90 {percentile(times, 90):.1f} ms, max {max(times):.1f} ms")
+    print(
+        f"warm: p50 {percentile(times, 50):.1f} ms, p90 {percentile(times, 90):.1f} ms, max {max(times):.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -35,7 +35,9 @@ def main() -> None:
     StatuteSearcher.from_settings(Settings.from_env(), default_db())  # make sure the cache exists
     loads = []
     for _ in range(3):
-        out = subprocess.run([sys.executable, "-c", LOAD], cwd=ROOT, capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", LOAD], cwd=ROOT, capture_output=True, text=True, check=True
+        )
         loads.append(tuple(map(float, out.stdout.split())))
     print(
         "load (fresh process, imports included): statute DB "
@@ -43,7 +45,11 @@ def main() -> None:
         f"{statistics.median(x[1] for x in loads):.2f}s (median of 3: {[x[1] for x in loads]})"
     )
     searcher = StatuteSearcher.from_settings(Settings.from_env(), default_db())
-    queries = [r["question"] for n in ("scenario_statute", "consult") for r in read_jsonl(DATA / "lawbench" / f"{n}.dev.jsonl")]
+    queries = [
+        r["question"]
+        for n in ("scenario_statute", "consult")
+        for r in read_jsonl(DATA / "lawbench" / f"{n}.dev.jsonl")
+    ]
     searcher.search(queries[0], 5)
     times = []
     for q in queries:

@@ -20,8 +20,8 @@ def build(what: str, data: Path, settings: Settings) -> dict:
     assets = settings.assets_dir
     for step in steps:
         if step == "statutes":
-            from .law.build import build_statute_db
             from .law import default_db
+            from .law.build import build_statute_db
 
             summary["statutes"] = build_statute_db(data / "laws", settings.statutes_path)
             default_db.cache_clear()
@@ -67,7 +67,8 @@ def write_statute_provenance(settings: Settings) -> None:
         f"- Contents: {counts['laws']} laws in {counts['versions']} versions, {counts['articles']} articles, "
         f"{counts['aliases']} name aliases, {counts['repealed']} repealed laws.",
         "- Versions by level: " + ", ".join(f"{lvl} {n}" for lvl, n in levels),
-        "- Repealed-law registry by evidence: " + ", ".join(f"{e} {n}" for e, n in evidence)
+        "- Repealed-law registry by evidence: "
+        + ", ".join(f"{e} {n}" for e, n in evidence)
         + " (civil_code_1260: the nine laws 民法典 art. 1260 repealed; repeal_clause: a `《…》同时废止` "
         "clause of a document in the corpus; expired_in_index: the source index marks the only version "
         "expired; successors of the judicial interpretations withdrawn in the 2020 Civil Code clean-up "

@@ -37,7 +37,9 @@ def read_jsonl_queries(path: str) -> Iterator[tuple[str, str]]:
         raise UsageError(f"{path}: no such file")
     raw = p.read_bytes()
     if b"\x00" in raw[:8192]:
-        raise UsageError(f"{path}: looks like a binary file; expected JSON Lines text (one JSON object per line)")
+        raise UsageError(
+            f"{path}: looks like a binary file; expected JSON Lines text (one JSON object per line)"
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -51,7 +53,9 @@ def read_jsonl_queries(path: str) -> Iterator[tuple[str, str]]:
         except json.JSONDecodeError as exc:
             raise UsageError(f"{path}:{n}: not valid JSON ({exc.msg}); nothing was processed") from exc
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
-            raise UsageError(f'{path}:{n}: expected an object with a "text" string, e.g. {{"id": "q1", "text": "…"}}')
+            raise UsageError(
+                f'{path}:{n}: expected an object with a "text" string, e.g. {{"id": "q1", "text": "…"}}'
+            )
         rows.append((str(obj.get("id", n)), obj["text"]))
     if not rows:
         raise UsageError(f"{path}: no queries in the file")
@@ -139,7 +143,7 @@ def cmd_build(args: argparse.Namespace, settings: Settings) -> int:
     from .build_assets import build
 
     data = Path(args.data)
-    if not data.exists():
+    if args.what != "index" and not data.exists():
         raise UsageError(f"{data}: no such directory (the shared data, e.g. ../shared/data)")
     summary = build(args.what, data, settings)
     _emit(summary)

@@ -51,7 +51,9 @@ def test_article_suffix_paragraph_and_item_are_recorded(extract):
 
 
 def test_quoted_content_after_the_citation(extract):
-    (c,) = extract("根据《民法典》第一千零七十九条的规定：“夫妻一方要求离婚的，可以由有关组织进行调解。”你可以起诉。")
+    (c,) = extract(
+        "根据《民法典》第一千零七十九条的规定：“夫妻一方要求离婚的，可以由有关组织进行调解。”你可以起诉。"
+    )
     assert c.content_kind == "quoted"
     assert c.quoted == "夫妻一方要求离婚的，可以由有关组织进行调解。"
 
@@ -65,7 +67,9 @@ def test_reference_style_content_runs_on_until_the_next_article(extract):
 
 
 def test_lawyer_commentary_is_not_part_of_the_content(extract):
-    (c,) = extract("法律依据:《民法典》第一千零八十四条父母与子女间的关系，不因父母离婚而消除。律师解答父母离婚了，子女仍要赡养父母。")
+    (c,) = extract(
+        "法律依据:《民法典》第一千零八十四条父母与子女间的关系，不因父母离婚而消除。律师解答父母离婚了，子女仍要赡养父母。"
+    )
     assert c.quoted == "父母与子女间的关系，不因父母离婚而消除。"
 
 
@@ -100,7 +104,9 @@ def test_misspelled_law_names_are_resolved_with_a_note(extract):
 
 
 def test_html_tags_from_scraped_answers_are_ignored(extract):
-    (c,) = extract("法律依据:<p>《民法典》第一千零八十四条</p><p>父母与子女间的关系，不因父母离婚而消除。</p>")
+    (c,) = extract(
+        "法律依据:<p>《民法典》第一千零八十四条</p><p>父母与子女间的关系，不因父母离婚而消除。</p>"
+    )
     assert c.article == 1084 and c.quoted and c.quoted.startswith("父母与子女间的关系")
 
 

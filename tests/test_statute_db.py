@@ -54,7 +54,10 @@ def test_crime_articles_with_zhi_yi_are_separate(db):
         ("公司法", "公司法"),
         ("《民法典》婚姻家庭编", "民法典"),
         ("民法典 侵权责任编", "民法典"),
-        ("最高人民法院关于适用〈中华人民共和国民法典〉婚姻家庭编的解释（一）", "最高人民法院关于适用民法典婚姻家庭编的解释(一)"),
+        (
+            "最高人民法院关于适用〈中华人民共和国民法典〉婚姻家庭编的解释（一）",
+            "最高人民法院关于适用民法典婚姻家庭编的解释(一)",
+        ),
         ("民法典婚姻家庭编解释（一）", "最高人民法院关于适用民法典婚姻家庭编的解释(一)"),
         ("新公司法", "公司法"),
     ],
@@ -70,7 +73,9 @@ def test_versions_are_ordered_and_older_ones_superseded(db):
     assert versions[0].is_current and versions[1].superseded_by == "2023-12-29"
 
 
-@pytest.mark.parametrize("law", ["婚姻法", "继承法", "民法通则", "收养法", "担保法", "合同法", "物权法", "侵权责任法", "民法总则"])
+@pytest.mark.parametrize(
+    "law", ["婚姻法", "继承法", "民法通则", "收养法", "担保法", "合同法", "物权法", "侵权责任法", "民法总则"]
+)
 def test_the_nine_laws_repealed_by_civil_code_article_1260(db, law):
     res = db.resolve(f"《中华人民共和国{law}》")
     assert res.repeal is not None
@@ -82,7 +87,10 @@ def test_repeal_clauses_in_the_corpus_are_registered(db):
     res = db.resolve("环境噪声污染防治法")
     assert res.repeal is not None and res.repeal.successor_key == "噪声污染防治法"
     res = db.resolve("最高人民法院关于适用《中华人民共和国婚姻法》若干问题的解释（三）")
-    assert res.repeal is not None and res.repeal.successor_key == "最高人民法院关于适用民法典婚姻家庭编的解释(一)"
+    assert (
+        res.repeal is not None
+        and res.repeal.successor_key == "最高人民法院关于适用民法典婚姻家庭编的解释(一)"
+    )
 
 
 def test_missing_database_says_how_to_build_it(tmp_path):

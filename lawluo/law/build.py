@@ -85,7 +85,17 @@ ABBREVIATIONS = {
     "工伤保险条例": "工伤保险条例",
 }
 
-CIVIL_CODE_REPEALED = ["婚姻法", "继承法", "民法通则", "收养法", "担保法", "合同法", "物权法", "侵权责任法", "民法总则"]
+CIVIL_CODE_REPEALED = [
+    "婚姻法",
+    "继承法",
+    "民法通则",
+    "收养法",
+    "担保法",
+    "合同法",
+    "物权法",
+    "侵权责任法",
+    "民法总则",
+]
 
 #: Judicial interpretations the Supreme People's Court withdrew in its December 2020 clean-up for the
 #: Civil Code, and the interpretation that took over their subject matter (name keys). The source
@@ -262,8 +272,16 @@ def build_statute_db(laws_dir: Path, out_path: Path, source_commit: str = "LawRe
             date = "2020-05-28"
         slot = versions.setdefault(
             (key, date),
-            {"name": doc.title, "key": key, "level": _level(doc, row), "category": doc.category,
-             "version": date, "articles": [], "sources": [], "expired": bool(row and row["expired"])},
+            {
+                "name": doc.title,
+                "key": key,
+                "level": _level(doc, row),
+                "category": doc.category,
+                "version": date,
+                "articles": [],
+                "sources": [],
+                "expired": bool(row and row["expired"]),
+            },
         )
         if slot["articles"] and doc.title != PRC + "民法典":
             continue  # the same version under two file names (spacing/punctuation): keep the first
@@ -289,7 +307,16 @@ def build_statute_db(laws_dir: Path, out_path: Path, source_commit: str = "LawRe
         cur = con.execute(
             "INSERT INTO laws (name, key, level, category, version, superseded_by, in_force, source)"
             " VALUES (?,?,?,?,?,?,?,?)",
-            (v["name"], key, v["level"], v["category"], date, superseded, int(in_force), ";".join(v["sources"])),
+            (
+                v["name"],
+                key,
+                v["level"],
+                v["category"],
+                date,
+                superseded,
+                int(in_force),
+                ";".join(v["sources"]),
+            ),
         )
         law_id = cur.lastrowid
         con.executemany(
@@ -308,7 +335,14 @@ def build_statute_db(laws_dir: Path, out_path: Path, source_commit: str = "LawRe
                     if "决定" in title:
                         continue
                     repealed_rows.append(
-                        (name_key(title), title, v["name"], f"{art.label} {m.group(0)}".strip(), key, "repeal_clause")
+                        (
+                            name_key(title),
+                            title,
+                            v["name"],
+                            f"{art.label} {m.group(0)}".strip(),
+                            key,
+                            "repeal_clause",
+                        )
                     )
     for short, full in ABBREVIATIONS.items():
         alias_rows.add((short, name_key(full)))

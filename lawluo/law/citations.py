@@ -36,24 +36,38 @@ _ITEM_RE = re.compile(rf"\s*(?:第\s*[(（]?({NUMERAL})[)）]?\s*项|[(（]({NUM
 _BRACKET_NAME_RE = re.compile(
     r"《([^《》\n]{1,90})》\s*(总则编|总则|物权编|合同编|人格权编|婚姻家庭编|继承编|侵权责任编|附则)?\s*(?:的|之|中|里|中的)?\s*$"
 )
-_BACKREF_RE = re.compile(r"(该法|同法|此法|该条例|该解释|该规定|该办法|该法律|上述法律|前述法律|上述法规|该部法律)\s*(?:的)?\s*$")
-_INTERNAL_RE = re.compile(r"(本法|本条例|本解释|本规定|本办法|本细则|本规则|本决定|本编|本章|本节|前款|本条)\s*(?:的)?\s*$")
+_BACKREF_RE = re.compile(
+    r"(该法|同法|此法|该条例|该解释|该规定|该办法|该法律|上述法律|前述法律|上述法规|该部法律)\s*(?:的)?\s*$"
+)
+_INTERNAL_RE = re.compile(
+    r"(本法|本条例|本解释|本规定|本办法|本细则|本规则|本决定|本编|本章|本节|前款|本条)\s*(?:的)?\s*$"
+)
 _UNKNOWN_NAME_RE = re.compile(
     r"([\u4e00-\u9fff]{2,30}(?:法|条例|规定|解释|办法|细则|规则|通则|法典))\s*(?:的|中的|之)?\s*$"
 )
-_LEAD_VERBS = re.compile(r"^.*(?:根据|依据|依照|按照|参照|参考|适用|违反|符合|按|据|依|见|由于|对于|关于|涉及|类中的|中的|及|和|与)")
+_LEAD_VERBS = re.compile(
+    r"^.*(?:根据|依据|依照|按照|参照|参考|适用|违反|符合|按|据|依|见|由于|对于|关于|涉及|类中的|中的|及|和|与)"
+)
 _JOIN_RE = re.compile(r"^\s*(、|，|,|和|及|以及|与|或|或者)\s*$")
 _RANGE_RE = re.compile(r"^\s*(至|到|-|－|—|～|~)\s*$")
-_LEAD_IN = re.compile(r"\s*(?:的)?\s*(?:相关)?\s*(?:规定|明确规定|中规定|指出|载明|写道|之规定)?\s*(?:[:：，,]\s*)?")
+_LEAD_IN = re.compile(
+    r"\s*(?:的)?\s*(?:相关)?\s*(?:也|还|亦|同时|则|中|更|均|都)?\s*(?:明确)?(?:规定|指出|载明|写道|之规定)?\s*(?:[:：，,]\s*)?"
+)
 _OPEN_QUOTES = {"“": "”", "「": "」", "『": "』", '"': '"', "‘": "’"}
-_NOT_CONTENT_START = re.compile(r"(?:的|之|则|即|亦|又|也|便|就|并|对|将|可|为|是|中规定|规定|中|里|所|等|，|,|。|；|;|、|）|\)|款|项|及|和|与|至|到|也|还|都|是|已|有关|相关)")
-_PARAGRAPH_END = re.compile(r"\n\s*\n|\n(?=\s*(?:\d+[.、]|[一二三四五六七八九十]+、|法律依据|律师|回答|答))")
+_NOT_CONTENT_START = re.compile(
+    r"(?:的|之|则|即|亦|又|也|便|就|并|将|可|为|是|中规定|规定|中|里|所|等|，|,|。|；|;|、|）|\)|款|项|及|和|与|至|到|也|还|都|是|已|有关|相关)"
+)
+_PARAGRAPH_END = re.compile(
+    r"\n\s*\n|\n(?=\s*(?:[-•*·]|\d+[.、]|[一二三四五六七八九十]+、|法律依据|律师|回答|答))"
+)
 _APPLICATION_START = re.compile(
-    r"(?:您|你|我|他|她|它|其|贵|因此|所以|故|本案|这|那|即|也就是说|如|若|由于|对于|在本|题中|小[明王张李红刚]|甲|乙|丙|该[公人员单]|"
+    r"(?:您|你|我|他|她|它|其|贵|因此|所以|故(?!意)|本案|这|那|即|也就是说|如|若|由于|对于|在本|题中|小[明王张李红刚]|甲|乙|丙|该[公人员单]|"
     r"如果|只要|虽然|但|但是|可以看出|可见|可知|应该|需要|请|建议|一般|通常|具体|结合|针对|上述|以上|关于)"
 )
-_COMMENTARY = re.compile(r"律师解答|律师分析|律师回答|律师提示|综上|因此|所以|由此可见|据此|回答[:：]|答[:：]")
-_SENTENCE_END = re.compile(r"[。；;！!？?\n]")
+_COMMENTARY = re.compile(
+    r"律师解答|律师分析|律师回答|律师提示|综上|因此|所以|由此可见|据此|回答[:：]|答[:：]|[，,]\s*(?:您|你)"
+)
+_SENTENCE_END = re.compile(r"[。！!？?\n]")
 _TAG = re.compile(r"</?[a-zA-Z][^<>\n]{0,40}>")
 _MIN_CONTENT = 8
 _MAX_CONTENT = 1500
@@ -118,8 +132,6 @@ def _mentions(text: str) -> list[_Mention]:
     return out
 
 
-
-
 class CitationExtractor:
     """Finds citations in text, resolving law names against a :class:`StatuteDB`."""
 
@@ -160,7 +172,15 @@ class CitationExtractor:
         u = _UNKNOWN_NAME_RE.search(window)
         if u:
             name = _LEAD_VERBS.sub("", u.group(1))
-            if len(name) >= 3 and name not in {"法律", "法规", "规定", "解释", "办法", "司法解释", "法律规定"}:
+            if len(name) >= 3 and name not in {
+                "法律",
+                "法规",
+                "规定",
+                "解释",
+                "办法",
+                "司法解释",
+                "法律规定",
+            }:
                 return name, self.db.resolve(name), "unknown"
         return None
 
@@ -174,6 +194,9 @@ class CitationExtractor:
         said = bool(lead and re.search(r"规定|指出|载明|写道|[:：]", lead.group(0)))
         para = _PARAGRAPH_END.search(text, pos)
         para_end = para.start() if para else len(text)
+        new_law = text.find("《", pos)  # unquoted content never runs into the next law's name
+        if new_law != -1:
+            stop = min(stop, new_law)
         if pos < len(text) and text[pos] in _OPEN_QUOTES:
             close = _OPEN_QUOTES[text[pos]]
             j = text.find(close, pos + 1)
@@ -184,7 +207,11 @@ class CitationExtractor:
             j = min(stop, para_end, pos + _MAX_CONTENT)
             commentary = _COMMENTARY.search(text, pos, j)
             return text[pos : commentary.start() if commentary else j], "colon", j
-        if (not lead or not lead.group(0).strip()) and pos < len(text) and re.match(r"[\u4e00-\u9fff（(]", text[pos]):
+        if (
+            (not lead or not lead.group(0).strip())
+            and pos < len(text)
+            and re.match(r"[\u4e00-\u9fff（(]", text[pos])
+        ):
             if _NOT_CONTENT_START.match(text, pos):
                 return None, "none", end
             j = min(stop, para_end, pos + _MAX_CONTENT)
@@ -192,9 +219,19 @@ class CitationExtractor:
             return text[pos : commentary.start() if commentary else j], "inline", j
         if lead and re.search(r"[，,]", lead.group(0)) and not _APPLICATION_START.match(text, pos):
             # 第X条规定，<what the statute says>。 — the content the answer attributes to the article.
-            sentence = _SENTENCE_END.search(text, pos)
-            j = min(stop, para_end, sentence.end() if sentence else len(text), pos + _MAX_CONTENT)
-            return text[pos:j], "stated", j
+            limit = min(stop, para_end, pos + _MAX_CONTENT)
+            j = pos
+            while j < limit:  # whole sentences, until the answer turns to the client or to reasoning
+                sentence = _SENTENCE_END.search(text, j, limit)
+                nxt = sentence.end() if sentence else limit
+                if j > pos and (
+                    _APPLICATION_START.match(text, j)
+                    or re.match(r"\s*(?:根据|依据|依照|按照|此外|另外|同时|而|并且|总之)", text[j:nxt])
+                ):
+                    break
+                j = nxt
+            commentary = _COMMENTARY.search(text, pos, j)
+            return text[pos : commentary.start() if commentary else j], "stated", j
         return None, "none", end
 
     # -- main ------------------------------------------------------------------------------
@@ -234,7 +271,11 @@ class CitationExtractor:
             while i + 1 < len(mentions):
                 nxt = mentions[i + 1]
                 gap = text[group[-1].end : nxt.start]
-                if _RANGE_RE.match(gap) and nxt.number >= group[-1].number and nxt.number - group[-1].number <= 30:
+                if (
+                    _RANGE_RE.match(gap)
+                    and nxt.number >= group[-1].number
+                    and nxt.number - group[-1].number <= 30
+                ):
                     lo = group[-1].number
                     group.extend(_Mention(nxt.start, nxt.end, n, 0) for n in range(lo + 1, nxt.number))
                     group.append(nxt)
@@ -244,7 +285,14 @@ class CitationExtractor:
                     i += 1
                 else:
                     break
-            next_start = mentions[i + 1].start if i + 1 < len(mentions) else len(text)
+            next_start = next(
+                (
+                    nxt.start
+                    for nxt in mentions[i + 1 :]
+                    if not _INTERNAL_RE.search(text[max(0, nxt.start - 6) : nxt.start])
+                ),
+                len(text),
+            )
             quoted, kind, content_end = self._content_after(text, group[-1].end, next_start)
             if quoted is not None and len(re.sub(r"\W", "", quoted)) < _MIN_CONTENT:
                 quoted, kind = None, "none"

@@ -6,6 +6,7 @@ is a dictionary access, and the citation checker can compare a quote with every 
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
@@ -14,6 +15,11 @@ from pathlib import Path
 from .names import civil_code_part_of, name_key, split_part
 
 _STRIP_PREFIXES = ("新", "现行", "我国", "国家", "最新", "修订后的", "修正后的", "修改后的")
+#: Category labels some models put inside the title: 《社会法-社会保险法》, 《民法商法类中的公司法》.
+_CATEGORY_PREFIX = re.compile(
+    r"^(?:宪法相关法|民法商法|民法典|行政法规|行政法|经济法|社会法|刑法|诉讼与非诉讼程序法|司法解释|部门规章|其他)"
+    r"(?:[-－—·:：]|类中的|类)"
+)
 
 
 @dataclass(frozen=True)
@@ -118,7 +124,9 @@ class StatuteDB:
         self.articles: list[Article] = []
         self._by_number: dict[tuple[int, int, int], Article] = {}
         self._by_law: dict[int, list[Article]] = defaultdict(list)
-        rows = con.execute("SELECT law_id, number, suffix, label, part, chapter, text FROM articles ORDER BY id")
+        rows = con.execute(
+            "SELECT law_id, number, suffix, label, part, chapter, text FROM articles ORDER BY id"
+        )
         for i, (law_id, number, suffix, label, part, chapter, text) in enumerate(rows):
             art = Article(i, self.laws[law_id], number, suffix, label, part, chapter, text)
             self.articles.append(art)
@@ -128,7 +136,9 @@ class StatuteDB:
         for alias, key in con.execute("SELECT alias, key FROM aliases ORDER BY alias, key"):
             self.aliases.setdefault(alias, key)
         self._repeals: dict[str, Repeal] = {}
-        for row in con.execute("SELECT key, name, repealed_by, clause, successor_key, evidence FROM repealed"):
+        for row in con.execute(
+            "SELECT key, name, repealed_by, clause, successor_key, evidence FROM repealed"
+        ):
             rep = Repeal(*row)
             # Prefer the most informative record: the Civil Code's own list, then repeal clauses.
             old = self._repeals.get(rep.key)
@@ -161,10 +171,12 @@ class StatuteDB:
         and the same characters in another order (``劳动争议仲裁调解法``). The last two are recorded
         in ``note`` because the name as written is not exactly right.
         """
-        key = name_key(written)
-        for prefix in _STRIP_PREFIXES:
-            if key.startswith(prefix) and len(key) > len(prefix) + 1:
-                key = key[len(prefix) :]
+        key = re.sub(r"^民法典[-－—·:：]", "民法典", name_key(written))
+        key = key if split_part(key)[0] in self.aliases else _CATEGORY_PREFIX.sub("", key)
+        if split_part(key)[0] not in self.aliases:
+            for prefix in _STRIP_PREFIXES:
+                if key.startswith(prefix) and len(key) > len(prefix) + 1:
+                    key = key[len(prefix) :]
         base, part = split_part(key)
         law_key = self.aliases.get(base)
         repeal = self._repeals.get(base)
@@ -177,7 +189,9 @@ class StatuteDB:
         if repeal:
             return Resolution(written, law_key, part, repeal)
         if base + "法" in self.aliases:
-            return Resolution(written, self.aliases[base + "法"], part, None, note=f"name incomplete: {base}法")
+            return Resolution(
+                written, self.aliases[base + "法"], part, None, note=f"name incomplete: {base}法"
+            )
         anagram = self._alias_sorted.get("".join(sorted(base)))
         if anagram:
             return Resolution(written, anagram, part, None, note=f"name garbled: means {anagram}")

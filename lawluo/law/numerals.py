@@ -4,8 +4,22 @@ from __future__ import annotations
 
 import re
 
-_DIGITS = {"零": 0, "〇": 0, "○": 0, "Ｏ": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
-           "六": 6, "七": 7, "八": 8, "九": 9}
+_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "○": 0,
+    "Ｏ": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _FULLWIDTH = str.maketrans("０１２３４５６７８９", "0123456789")
 
@@ -68,8 +82,11 @@ def int_to_chinese(n: int) -> str:
         elif parts:
             zero_pending = True
     if n >= 10000:
-        return int_to_chinese(n // 10000) + "万" + ("零" if (n % 10000) < 1000 and n % 10000 else "") + (
-            int_to_chinese(n % 10000) if n % 10000 else ""
+        return (
+            int_to_chinese(n // 10000)
+            + "万"
+            + ("零" if (n % 10000) < 1000 and n % 10000 else "")
+            + (int_to_chinese(n % 10000) if n % 10000 else "")
         )
     return "".join(parts)
 

@@ -56,7 +56,11 @@ def _read_jsonl(path: Path) -> list[dict]:
 def _pairs(data: Path, checker: CitationChecker) -> list[tuple[str, str, str, int]]:
     """(source, question, law key, article number) for every usable question."""
     pairs: list[tuple[str, str, str, int]] = []
-    for name in ("legal_counsel_with_article_v2", "legal_counsel_multi_turn_with_article_v2", "zixun_gpt4.dev"):
+    for name in (
+        "legal_counsel_with_article_v2",
+        "legal_counsel_multi_turn_with_article_v2",
+        "zixun_gpt4.dev",
+    ):
         for row in _read_jsonl(data / "lawyer_llama" / f"{name}.jsonl"):
             for law in row.get("laws", []):
                 pairs += [(name, row["query"], k, n) for k, n in _cited(checker, law)]
@@ -66,7 +70,9 @@ def _pairs(data: Path, checker: CitationChecker) -> list[tuple[str, str, str, in
     for name in ("judicial_interp_4382", "term_qa_3125"):
         for row in json.loads((data / "lawluo_kinled" / f"{name}.json").read_text(encoding="utf-8")):
             question = _CITED_IN_QUESTION.sub("", row["question"])
-            pairs += [(name, question, k, n) for k, n in _cited(checker, row["question"] + "\n" + row["answer"])]
+            pairs += [
+                (name, question, k, n) for k, n in _cited(checker, row["question"] + "\n" + row["answer"])
+            ]
     for row in _read_jsonl(data / "lawbench" / "criminal_facts_articles.jsonl"):
         m = re.search(r"刑法第(\d+)条", row["output"])
         if m:
@@ -91,7 +97,9 @@ def build_expansions(data_dir: Path, db: StatuteDB) -> tuple[list[dict], dict]:
     for i, grams in enumerate(dev_grams):
         for g in grams:
             index[g].add(i)
-    by_article: dict[tuple[str, int], dict[str, list[str]]] = defaultdict(lambda: {"questions": [], "sources": []})
+    by_article: dict[tuple[str, int], dict[str, list[str]]] = defaultdict(
+        lambda: {"questions": [], "sources": []}
+    )
     stats: dict[str, int] = defaultdict(int)
     for source, question, key, number in _pairs(data, checker):
         grams = _grams(question)

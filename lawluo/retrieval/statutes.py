@@ -101,7 +101,10 @@ class StatuteSearcher:
     ):
         self.db = db
         expansions = load_expansions(expansions_path) if expansions_path else {}
-        texts = [_document(a, expansions.get((a.law.key, a.number), []) if a.law.is_current else []) for a in db.articles]
+        texts = [
+            _document(a, expansions.get((a.law.key, a.number), []) if a.law.is_current else [])
+            for a in db.articles
+        ]
         self.bm25 = BM25Index.load_or_build(Path(index_dir), texts, extra=db.meta.get("source_sha256", ""))
         self.colloquial = load_colloquial(colloquial_path) if colloquial_path else {}
         self.dense = dense
@@ -111,14 +114,19 @@ class StatuteSearcher:
                 LEVEL_WEIGHT.get(a.law.level, 0.8)
                 * (1.0 if a.law.is_current else SUPERSEDED_WEIGHT)
                 * (1.0 if a.law.in_force else REPEALED_WEIGHT)
-                * (1.0 + CITATION_PRIOR * math.log1p(counts.get((a.law.key, a.number), 0) if a.law.is_current else 0))
+                * (
+                    1.0
+                    + CITATION_PRIOR
+                    * math.log1p(counts.get((a.law.key, a.number), 0) if a.law.is_current else 0)
+                )
                 for a in db.articles
             ],
             dtype=np.float32,
         )
         groups: dict[tuple[str, int, int], int] = {}
         self._group = np.array(
-            [groups.setdefault((a.law.key, a.number, a.suffix), len(groups)) for a in db.articles], dtype=np.int64
+            [groups.setdefault((a.law.key, a.number, a.suffix), len(groups)) for a in db.articles],
+            dtype=np.int64,
         )
 
     @classmethod
@@ -159,7 +167,9 @@ class StatuteSearcher:
         scores = self.scores(query)
         pool = min(len(scores), max(_POOL, 4 * k))
         idx = np.argpartition(-scores, pool - 1)[:pool]
-        ranking = [(int(i), float(scores[i])) for i in idx[np.argsort(-scores[idx], kind="stable")] if scores[i] > 0]
+        ranking = [
+            (int(i), float(scores[i])) for i in idx[np.argsort(-scores[idx], kind="stable")] if scores[i] > 0
+        ]
         if self.dense is not None:
             from .fusion import reciprocal_rank_fusion
 

@@ -149,7 +149,9 @@ def case_card(hit: Mapping) -> str:
             f'<details><summary>Outcome 裁判结果</summary><div class="ll-text">{esc(hit["outcome"])}</div></details>'
         )
     if hit.get("sentence"):
-        extra.append(f'<div class="ll-row"><span class="ll-label">刑期 Sentence</span>{esc(hit["sentence"])}</div>')
+        extra.append(
+            f'<div class="ll-row"><span class="ll-label">刑期 Sentence</span>{esc(hit["sentence"])}</div>'
+        )
     return (
         '<div class="ll-card">'
         '<div class="ll-head">'
@@ -250,5 +252,7 @@ def citation_card(index: int, cit: Mapping, text: str) -> str:
 
 def citation_list(citations: Sequence[Mapping], text: str) -> str:
     if not citations:
-        return notice("No statute citation found in the text. Citations look like 《民法典》第一千零七十九条.", "info")
+        return notice(
+            "No statute citation found in the text. Citations look like 《民法典》第一千零七十九条.", "info"
+        )
     return "".join(citation_card(i, c, text) for i, c in enumerate(citations, start=1))

@@ -1,0 +1,72 @@
+"""LawLuo web app: builds the Gradio Blocks from its tabs; launches only when run as a script.
+
+    python app.py                                   # http://127.0.0.1:7860
+    GRADIO_SERVER_NAME=0.0.0.0 GRADIO_SERVER_PORT=7861 python app.py
+
+The statute database, searchers and checker are loaded once in :func:`build_app` and shared by all
+sessions (read-only). When the statute database is missing the app still starts and its tab says how
+to build it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import gradio as gr
+
+from lawluo.config import Settings
+from lawluo.law.checker import CitationChecker
+from lawluo.law.database import StatuteDB, StatuteDBError
+from lawluo.retrieval.cases import CaseSearcher
+from lawluo.retrieval.statutes import StatuteSearcher
+from lawluo.ui.statute_tab import UI_COPY_DIR, build_statute_tab, build_unavailable_tab
+
+logger = logging.getLogger("lawluo.app")
+
+BUILD_COMMAND = "python -m lawluo build all --data ../shared/data"
+DEFAULT_CONCURRENCY = 4
+
+
+def _missing_db_message(exc: Exception) -> str:
+    return (
+        "## The statute database is not available 法规库不可用\n\n"
+        f"{exc}\n\n"
+        "Build the assets from the repository root, then restart the app 请先构建数据再重启:\n\n"
+        f"```\n{BUILD_COMMAND}\n```"
+    )
+
+
+def _load_case_searcher(settings: Settings) -> CaseSearcher | None:
+    try:
+        return CaseSearcher.from_settings(settings)
+    except (OSError, ValueError) as exc:  # missing or corrupt case bank: the rest of the tab still works
+        logger.error("case search disabled: %s", exc)
+        return None
+
+
+def build_app(settings: Settings | None = None) -> gr.Blocks:
+    """The whole app, its services loaded once; the queue runs up to four events of a kind at a time."""
+    settings = settings or Settings.from_env()
+    with gr.Blocks(title="LawLuo 法律助手") as demo:
+        gr.Markdown("# LawLuo · 法条检索与引用核查")
+        try:
+            db = StatuteDB(settings.statutes_path)
+            searcher = StatuteSearcher.from_settings(settings, db)
+        except StatuteDBError as exc:
+            logger.error("%s", exc)
+            build_unavailable_tab(_missing_db_message(exc))
+        else:
+            build_statute_tab(searcher, _load_case_searcher(settings), CitationChecker(db))
+        about = UI_COPY_DIR / "about.md"
+        if about.exists():
+            with gr.Tab("关于 / About", id="about"):
+                gr.Markdown(about.read_text(encoding="utf-8"))
+    demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY)
+    return demo
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
+    # server_port=None lets Gradio read GRADIO_SERVER_PORT (default 7860).
+    build_app().launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))

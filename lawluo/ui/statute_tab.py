@@ -1,0 +1,236 @@
+"""The 法条检索 / Statute lookup tab: statute search, case search and citation checking.
+
+Handlers are plain module-level functions that take the service objects first; the tab builder binds
+them with :func:`functools.partial`. They never raise: bad input gets a friendly message, and an
+unexpected error is logged and shown as ``Something went wrong: <type>: <message>``. Their HTML comes
+from :mod:`lawluo.ui.render`, which escapes all user and database text.
+
+Scriptable with ``gradio_client`` (api names ``search_statutes``, ``search_cases``,
+``check_citations`` and ``check_citations_json``)::
+
+    from gradio_client import Client
+    client = Client("http://127.0.0.1:7860/")
+    html = client.predict("试用期 解除劳动合同", 5, api_name="/search_statutes")
+    report = client.predict("根据《民法典》第1079条规定：“……”", api_name="/check_citations_json")
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from functools import partial
+from typing import Any
+
+import gradio as gr
+
+from ..config import PROJECT_ROOT
+from ..law.checker import CitationChecker
+from ..retrieval.casebank import REBUILD_COMMAND as CASES_REBUILD_COMMAND
+from ..retrieval.cases import CaseSearcher
+from ..retrieval.statutes import QueryError, StatuteSearcher
+from . import render
+
+logger = logging.getLogger(__name__)
+
+#: The same cap as ``python -m lawluo check`` (``lawluo.cli.MAX_TEXT_CHARS``).
+MAX_TEXT_CHARS = 200_000
+MAX_K = 20
+DEFAULT_K = 5
+TAB_LABEL = "法条检索 / Statute lookup"
+UI_COPY_DIR = PROJECT_ROOT / "assets" / "ui"
+EMPTY_ANSWER_MESSAGE = (
+    "Paste an answer that cites statutes, e.g. 根据《民法典》第一千零七十九条规定：“……” — "
+    "请粘贴一段引用了法条的回答，再点击“核查引用”。"
+)
+
+
+# -- handlers -------------------------------------------------------------------------------------
+
+
+def _clamp_k(k: Any) -> int:
+    try:
+        value = int(round(float(k)))
+    except (TypeError, ValueError, OverflowError):
+        value = DEFAULT_K
+    return min(max(value, 1), MAX_K)
+
+
+def _failure(exc: Exception) -> str:
+    """Log the traceback (call inside ``except``) and return the message the user sees."""
+    logger.exception("statute tab handler failed")
+    return render.notice(f"Something went wrong: {type(exc).__name__}: {exc}", "error")
+
+
+def search_statutes(searcher: StatuteSearcher, query: str, k: float = DEFAULT_K) -> str:
+    """HTML cards for the ``k`` (1–20) articles that best answer ``query``."""
+    query = "" if query is None else query
+    try:
+        hits = searcher.search(query, _clamp_k(k))
+        return render.statute_results(query.strip(), [h.as_dict() for h in hits])
+    except QueryError as exc:
+        return render.notice(str(exc), "warn")
+    except Exception as exc:
+        return _failure(exc)
+
+
+def search_cases(case_searcher: CaseSearcher | None, query: str, k: float = DEFAULT_K) -> str:
+    """HTML cards for the ``k`` (1–20) cases of the case bank most similar to ``query``."""
+    if case_searcher is None:
+        return render.notice(
+            f"The case bank is not available. Build it with `{CASES_REBUILD_COMMAND}` and restart the app.",
+            "error",
+        )
+    query = "" if query is None else query
+    try:
+        hits = case_searcher.search(query, _clamp_k(k))
+        return render.case_results(query.strip(), [h.as_dict() for h in hits])
+    except QueryError as exc:
+        return render.notice(str(exc), "warn")
+    except Exception as exc:
+        return _failure(exc)
+
+
+def _prepare_text(text: Any) -> tuple[str, list[str]]:
+    """The text to check (capped at :data:`MAX_TEXT_CHARS`) and notices about it."""
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
+        raise QueryError("the answer must be text")
+    if len(text) > MAX_TEXT_CHARS:
+        return text[:MAX_TEXT_CHARS], [
+            f"The text has {len(text):,} characters; only the first {MAX_TEXT_CHARS:,} were checked."
+        ]
+    return text, []
+
+
+def check_answer(checker: CitationChecker, text: str) -> tuple[str, str]:
+    """(summary HTML, per-citation HTML) for every statute ``text`` cites.
+
+    The summary holds the NHSR line (LegalHalBench §3.3: verified ÷ content-bearing citations) and the
+    count of each verdict; each citation shows its verdict, the law and article as written and as
+    resolved, the quoted content and the real article text.
+    """
+    try:
+        text, notices = _prepare_text(text)
+        if not text.strip():
+            return render.notice(EMPTY_ANSWER_MESSAGE, "info"), ""
+        result = checker.check(text)
+        citations = [c.as_dict() for c in result.citations]
+        return (
+            render.check_summary(result.nhsr, result.counts(), notices),
+            render.citation_list(citations, text),
+        )
+    except QueryError as exc:
+        return render.notice(str(exc), "warn"), ""
+    except Exception as exc:
+        return _failure(exc), ""
+
+
+def check_answer_json(checker: CitationChecker, text: str) -> dict:
+    """The check as data: ``{"nhsr", "counts", "citations" (Checked.as_dict), "notices", "error"}``."""
+    out: dict[str, Any] = {"nhsr": None, "counts": {}, "citations": [], "notices": [], "error": None}
+    try:
+        text, out["notices"] = _prepare_text(text)
+        if not text.strip():
+            out["error"] = EMPTY_ANSWER_MESSAGE
+            return out
+        result = checker.check(text)
+        out.update(
+            nhsr=result.nhsr, counts=result.counts(), citations=[c.as_dict() for c in result.citations]
+        )
+    except QueryError as exc:
+        out["error"] = str(exc)
+    except Exception as exc:
+        logger.exception("citation check (JSON) failed")
+        out["error"] = f"Something went wrong: {type(exc).__name__}: {exc}"
+    return out
+
+
+# -- layout ---------------------------------------------------------------------------------------
+
+
+def _read_copy(name: str) -> str:
+    path = UI_COPY_DIR / name
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def _check_examples() -> list[dict[str, str]]:
+    raw = _read_copy("check_examples.json")
+    return json.loads(raw) if raw else []
+
+
+def _results_box() -> gr.HTML:
+    return gr.HTML(value="", css_template=render.CSS, padding=False)
+
+
+def build_statute_tab(
+    searcher: StatuteSearcher, case_searcher: CaseSearcher | None, checker: CitationChecker
+) -> None:
+    """Add the tab to the enclosing ``gr.Blocks``; ``case_searcher=None`` when the case bank is missing."""
+    with gr.Tab(TAB_LABEL, id="statutes"):
+        intro = _read_copy("statute_tab.md")
+        if intro:
+            gr.Markdown(intro)
+
+        gr.Markdown("### 条文检索 · Statute search")
+        with gr.Row():
+            statute_query = gr.Textbox(
+                label="Question or keywords 问题或关键词", placeholder="试用期 解除劳动合同", scale=4
+            )
+            statute_k = gr.Slider(1, MAX_K, value=DEFAULT_K, step=1, label="Results 条数", scale=1)
+            statute_button = gr.Button("Search 检索", variant="primary", scale=1)
+        statute_out = _results_box()
+        statute_fn = partial(search_statutes, searcher)
+        statute_button.click(statute_fn, [statute_query, statute_k], statute_out, api_name="search_statutes")
+        statute_query.submit(statute_fn, [statute_query, statute_k], statute_out, api_visibility="private")
+
+        gr.Markdown("### 案例检索 · Case search")
+        with gr.Row():
+            case_query = gr.Textbox(
+                label="Facts or keywords 案情或关键词", placeholder="醉酒驾驶机动车 追逐竞驶", scale=4
+            )
+            case_k = gr.Slider(1, MAX_K, value=DEFAULT_K, step=1, label="Results 条数", scale=1)
+            case_button = gr.Button("Search 检索", variant="primary", scale=1)
+        case_out = _results_box()
+        case_fn = partial(search_cases, case_searcher)
+        case_button.click(case_fn, [case_query, case_k], case_out, api_name="search_cases")
+        case_query.submit(case_fn, [case_query, case_k], case_out, api_visibility="private")
+
+        gr.Markdown("### 引用核查 · Citation check")
+        answer = gr.Textbox(
+            label="Answer to check 待核查的回答",
+            placeholder="根据《中华人民共和国民法典》第一千零七十九条规定：“……”",
+            lines=6,
+            max_lines=16,
+        )
+        examples = _check_examples()
+        if examples:
+            gr.Examples(
+                examples=[[e["text"]] for e in examples],
+                inputs=answer,
+                example_labels=[e["label"] for e in examples],
+                label="Example answers 示例回答",
+                api_visibility="private",
+            )
+        check_button = gr.Button("Check citations 核查引用", variant="primary")
+        help_text = _read_copy("check_help.md")
+        if help_text:
+            gr.Markdown(help_text)
+        check_summary = _results_box()
+        check_list = _results_box()
+        check_button.click(
+            partial(check_answer, checker), answer, [check_summary, check_list], api_name="check_citations"
+        )
+        # The same check as data, for scripts only: a hidden trigger and output. (gr.api() would need the
+        # handler's type hints, which a functools.partial does not carry.)
+        json_trigger = gr.Button(visible=False)
+        json_out = gr.JSON(visible=False)
+        json_trigger.click(
+            partial(check_answer_json, checker), answer, json_out, api_name="check_citations_json"
+        )
+
+
+def build_unavailable_tab(message: str) -> None:
+    """The tab, when the statute database cannot be loaded: what is wrong and how to build it."""
+    with gr.Tab(TAB_LABEL, id="statutes"):
+        gr.Markdown(message)

@@ -1,0 +1,201 @@
+"""The statute-lookup tab's handlers, called directly on the shipped assets (no server)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from lawluo.ui import render
+from lawluo.ui.statute_tab import (
+    EMPTY_ANSWER_MESSAGE,
+    MAX_TEXT_CHARS,
+    check_answer,
+    check_answer_json,
+    search_cases,
+    search_statutes,
+)
+
+CIVIL_CODE_1079 = (
+    "根据《中华人民共和国民法典》第一千零七十九条规定：“夫妻一方要求离婚的，可以由有关组织进行调解或者直接向"
+    "人民法院提起离婚诉讼。人民法院审理离婚案件，应当进行调解；如果感情确已破裂，调解无效的，应当准予离婚。”"
+)
+CONTRACT_LAW_107 = (
+    "依据《合同法》第一百零七条：“当事人一方不履行合同义务或者履行合同义务不符合约定的，应当承担继续履行、"
+    "采取补救措施或者赔偿损失等违约责任。”"
+)
+
+
+class Exploding:
+    """A service whose every call fails, to exercise the unexpected-error path."""
+
+    def search(self, query, k):
+        raise RuntimeError("index <b>corrupt</b>")
+
+    def check(self, text):
+        raise RuntimeError("boom")
+
+
+# -- statute search -------------------------------------------------------------------------------
+
+
+def test_statute_search_finds_labour_contract_law(statute_searcher):
+    out = search_statutes(statute_searcher, "试用期 解除劳动合同", 5)
+    assert "劳动合同法" in out
+    assert out.count('class="ll-card"') == 5
+    assert "第二十一条" in out
+
+
+@pytest.mark.parametrize("query", ["", "   \n", None])
+def test_statute_search_empty_query_is_a_message(statute_searcher, query):
+    out = search_statutes(statute_searcher, query, 5)
+    assert "ll-notice" in out and "empty query" in out
+    assert "ll-card" not in out
+
+
+def test_statute_search_k_is_clamped(statute_searcher):
+    assert search_statutes(statute_searcher, "劳动合同", 500).count('class="ll-card"') == 20
+    assert search_statutes(statute_searcher, "劳动合同", 0).count('class="ll-card"') == 1
+    assert search_statutes(statute_searcher, "劳动合同", "x").count('class="ll-card"') == 5
+
+
+def test_statute_search_escapes_the_query(statute_searcher):
+    out = search_statutes(statute_searcher, "<script>alert(1)</script> 劳动合同", 3)
+    assert "<script>" not in out
+    assert "&lt;script&gt;" in out
+
+
+def test_statute_search_unexpected_error_is_reported_and_logged(caplog):
+    with caplog.at_level(logging.ERROR, logger="lawluo.ui.statute_tab"):
+        out = search_statutes(Exploding(), "劳动合同", 5)
+    assert "Something went wrong: RuntimeError: index &lt;b&gt;corrupt&lt;/b&gt;" in out
+    assert any(r.exc_info for r in caplog.records)
+
+
+def test_statute_card_badges_for_superseded_and_repealed():
+    hit = {
+        "law": "中华人民共和国合同法",
+        "article_label": "第一百零七条",
+        "version": "1999-03-15",
+        "current": False,
+        "in_force": False,
+        "level": "法律",
+        "text": "当事人一方……",
+        "score": 1.5,
+    }
+    out = render.statute_card(hit)
+    assert "superseded" in out and "repealed" in out and "1999-03-15" in out and "法律" in out
+
+
+# -- case search ----------------------------------------------------------------------------------
+
+
+def test_case_search_shows_cards(case_searcher):
+    out = search_cases(case_searcher, "醉酒驾驶机动车", 3)
+    assert out.count('class="ll-card"') == 3
+    assert "引用法条" in out and "危险驾驶" in out
+
+
+def test_case_search_empty_query_and_missing_bank(case_searcher):
+    assert "empty query" in search_cases(case_searcher, " ", 3)
+    assert "python -m lawluo build cases" in search_cases(None, "醉酒驾驶", 3)
+
+
+def test_case_card_folds_long_facts_and_escapes():
+    hit = {
+        "title": "<img src=x onerror=alert(1)>",
+        "cause": "盗窃",
+        "source": "cail",
+        "facts": "甲" * 500,
+        "articles": [{"law": "中华人民共和国刑法", "article": 133, "suffix": 1}],
+        "score": 3.0,
+    }
+    out = render.case_card(hit)
+    assert "<img" not in out and "&lt;img src=x onerror=alert(1)&gt;" in out
+    assert "<details>" in out and "甲" * 500 in out
+    assert "中华人民共和国刑法第一百三十三条之一" in out
+
+
+# -- citation check -------------------------------------------------------------------------------
+
+
+def test_check_verified(checker):
+    summary, table = check_answer(checker, CIVIL_CODE_1079)
+    assert "NHSR 1/1 = 1.00 over content-bearing citations" in summary
+    assert "verified" in table and "ll-badge ok" in table
+    assert "<details>" in table and "经人民法院判决不准离婚后" in table  # the real text, folded
+
+
+def test_check_repealed(checker):
+    summary, table = check_answer(checker, CONTRACT_LAW_107)
+    assert "NHSR 0/1 = 0.00" in summary
+    assert "repealed" in table and "ll-badge bad" in table
+    assert "第五百七十七条" in table  # the successor article of the Civil Code
+
+
+def test_check_name_and_number_only(checker):
+    summary, table = check_answer(checker, "参见《民法典》第1079条。")
+    assert "no citation carries content" in summary
+    assert "no_content" in table and "第1079条" in table  # as written
+
+
+def test_check_hostile_input_is_escaped(checker):
+    summary, table = check_answer(
+        checker, "<script>alert(1)</script>《民法典》第1079条 <img src=x onerror=alert(1)>"
+    )
+    out = (summary + table).lower()
+    assert "<script" not in out and "<img" not in out
+    assert "no_content" in table and "第1079条" in table
+
+
+def test_citation_card_escapes_every_field():
+    hostile = "<script>alert(1)</script>"
+    cit = {
+        "law": hostile,
+        "article_label": "第一条",
+        "written": "<img src=x onerror=alert(1)>",
+        "verdict": "content_mismatch",
+        "quoted": hostile,
+        "content_kind": "quoted",
+        "matched": {
+            "law": hostile,
+            "article_label": hostile,
+            "version": "2020",
+            "current": True,
+            "text": hostile,
+        },
+        "note": hostile,
+        "span": [0, 25],
+    }
+    out = render.citation_card(1, cit, hostile) + render.check_summary(
+        0.0, {"content_mismatch": 1}, [hostile]
+    )
+    assert "<script" not in out and "<img" not in out
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out and "&lt;img src=x onerror=alert(1)&gt;" in out
+
+
+@pytest.mark.parametrize("text", ["", "  \n\t", None])
+def test_check_empty_input_is_a_message(checker, text):
+    summary, table = check_answer(checker, text)
+    assert "请粘贴" in summary and table == ""
+
+
+def test_check_truncates_long_input(checker):
+    text = CIVIL_CODE_1079 + "这是一段很长的回答。" * 30_000
+    assert len(text) > 300_000
+    summary, table = check_answer(checker, text)
+    assert f"only the first {MAX_TEXT_CHARS:,} were checked" in summary
+    assert "verified" in table
+
+
+def test_check_unexpected_error_is_reported():
+    summary, table = check_answer(Exploding(), CIVIL_CODE_1079)
+    assert "Something went wrong: RuntimeError: boom" in summary and table == ""
+
+
+def test_check_json(checker):
+    out = check_answer_json(checker, CIVIL_CODE_1079 + CONTRACT_LAW_107)
+    assert out["error"] is None and out["nhsr"] == 0.5
+    assert [c["verdict"] for c in out["citations"]] == ["verified", "repealed"]
+    assert check_answer_json(checker, "")["error"] == EMPTY_ANSWER_MESSAGE
+    assert check_answer_json(Exploding(), "x")["error"] == "Something went wrong: RuntimeError: boom"
