@@ -110,11 +110,15 @@ def statute_card(hit: Mapping) -> str:
     )
 
 
-def statute_results(query: str, hits: Sequence[Mapping]) -> str:
+def _results(query: str, hits: Sequence[Mapping], card, noun: str, example: str) -> str:
     if not hits:
-        return notice(f"No article matched “{query}”. Try other words, e.g. 试用期 解除劳动合同.", "warn")
-    head = f'<div class="ll-meta">{len(hits)} article(s) for “{esc(query)}”</div>'
-    return head + "".join(statute_card(h) for h in hits)
+        return notice(f"No {noun} matched “{query}”. Try other words, e.g. {example}.", "warn")
+    head = f'<div class="ll-meta">{len(hits)} {noun}(s) for “{esc(query)}”</div>'
+    return head + "".join(card(h) for h in hits)
+
+
+def statute_results(query: str, hits: Sequence[Mapping]) -> str:
+    return _results(query, hits, statute_card, "article", "试用期 解除劳动合同")
 
 
 # -- case search ----------------------------------------------------------------------------------
@@ -167,10 +171,7 @@ def case_card(hit: Mapping) -> str:
 
 
 def case_results(query: str, hits: Sequence[Mapping]) -> str:
-    if not hits:
-        return notice(f"No case matched “{query}”. Try other words, e.g. 醉酒驾驶机动车.", "warn")
-    head = f'<div class="ll-meta">{len(hits)} case(s) for “{esc(query)}”</div>'
-    return head + "".join(case_card(h) for h in hits)
+    return _results(query, hits, case_card, "case", "醉酒驾驶机动车")
 
 
 # -- citation check -------------------------------------------------------------------------------

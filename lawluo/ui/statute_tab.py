@@ -163,6 +163,18 @@ def _results_box() -> gr.HTML:
     return gr.HTML(value="", css_template=render.CSS, padding=False)
 
 
+def _search_section(title: str, label: str, placeholder: str, fn, api_name: str) -> None:
+    """A query box, a result-count slider and a button wired to ``fn(query, k) -> html``."""
+    gr.Markdown(title)
+    with gr.Row():
+        query = gr.Textbox(label=label, placeholder=placeholder, scale=4)
+        k = gr.Slider(1, MAX_K, value=DEFAULT_K, step=1, label="Results 条数", scale=1)
+        button = gr.Button("Search 检索", variant="primary", scale=1)
+    out = _results_box()
+    button.click(fn, [query, k], out, api_name=api_name)
+    query.submit(fn, [query, k], out, api_visibility="private")
+
+
 def build_statute_tab(
     searcher: StatuteSearcher, case_searcher: CaseSearcher | None, checker: CitationChecker
 ) -> None:
@@ -172,29 +184,20 @@ def build_statute_tab(
         if intro:
             gr.Markdown(intro)
 
-        gr.Markdown("### 条文检索 · Statute search")
-        with gr.Row():
-            statute_query = gr.Textbox(
-                label="Question or keywords 问题或关键词", placeholder="试用期 解除劳动合同", scale=4
-            )
-            statute_k = gr.Slider(1, MAX_K, value=DEFAULT_K, step=1, label="Results 条数", scale=1)
-            statute_button = gr.Button("Search 检索", variant="primary", scale=1)
-        statute_out = _results_box()
-        statute_fn = partial(search_statutes, searcher)
-        statute_button.click(statute_fn, [statute_query, statute_k], statute_out, api_name="search_statutes")
-        statute_query.submit(statute_fn, [statute_query, statute_k], statute_out, api_visibility="private")
-
-        gr.Markdown("### 案例检索 · Case search")
-        with gr.Row():
-            case_query = gr.Textbox(
-                label="Facts or keywords 案情或关键词", placeholder="醉酒驾驶机动车 追逐竞驶", scale=4
-            )
-            case_k = gr.Slider(1, MAX_K, value=DEFAULT_K, step=1, label="Results 条数", scale=1)
-            case_button = gr.Button("Search 检索", variant="primary", scale=1)
-        case_out = _results_box()
-        case_fn = partial(search_cases, case_searcher)
-        case_button.click(case_fn, [case_query, case_k], case_out, api_name="search_cases")
-        case_query.submit(case_fn, [case_query, case_k], case_out, api_visibility="private")
+        _search_section(
+            "### 条文检索 · Statute search",
+            "Question or keywords 问题或关键词",
+            "试用期 解除劳动合同",
+            partial(search_statutes, searcher),
+            "search_statutes",
+        )
+        _search_section(
+            "### 案例检索 · Case search",
+            "Facts or keywords 案情或关键词",
+            "醉酒驾驶机动车 追逐竞驶",
+            partial(search_cases, case_searcher),
+            "search_cases",
+        )
 
         gr.Markdown("### 引用核查 · Citation check")
         answer = gr.Textbox(
