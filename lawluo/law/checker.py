@@ -237,8 +237,8 @@ class CitationChecker:
         threshold = AGREE_STATED if cit.content_kind == "stated" else AGREE
         if res is None or (res.key is None and res.repeal is None):
             return Checked(cit, "not_found", note=(res.note if res else "no law named"))
-        if res.repeal is not None and (res.key is None or not self.db.current(res.key).in_force):
-            return self._repealed(cit, quoted_norm, threshold)
+        if res.repeal is not None:  # resolve() sets it only when no version is in force
+            return self._repealed(cit, quoted_norm)
         versions = self.db.versions(res.key)
         current = versions[0]
         art = self.db.article(current, cit.article, cit.suffix)
@@ -303,20 +303,20 @@ class CitationChecker:
                 return art
         return None
 
-    def _repealed(self, cit: Citation, quoted_norm: str, threshold: float) -> Checked:
+    def _repealed(self, cit: Citation, quoted_norm: str) -> Checked:
         rep = cit.resolution.repeal
         by = rep.repealed_by or "the issuing authority"
         note = f"{rep.name} was repealed by {by}" + (f" ({rep.clause.split(' ')[0]})" if rep.clause else "")
-        if len(quoted_norm) >= MIN_SEARCH and rep.successor_key and self.db.current(rep.successor_key):
-            successor = self.db.current(rep.successor_key)
+        successor = self.db.current(rep.successor_key) if rep.successor_key else None
+        if successor is None:
+            return Checked(cit, "repealed", None, None, note)
+        if len(quoted_norm) >= MIN_SEARCH:
             art, s = self.best_in_law(quoted_norm, successor)
             if art is not None and s >= SUCCESSOR:
                 return Checked(
                     cit, "repealed", art, s, note + f"; the content is now {successor.name} {art.label}"
                 )
-        if rep.successor_key and self.db.current(rep.successor_key):
-            note += f"; successor: {self.db.current(rep.successor_key).name}"
-        return Checked(cit, "repealed", None, None, note)
+        return Checked(cit, "repealed", None, None, note + f"; successor: {successor.name}")
 
     def check(self, text: str) -> CheckResult:
         return CheckResult([self.check_citation(c) for c in self.extractor.extract(text)])

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from .database import Resolution, StatuteDB
 from .names import name_key, split_part
-from .numerals import NUMERAL, chinese_to_int
+from .numerals import NUMERAL, article_label, chinese_to_int
 
 _ART = rf"第\s*({NUMERAL})\s*条(?:之({NUMERAL}))?"
 _ARTICLE_RE = re.compile(_ART)
@@ -94,8 +94,6 @@ class Citation:
 
     @property
     def label(self) -> str:
-        from .numerals import article_label
-
         return article_label(self.article, self.suffix)
 
 

@@ -180,14 +180,13 @@ class StatuteDB:
         base, part = split_part(key)
         law_key = self.aliases.get(base)
         repeal = self._repeals.get(base)
-        if law_key and (not repeal or self.current(law_key) and self.current(law_key).in_force):
-            current = self.current(law_key)
-            if current is not None and not current.in_force:
-                repeal = self._repeals.get(law_key)
-                return Resolution(written, law_key, part, repeal)
-            return Resolution(written, law_key, part, None)
+        if law_key:
+            # A repeal record applies only when no version of the law is in force.
+            if self.current(law_key).in_force:
+                return Resolution(written, law_key, part, None)
+            return Resolution(written, law_key, part, repeal or self._repeals.get(law_key))
         if repeal:
-            return Resolution(written, law_key, part, repeal)
+            return Resolution(written, None, part, repeal)
         if base + "法" in self.aliases:
             return Resolution(
                 written, self.aliases[base + "法"], part, None, note=f"name incomplete: {base}法"

@@ -133,16 +133,16 @@ class StatuteSearcher:
     def from_settings(cls, settings, db: StatuteDB | None = None) -> StatuteSearcher:
         from ..law import default_db
 
+        db = db or default_db()
         dense = None
         if settings.statute_encoder:
             from .dense import DenseIndex
 
-            db = db or default_db()
             dense = DenseIndex.load_or_build(
                 settings.cache_dir / "statutes-dense", [a.text for a in db.articles], settings.statute_encoder
             )
         return cls(
-            db or default_db(),
+            db,
             settings.cache_dir / "statutes-bm25",
             settings.assets_dir / "statute_expansions.jsonl.gz",
             settings.assets_dir / "colloquial_terms.tsv",

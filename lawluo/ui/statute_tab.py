@@ -61,16 +61,21 @@ def _failure(exc: Exception) -> str:
     return render.notice(f"Something went wrong: {type(exc).__name__}: {exc}", "error")
 
 
-def search_statutes(searcher: StatuteSearcher, query: str, k: float = DEFAULT_K) -> str:
-    """HTML cards for the ``k`` (1–20) articles that best answer ``query``."""
+def _search(searcher, render_results, query: str | None, k: float) -> str:
+    """Run ``searcher.search`` and render the hits; bad queries become a warning, failures a message."""
     query = "" if query is None else query
     try:
         hits = searcher.search(query, _clamp_k(k))
-        return render.statute_results(query.strip(), [h.as_dict() for h in hits])
+        return render_results(query.strip(), [h.as_dict() for h in hits])
     except QueryError as exc:
         return render.notice(str(exc), "warn")
     except Exception as exc:
         return _failure(exc)
+
+
+def search_statutes(searcher: StatuteSearcher, query: str, k: float = DEFAULT_K) -> str:
+    """HTML cards for the ``k`` (1–20) articles that best answer ``query``."""
+    return _search(searcher, render.statute_results, query, k)
 
 
 def search_cases(case_searcher: CaseSearcher | None, query: str, k: float = DEFAULT_K) -> str:
@@ -80,14 +85,7 @@ def search_cases(case_searcher: CaseSearcher | None, query: str, k: float = DEFA
             f"The case bank is not available. Build it with `{CASES_REBUILD_COMMAND}` and restart the app.",
             "error",
         )
-    query = "" if query is None else query
-    try:
-        hits = case_searcher.search(query, _clamp_k(k))
-        return render.case_results(query.strip(), [h.as_dict() for h in hits])
-    except QueryError as exc:
-        return render.notice(str(exc), "warn")
-    except Exception as exc:
-        return _failure(exc)
+    return _search(case_searcher, render.case_results, query, k)
 
 
 def _prepare_text(text: Any) -> tuple[str, list[str]]:
