@@ -1,6 +1,7 @@
 """LawLuo web app: builds the Gradio Blocks from its tabs; launches only when run as a script.
 
-    python app.py                                   # http://127.0.0.1:7860
+    python app.py                                   # http://127.0.0.1:7860, no language model
+    python app.py --config configs/hosted-openai.yaml   # models per role (or set LAWLUO_CONFIG)
     GRADIO_SERVER_NAME=0.0.0.0 GRADIO_SERVER_PORT=7861 python app.py
 
 The statute database, searchers and checker are loaded once in :func:`build_app` and shared by all
@@ -10,16 +11,20 @@ to build it.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
+import sys
 
 import gradio as gr
 
-from lawluo.config import Settings
+from lawluo.config import ConfigError, Settings, describe_settings
 from lawluo.law.checker import CitationChecker
 from lawluo.law.database import StatuteDB, StatuteDBError
+from lawluo.llm import LanguageModels
 from lawluo.retrieval.cases import CaseSearcher
 from lawluo.retrieval.statutes import StatuteSearcher
+from lawluo.ui.models_panel import build_models_panel
 from lawluo.ui.statute_tab import UI_COPY_DIR, build_statute_tab, build_unavailable_tab
 
 logger = logging.getLogger("lawluo.app")
@@ -45,9 +50,14 @@ def _load_case_searcher(settings: Settings) -> CaseSearcher | None:
         return None
 
 
-def build_app(settings: Settings | None = None) -> gr.Blocks:
-    """The whole app, its services loaded once; the queue runs up to four events of a kind at a time."""
-    settings = settings or Settings.from_env()
+def build_app(settings: Settings | None = None, models: LanguageModels | None = None) -> gr.Blocks:
+    """The whole app, its services loaded once; the queue runs up to four events of a kind at a time.
+
+    Creating the language models contacts no server and loads no weights; a role without a model is
+    shown as such in the About tab.
+    """
+    settings = settings or Settings.load()
+    models = models or LanguageModels(settings.models)
     with gr.Blocks(title="LawLuo 法律助手") as demo:
         gr.Markdown("# LawLuo · 法条检索与引用核查")
         try:
@@ -58,15 +68,30 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             build_unavailable_tab(_missing_db_message(exc))
         else:
             build_statute_tab(searcher, _load_case_searcher(settings), CitationChecker(db))
-        about = UI_COPY_DIR / "about.md"
-        if about.exists():
-            with gr.Tab("关于 / About", id="about"):
+        with gr.Tab("关于 / About", id="about"):
+            about = UI_COPY_DIR / "about.md"
+            if about.exists():
                 gr.Markdown(about.read_text(encoding="utf-8"))
+            build_models_panel(models)
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY)
     return demo
 
 
-if __name__ == "__main__":
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Start the LawLuo web app.")
+    parser.add_argument("--config", help="settings file (YAML; default $LAWLUO_CONFIG; examples in configs/)")
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
+    try:
+        settings = Settings.load(args.config)
+    except ConfigError as exc:
+        print(f"LawLuo cannot start: {exc}", file=sys.stderr)
+        return 2
+    logger.info("%s", describe_settings(settings))
     # server_port=None lets Gradio read GRADIO_SERVER_PORT (default 7860).
-    build_app().launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
+    build_app(settings).launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -63,7 +63,7 @@ def main() -> None:
     db = default_db()
     checker = CitationChecker(db)
     t = time.perf_counter()
-    searcher = StatuteSearcher.from_settings(Settings.from_env(), db)
+    searcher = StatuteSearcher.from_settings(Settings.load(), db)
     print(f"loaded statute index in {time.perf_counter() - t:.2f}s ({len(db.articles)} articles)")
 
     def lawluo_rank(q: str) -> list[tuple[str, int]]:

@@ -7,9 +7,12 @@
     echo "…" | python -m lawluo check -
     python -m lawluo check --input answers.jsonl
     python -m lawluo build all --data ../shared/data               # rebuild assets/ from the sources
+    python -m lawluo --config configs/vllm.yaml models --ping      # which model each role uses; is it up?
+    python -m lawluo --config configs/vllm.yaml chat --role lawyer "试用期可以不交社保吗？"
 
-Every result is one JSON object per line on stdout. Errors go to stderr with exit status 2 (bad
-input) or 1 (missing assets), and a message that says what to do.
+Every result is one JSON object per line on stdout (``chat`` streams plain text). Errors go to stderr
+with exit status 2 (bad input or settings) or 1 (missing assets, a model that cannot be reached), and
+a message that says what to do. ``--config`` (or ``$LAWLUO_CONFIG``) names the settings file.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from .config import Settings
+from .config import ROLES, ConfigError, Settings
 
 MAX_TEXT_CHARS = 200_000
 
@@ -150,8 +153,67 @@ def cmd_build(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
+    import time
+
+    from .llm import LanguageModels, LLMError, gather
+
+    models = LanguageModels(settings.models)
+    statuses = models.status()
+    probes = {}
+    if args.ping:
+
+        def ping(role: str) -> tuple[float, str | None]:
+            start = time.perf_counter()
+            try:
+                models[role].chat([{"role": "user", "content": "ping"}], max_tokens=1)
+            except LLMError as exc:
+                return time.perf_counter() - start, str(exc)
+            return time.perf_counter() - start, None
+
+        roles = [s.role for s in statuses if s.available]
+        probes = dict(zip(roles, gather([lambda r=r: ping(r) for r in roles]), strict=True))
+    status = 0
+    for row in statuses:
+        out = {"role": row.role, "backend": row.backend, "model": row.description, "available": row.available}
+        if row.reason:
+            out["reason"] = row.reason
+        if row.role in probes:
+            seconds, error = probes[row.role]
+            out["ping_s"] = round(seconds, 3)
+            if error:
+                out["error"], status = error, 1
+        _emit(out)
+    return status
+
+
+def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
+    from .llm import LanguageModels, LLMError, StreamInterrupted
+
+    [(_, text)] = list(_inputs(args, "text"))
+    if not text.strip():
+        raise UsageError("the question is empty")
+    if len(text) > MAX_TEXT_CHARS:
+        raise UsageError(f"the question has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}")
+    messages = [{"role": "system", "content": args.system}] if args.system else []
+    messages.append({"role": "user", "content": text})
+    try:
+        for piece in LanguageModels(settings.models)[args.role].stream(messages):
+            sys.stdout.write(piece)
+            sys.stdout.flush()
+    except StreamInterrupted as exc:
+        print(f"\nlawluo chat: {exc}", file=sys.stderr)
+        return 1
+    except LLMError as exc:
+        print(f"lawluo chat: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write("\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m lawluo", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", help="settings file (YAML; default $LAWLUO_CONFIG, see configs/)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     search = sub.add_parser("search", help="search statutes or cases")
@@ -170,6 +232,16 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("what", choices=["statutes", "cases", "expansions", "index", "all"])
     build.add_argument("--data", default="../shared/data", help="the shared data directory")
     build.set_defaults(func=cmd_build)
+
+    models = sub.add_parser("models", help="show the model each role uses and whether it can be used")
+    models.add_argument("--ping", action="store_true", help="send a one-token request to each usable role")
+    models.set_defaults(func=cmd_models)
+
+    chat = sub.add_parser("chat", help="ask one role's model a question; the answer streams to stdout")
+    chat.add_argument("text", help="the question, or - to read stdin")
+    chat.add_argument("--role", choices=ROLES, default="lawyer")
+    chat.add_argument("--system", default=None, help="an optional system message")
+    chat.set_defaults(func=cmd_chat, input=None)
     return parser
 
 
@@ -177,7 +249,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="lawluo: %(message)s")
     parser = build_parser()
     args = parser.parse_args(argv)
-    settings = Settings.from_env()
+    try:
+        settings = Settings.load(args.config)
+    except ConfigError as exc:
+        print(f"lawluo: {exc}", file=sys.stderr)
+        return 2
     try:
         return args.func(args, settings)
     except UsageError as exc:

@@ -14,7 +14,7 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 def settings():
     from lawluo.config import Settings
 
-    return Settings.from_env()
+    return Settings.load()
 
 
 @pytest.fixture(scope="session")

@@ -12,4 +12,4 @@ def default_db() -> StatuteDB:
     """The statute database of the configured assets directory, loaded once per process."""
     from ..config import Settings
 
-    return StatuteDB(Settings.from_env().statutes_path)
+    return StatuteDB(Settings.load().statutes_path)

@@ -1,0 +1,96 @@
+"""The settings dataclasses: what LawLuo reads from its config file and environment.
+
+:class:`Settings` is the one settings object of the app. It is built by :func:`lawluo.config.load_settings`
+(YAML file + ``LAWLUO_…`` environment overrides) and handed to whatever needs it; nothing reads the
+environment behind its back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from lawluo.llm.options import NoModelOptions
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+ROLES = ("lawyer", "clarifier", "secretary", "judge", "boss")
+ROLE_HELP = {
+    "lawyer": "answers the client (the paper's fine-tuned legal LLM, or any chat model)",
+    "clarifier": "proposes the yes/no legal elements of the Tree of Legal Clarifications (GPT-4o in the paper)",
+    "secretary": "writes the nine-section consultation report",
+    "judge": "scores statute relevance, claim truthfulness and pairwise wins in the metrics",
+    "boss": "scores answers and reports (a reward model; an LLM judge until one is trained)",
+}
+
+
+class ConfigError(ValueError):
+    """Settings that cannot work; the message lists every problem found and the valid choices."""
+
+
+@dataclass(frozen=True)
+class RoleConfig:
+    """The model one role uses: a backend name from :data:`lawluo.llm.registry.BACKENDS` and its options."""
+
+    backend: str = field(default="none", metadata={"help": "none, openai or transformers."})
+    options: object = field(default_factory=NoModelOptions, metadata={"help": "The backend's options."})
+    api_key: str | None = field(
+        default=None, repr=False, metadata={"help": "Resolved from the environment variable api_key_env."}
+    )
+
+
+@dataclass(frozen=True)
+class ModelsConfig:
+    lawyer: RoleConfig = field(default_factory=RoleConfig, metadata={"help": ROLE_HELP["lawyer"]})
+    clarifier: RoleConfig = field(default_factory=RoleConfig, metadata={"help": ROLE_HELP["clarifier"]})
+    secretary: RoleConfig = field(default_factory=RoleConfig, metadata={"help": ROLE_HELP["secretary"]})
+    judge: RoleConfig = field(default_factory=RoleConfig, metadata={"help": ROLE_HELP["judge"]})
+    boss: RoleConfig = field(default_factory=RoleConfig, metadata={"help": ROLE_HELP["boss"]})
+
+    def items(self) -> Iterator[tuple[str, RoleConfig]]:
+        for f in fields(self):
+            yield f.name, getattr(self, f.name)
+
+
+@dataclass(frozen=True)
+class Settings:
+    assets_dir: Path = field(
+        default=PROJECT_ROOT / "assets", metadata={"help": "Directory holding the built assets."}
+    )
+    cache_dir: Path | None = field(
+        default=None, metadata={"help": "Directory for cached search indexes (default: <assets>/index)."}
+    )
+    statute_encoder: str | None = field(
+        default=None,
+        metadata={"help": "sentence-transformers model (hub id or path) for dense statute search."},
+    )
+    case_encoder: str | None = field(
+        default=None, metadata={"help": "sentence-transformers model (hub id or path) for dense case search."}
+    )
+    models: ModelsConfig = field(
+        default_factory=ModelsConfig, metadata={"help": "The language model of each role."}
+    )
+    source: str | None = field(
+        default=None, compare=False, metadata={"help": "The config file these settings came from, if any."}
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "assets_dir", Path(self.assets_dir))
+        cache = self.assets_dir / "index" if self.cache_dir is None else Path(self.cache_dir)
+        object.__setattr__(self, "cache_dir", cache)
+
+    @property
+    def statutes_path(self) -> Path:
+        return self.assets_dir / "statutes.sqlite"
+
+    @property
+    def cases_path(self) -> Path:
+        return self.assets_dir / "cases.jsonl.gz"
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, environ: dict[str, str] | None = None) -> Settings:
+        """Settings from ``path`` (else ``$LAWLUO_CONFIG``, else defaults) with environment overrides."""
+        from .loading import load_settings
+
+        return load_settings(path, environ)

@@ -1,0 +1,127 @@
+"""The one interface every chat backend implements: messages in, text out, plus streaming and JSON.
+
+A backend is created from its options (a dataclass in the backend's module, validated when the
+settings load) and the role it serves. Subclasses implement :meth:`ChatBackend._chat` and
+:meth:`ChatBackend._stream`; this base class adds what every backend needs the same way:
+
+- message validation (a list of ``{"role": "system"|"user"|"assistant", "content": str}``);
+- per-call generation overrides, restricted to :data:`GENERATION_KEYS`;
+- a concurrency limit (a semaphore of ``concurrency`` slots) shared by every caller of the backend,
+  held for the whole call and, for a stream, until the stream is exhausted or closed;
+- :meth:`chat_json`, the structured-output helper of :mod:`lawluo.llm.structured`.
+
+Reference: the decoder registry of alpaca_eval (one file per backend, one fake for the tests).
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
+
+from .errors import ModelUnavailable
+
+Message = Mapping[str, str]
+ROLES_OF_MESSAGES = ("system", "user", "assistant")
+# Per-call overrides. ``json`` (bool) tells a backend that the caller wants a JSON object; a backend
+# that cannot enforce it (or is not configured to) ignores it.
+GENERATION_KEYS = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "json"})
+
+
+def validate_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
+    """A clean copy of ``messages``, or ``ValueError`` naming the first bad one."""
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence) or not messages:
+        raise ValueError("messages must be a non-empty list of {'role': …, 'content': …} dicts")
+    clean = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise ValueError(f"message {i} is a {type(message).__name__}, not a dict")
+        role, content = message.get("role"), message.get("content")
+        if role not in ROLES_OF_MESSAGES:
+            raise ValueError(f"message {i}: role {role!r} is not one of {', '.join(ROLES_OF_MESSAGES)}")
+        if not isinstance(content, str):
+            raise ValueError(f"message {i}: content must be a string, not {type(content).__name__}")
+        clean.append({"role": role, "content": content})
+    return clean
+
+
+def check_overrides(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = set(overrides) - GENERATION_KEYS
+    if unknown:
+        raise TypeError(
+            f"unknown generation option(s) {', '.join(sorted(unknown))}; "
+            f"valid: {', '.join(sorted(GENERATION_KEYS))}"
+        )
+    return {key: value for key, value in overrides.items() if value is not None}
+
+
+class ChatBackend(ABC):
+    """A configured model for one or more roles. Thread-safe; cheap to create (loads lazily)."""
+
+    name: ClassVar[str]
+
+    def __init__(self, options: Any, role: str = "model", api_key: str | None = None) -> None:
+        self.options = options
+        self.role = role
+        self._api_key = api_key  # resolved from the environment by the settings; never logged
+        self._slots = threading.BoundedSemaphore(max(1, int(getattr(options, "concurrency", 1))))
+
+    # -- what a caller uses -------------------------------------------------------------------
+    @property
+    def available(self) -> bool:
+        return self.unavailable_reason() is None
+
+    def unavailable_reason(self) -> str | None:
+        """Why calls would fail before any request is made (missing key, no model), else ``None``."""
+        return None
+
+    def describe(self) -> str:
+        """One line for logs and the UI, e.g. ``openai · deepseek-chat @ https://api.deepseek.com``."""
+        return self.name
+
+    @property
+    def concurrency(self) -> int:
+        return max(1, int(getattr(self.options, "concurrency", 1)))
+
+    def chat(self, messages: Sequence[Message], **overrides: Any) -> str:
+        """The model's whole answer to ``messages``."""
+        clean, gen = validate_messages(messages), check_overrides(overrides)
+        self._raise_if_unavailable()
+        with self._slots:
+            return self._chat(clean, gen)
+
+    def stream(self, messages: Sequence[Message], **overrides: Any) -> Iterator[str]:
+        """The answer as it is generated, piece by piece; close the iterator to stop early."""
+        clean, gen = validate_messages(messages), check_overrides(overrides)
+        self._raise_if_unavailable()
+        return self._stream_with_slot(clean, gen)
+
+    def chat_json(self, messages: Sequence[Message], schema: Any, **overrides: Any) -> Any:
+        """The answer parsed as JSON and validated against ``schema`` (see :mod:`.structured`)."""
+        from .structured import chat_json
+
+        return chat_json(self, messages, schema, **overrides)
+
+    # -- what a backend implements ------------------------------------------------------------
+    @abstractmethod
+    def _chat(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> str: ...
+
+    @abstractmethod
+    def _stream(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> Iterator[str]: ...
+
+    # -- internals ----------------------------------------------------------------------------
+    def _raise_if_unavailable(self) -> None:
+        reason = self.unavailable_reason()
+        if reason is not None:
+            raise ModelUnavailable(reason)
+
+    def _stream_with_slot(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> Iterator[str]:
+        with self._slots:
+            pieces = self._stream(messages, gen)
+            try:
+                yield from pieces
+            finally:
+                close = getattr(pieces, "close", None)
+                if close is not None:
+                    close()

@@ -1,0 +1,58 @@
+"""The registry of chat backends: a name in the settings → its options dataclass and its class.
+
+Unknown names fail when the settings load, with the list below. A backend class is imported only when
+a role uses it, so a no-model start never imports openai, torch or transformers.
+
+To add a backend: write ``lawluo/llm/<name>_backend.py`` with a :class:`~lawluo.llm.base.ChatBackend`
+subclass, add its options to :mod:`lawluo.llm.options`, and add one :class:`BackendSpec` here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .options import NoModelOptions, OpenAIOptions, TransformersOptions
+
+if TYPE_CHECKING:
+    from .base import ChatBackend
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    name: str
+    options: type
+    target: str  # "module:Class", imported on first use
+    summary: str
+
+    def load_class(self) -> type[ChatBackend]:
+        module, _, cls = self.target.partition(":")
+        return getattr(importlib.import_module(module), cls)
+
+
+BACKENDS: dict[str, BackendSpec] = {
+    spec.name: spec
+    for spec in (
+        BackendSpec(
+            "none", NoModelOptions, "lawluo.llm.no_model:NoModel", "no model: calls explain what to set"
+        ),
+        BackendSpec(
+            "openai",
+            OpenAIOptions,
+            "lawluo.llm.openai_backend:OpenAIBackend",
+            "any OpenAI-compatible server: OpenAI, DeepSeek, Qwen/DashScope, vLLM, Ollama",
+        ),
+        BackendSpec(
+            "transformers",
+            TransformersOptions,
+            "lawluo.llm.transformers_backend:TransformersBackend",
+            "a local causal LM (+ optional PEFT adapter, 4/8-bit with bitsandbytes on CUDA)",
+        ),
+    )
+}
+
+
+def create_backend(backend: str, options: object, role: str, api_key: str | None = None) -> ChatBackend:
+    """An instance of the named backend for ``role``; nothing is loaded or contacted yet."""
+    return BACKENDS[backend].load_class()(options, role=role, api_key=api_key)

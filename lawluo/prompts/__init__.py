@@ -1,0 +1,67 @@
+"""Every prompt LawLuo sends is a template file here, with named placeholders.
+
+Templates are ``string.Template`` files (``${field}``), so JSON examples with braces need no escaping.
+``prompts.yaml`` declares each template's fields and purpose; :func:`render` refuses missing or
+unexpected fields, and a test renders every template with its declared fields, so a typo in a
+placeholder fails in CI rather than in front of a user (alpaca_eval keeps its judges the same way).
+
+    render("structured/json_instructions", schema="{…}")
+"""
+
+from __future__ import annotations
+
+import functools
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+PROMPTS_DIR = Path(__file__).resolve().parent
+INDEX = PROMPTS_DIR / "prompts.yaml"
+
+
+class PromptError(KeyError):
+    """A template that does not exist, or fields that do not match its declaration."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str
+    fields: tuple[str, ...]
+    purpose: str
+    template: string.Template
+
+    def render(self, **values: object) -> str:
+        missing = [f for f in self.fields if f not in values]
+        extra = sorted(set(values) - set(self.fields))
+        if missing or extra:
+            raise PromptError(
+                f"prompt {self.name}: missing field(s) {missing or '-'}, unexpected field(s) {extra or '-'}; "
+                f"declared: {', '.join(self.fields) or '(none)'}"
+            )
+        return self.template.substitute({key: str(value) for key, value in values.items()})
+
+
+@functools.cache
+def declared() -> dict[str, dict]:
+    """The index: template name → {fields, purpose}."""
+    return yaml.safe_load(INDEX.read_text(encoding="utf-8")) or {}
+
+
+@functools.cache
+def load(name: str) -> Prompt:
+    entry = declared().get(name)
+    if entry is None:
+        raise PromptError(f"no prompt {name!r} in {INDEX.name}; known: {', '.join(sorted(declared()))}")
+    path = PROMPTS_DIR / f"{name}.txt"
+    template = string.Template(path.read_text(encoding="utf-8"))
+    return Prompt(name, tuple(entry.get("fields") or ()), entry.get("purpose", ""), template)
+
+
+def render(name: str, **values: object) -> str:
+    """The text of template ``name`` with ``values`` filled in."""
+    return load(name).render(**values)

@@ -1,0 +1,40 @@
+"""The "language models" panel of the About tab: which model each role uses, and what is missing.
+
+No request is made to draw it: availability is what :meth:`LanguageModels.status` knows up front
+(a role with no backend, an API key variable that is empty). Everything shown is escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import gradio as gr
+
+from ..config import ROLE_HELP
+from ..llm import LanguageModels, RoleStatus
+from .render import esc
+from .statute_tab import UI_COPY_DIR
+
+
+def models_status_html(statuses: Sequence[RoleStatus]) -> str:
+    """One row per role: its job, its model, and either "ready" or the reason it cannot be used."""
+    rows = []
+    for s in statuses:
+        badge = (
+            '<span class="ll-badge ok">可用 ready</span>'
+            if s.available
+            else '<span class="ll-badge none">未配置 not available</span>'
+        )
+        reason = f'<div class="ll-note">{esc(s.reason)}</div>' if s.reason else ""
+        rows.append(
+            f'<div class="ll-row"><b>{esc(s.role)}</b> <span class="ll-meta">{esc(ROLE_HELP.get(s.role, ""))}</span>'
+            f"<br>{badge} <code>{esc(s.description)}</code>{reason}</div>"
+        )
+    return '<div class="ll-card ll-models">' + "".join(rows) + "</div>"
+
+
+def build_models_panel(models: LanguageModels) -> None:
+    copy = UI_COPY_DIR / "models.md"
+    if copy.exists():
+        gr.Markdown(copy.read_text(encoding="utf-8"))
+    gr.HTML(models_status_html(models.status()))

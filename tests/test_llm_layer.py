@@ -1,0 +1,163 @@
+"""The backend layer shared by every backend: messages, overrides, the no-model state, role sharing,
+concurrency limits and parallel calls, and the promise that a no-model start imports no torch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from lawluo.config import load_settings
+from lawluo.llm import LanguageModels, ModelUnavailable, gather
+from lawluo.llm.no_model import NoModel
+from lawluo.llm.options import NoModelOptions
+
+from .conftest import ROOT
+from .fakes.scripted_backend import ScriptedBackend
+
+HELLO = [{"role": "user", "content": "你好"}]
+
+
+def test_no_model_backend_raises_model_unavailable_saying_what_to_set():
+    model = NoModel(NoModelOptions(), role="clarifier")
+    assert not model.available
+    with pytest.raises(ModelUnavailable) as caught:
+        model.chat(HELLO)
+    message = str(caught.value)
+    assert "No language model is configured for the clarifier role" in message
+    assert "LAWLUO_CLARIFIER_BACKEND=openai" in message and "--config" in message
+    with pytest.raises(ModelUnavailable):
+        model.stream(HELLO)
+    with pytest.raises(ModelUnavailable):
+        model.chat_json(HELLO, dict)
+
+
+def test_an_openai_role_without_its_key_is_unavailable_before_any_request():
+    settings = load_settings(
+        environ={
+            "LAWLUO_LAWYER_BACKEND": "openai",
+            "LAWLUO_LAWYER_MODEL": "deepseek-chat",
+            "LAWLUO_LAWYER_API_KEY_ENV": "DEEPSEEK_API_KEY",
+        }
+    )
+    lawyer = LanguageModels(settings.models)["lawyer"]
+    assert not lawyer.available
+    assert "DEEPSEEK_API_KEY is not set" in lawyer.unavailable_reason()
+    with pytest.raises(ModelUnavailable, match="DEEPSEEK_API_KEY"):
+        lawyer.chat(HELLO)
+
+
+@pytest.mark.parametrize(
+    ("messages", "message"),
+    [
+        ([], "non-empty list"),
+        ("你好", "non-empty list"),
+        ([{"role": "client", "content": "x"}], "role 'client' is not one of system, user, assistant"),
+        ([{"role": "user", "content": None}], "content must be a string"),
+        (["hi"], "message 0 is a str"),
+    ],
+)
+def test_bad_messages_are_rejected_with_the_reason(messages, message):
+    with pytest.raises(ValueError, match=message):
+        ScriptedBackend("x").chat(messages)
+
+
+def test_unknown_generation_options_are_rejected_and_known_ones_pass_through():
+    model = ScriptedBackend("a", "b")
+    with pytest.raises(TypeError, match="unknown generation option.*temprature"):
+        model.chat(HELLO, temprature=0)
+    assert model.chat(HELLO, temperature=0, max_tokens=5, seed=None) == "a"
+    assert model.calls[-1][1] == {"temperature": 0, "max_tokens": 5}  # None means "not set"
+
+
+def test_roles_with_identical_settings_share_one_backend_and_others_do_not():
+    env = {
+        "LAWLUO_DEFAULT_BACKEND": "openai",
+        "LAWLUO_DEFAULT_MODEL": "m",
+        "OPENAI_API_KEY": "k",
+        "LAWLUO_JUDGE_TEMPERATURE": "0",
+    }
+    models = LanguageModels(load_settings(environ=env).models)
+    assert models["lawyer"] is models["clarifier"] is models["secretary"] is models["boss"]
+    assert models["judge"] is not models["lawyer"]
+    with pytest.raises(KeyError, match="no role 'receptionist'"):
+        models["receptionist"]
+
+
+def test_status_lists_every_role_without_contacting_anything():
+    env = {
+        "LAWLUO_JUDGE_BACKEND": "openai",
+        "LAWLUO_JUDGE_MODEL": "gpt-4o",
+        "OPENAI_API_KEY": "k",
+        "LAWLUO_JUDGE_BASE_URL": "http://127.0.0.1:9/v1",
+    }
+    rows = {row.role: row for row in LanguageModels(load_settings(environ=env).models).status()}
+    assert list(rows) == ["lawyer", "clarifier", "secretary", "judge", "boss"]
+    assert rows["judge"].available and rows["judge"].description == "openai · gpt-4o @ http://127.0.0.1:9/v1"
+    assert not rows["lawyer"].available and "lawyer role" in rows["lawyer"].reason
+
+
+def test_the_concurrency_limit_caps_calls_in_flight():
+    in_flight, peak, lock = 0, 0, threading.Lock()
+
+    def slow(_messages):
+        nonlocal in_flight, peak
+        with lock:
+            in_flight += 1
+            peak = max(peak, in_flight)
+        time.sleep(0.05)
+        with lock:
+            in_flight -= 1
+        return "ok"
+
+    model = ScriptedBackend(responder=slow, concurrency=3)
+    results = gather([lambda: model.chat(HELLO) for _ in range(9)])
+    assert results == ["ok"] * 9
+    assert peak == 3
+
+
+def test_a_stream_holds_its_slot_until_it_is_closed():
+    model = ScriptedBackend("abc", "def", concurrency=1)
+    stream = model.stream(HELLO)
+    assert next(stream) == "a"
+    finished = threading.Event()
+    worker = threading.Thread(target=lambda: (model.chat(HELLO), finished.set()))
+    worker.start()
+    assert not finished.wait(0.1)  # the open stream holds the only slot
+    stream.close()
+    assert finished.wait(2)
+    worker.join()
+
+
+def test_gather_keeps_order_and_can_return_failures_in_place():
+    def fail():
+        raise ModelUnavailable("no model")
+
+    assert gather([lambda: 1, lambda: 2, lambda: 3]) == [1, 2, 3]
+    outcomes = gather([lambda: 1, fail, lambda: 3], return_exceptions=True)
+    assert outcomes[0] == 1 and outcomes[2] == 3 and isinstance(outcomes[1], ModelUnavailable)
+    with pytest.raises(ModelUnavailable):
+        gather([lambda: 1, fail])
+    assert gather([]) == []
+
+
+def test_importing_lawluo_and_building_the_app_without_models_imports_no_torch():
+    code = (
+        "import sys, app\n"
+        "from lawluo.config import Settings\n"
+        "app.build_app(Settings.load(environ={}))\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'peft', 'openai') if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "GRADIO_ANALYTICS_ENABLED": "False", "HOME": "/tmp"},
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
