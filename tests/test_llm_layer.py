@@ -11,9 +11,9 @@ import time
 import pytest
 
 from lawluo.config import load_settings
-from lawluo.llm import LanguageModels, ModelUnavailable, gather
+from lawluo.llm import BACKENDS, LanguageModels, ModelUnavailable, create_backend, gather
 from lawluo.llm.no_model import NoModel
-from lawluo.llm.options import NoModelOptions
+from lawluo.llm.options import NoModelOptions, OpenAIOptions, TransformersOptions
 
 from .conftest import ROOT
 from .fakes.scripted_backend import ScriptedBackend
@@ -161,3 +161,15 @@ def test_importing_lawluo_and_building_the_app_without_models_imports_no_torch()
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("name", sorted(BACKENDS))
+def test_every_registered_backend_can_be_created_from_its_options_without_loading_anything(name):
+    options = {
+        "none": NoModelOptions(),
+        "openai": OpenAIOptions(model="m"),
+        "transformers": TransformersOptions(model="org/model"),
+    }[name]
+    backend = create_backend(name, options, "lawyer", api_key="k")
+    assert backend.name == name and backend.role == "lawyer"
+    assert backend.describe().startswith(name)

@@ -1,0 +1,250 @@
+"""Loading local Hugging Face chat models for the ``transformers`` backend, once per process.
+
+A :class:`LoadKey` names the weights (model, adapter, quantisation, resolved device and dtype, revision);
+:data:`MODEL_CACHE` loads each key once, thread-safely, and keeps it (see :class:`ModelCache` for why
+this one process-wide cache exists). torch, transformers, peft and bitsandbytes are imported inside
+:func:`load_model`, never at module import. Every failure is a one-line
+:class:`~lawluo.llm.errors.ModelUnavailable` saying what to change.
+
+Reference: transformers ``AutoModelForCausalLM.from_pretrained`` / ``BitsAndBytesConfig``; PEFT
+``PeftModel.from_pretrained``.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib.util
+import os
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ModelUnavailable
+from .options import TransformersOptions
+
+BITSANDBYTES_REQUIREMENT = "bitsandbytes==0.50.2"
+HUB_HINT = (
+    "a hub id needs network access, or HF_HUB_OFFLINE=1 with the model already in the local "
+    "Hugging Face cache; a local path must be a directory written by save_pretrained"
+)
+
+
+# -- loading ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LoadKey:
+    """Everything that decides which weights end up in memory; device and dtype already resolved."""
+
+    model: str
+    adapter: str | None
+    quantization: str
+    device: str
+    dtype: str
+    revision: str | None
+    trust_remote_code: bool
+
+
+@dataclass
+class LoadedModel:
+    """A tokenizer and model in memory, and the lock every ``generate`` on the model holds."""
+
+    tokenizer: Any
+    model: Any
+    device: str
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+
+class ModelCache:
+    """The models loaded in this process, each loaded at most once, by at most one thread at a time.
+
+    This is the one process-wide mutable object of the language-model layer, on purpose: what it
+    guards, GPU and CPU memory, is itself process-wide. Several roles (the 16 domain lawyers, the
+    judge) and every reload of the settings create their own backend objects, and a 7B model (about
+    15 GB in bfloat16) must never be loaded twice for them. Entries are keyed by :class:`LoadKey`; a
+    failed load leaves nothing behind, so the next call tries again (the user may have fixed the
+    path or the network). Tests empty it with :func:`clear_model_cache`.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # guards the dict, never held while loading
+        self._slots: dict[LoadKey, _Slot] = {}
+
+    def get(self, key: LoadKey, load: Callable[[LoadKey], LoadedModel]) -> LoadedModel:
+        """The model for ``key``, calling ``load(key)`` if no thread has loaded it yet."""
+        with self._lock:
+            slot = self._slots.setdefault(key, _Slot())
+        # One lock per key: threads asking for the same model wait for one load; a load of another
+        # model, or a call on a model already loaded, does not wait.
+        with slot.lock:
+            if slot.loaded is None:
+                slot.loaded = load(key)
+            return slot.loaded
+
+    def clear(self) -> None:
+        """Forget every loaded model (memory is freed once no backend call still holds one)."""
+        with self._lock:
+            self._slots.clear()
+        gc.collect()
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return sum(slot.loaded is not None for slot in self._slots.values())
+
+
+@dataclass
+class _Slot:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    loaded: LoadedModel | None = None
+
+
+MODEL_CACHE = ModelCache()
+
+
+def clear_model_cache() -> None:
+    """Unload every model this backend loaded in this process (for tests, and to free GPU memory)."""
+    MODEL_CACHE.clear()
+
+
+def resolve_load_key(options: TransformersOptions) -> LoadKey:
+    """The :class:`LoadKey` for ``options`` on this machine, or ``ModelUnavailable`` saying why not.
+
+    Resolves ``device: auto`` (the GPU if torch sees one, else the CPU) and ``dtype: auto``
+    (bfloat16 on a GPU that supports it, else float16 there; float32 on the CPU), and checks that
+    4/8-bit quantization is possible here (a CUDA GPU and bitsandbytes).
+    """
+    import torch
+
+    if options.quantization != "none":
+        if not torch.cuda.is_available():
+            raise ModelUnavailable(
+                f"quantization {options.quantization} needs a CUDA GPU with bitsandbytes, and torch sees no "
+                "GPU here; set quantization: none (or run on a GPU)"
+            )
+        if importlib.util.find_spec("bitsandbytes") is None:
+            raise ModelUnavailable(
+                f"quantization {options.quantization} needs bitsandbytes, which is not installed: "
+                f"pip install {BITSANDBYTES_REQUIREMENT} (see requirements-gpu.txt), or set quantization: none"
+            )
+    device = _resolve_device(options.device)
+    dtype = options.dtype
+    if dtype == "auto":
+        if device == "cpu":
+            dtype = "float32"
+        else:
+            dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+    return LoadKey(
+        model=_expand(options.model),
+        adapter=_expand(options.adapter) if options.adapter else None,
+        quantization=options.quantization,
+        device=device,
+        dtype=dtype,
+        revision=options.revision,
+        trust_remote_code=options.trust_remote_code,
+    )
+
+
+def _resolve_device(requested: str) -> str:
+    import torch
+
+    if requested == "cpu":
+        return "cpu"
+    if not torch.cuda.is_available():
+        if requested == "auto":
+            return "cpu"
+        build = "a CPU-only build" if torch.version.cuda is None else f"built for CUDA {torch.version.cuda}"
+        raise ModelUnavailable(
+            f"device {requested} asks for a CUDA GPU, but torch {torch.__version__} ({build}) sees none; "
+            "set device: auto or cpu, or install the CUDA build of torch on a machine with a GPU"
+        )
+    if requested in ("auto", "cuda"):
+        return f"cuda:{torch.cuda.current_device()}"
+    index_text = requested.partition(":")[2]
+    count = torch.cuda.device_count()
+    if not index_text.isdigit() or int(index_text) >= count:
+        raise ModelUnavailable(
+            f"device {requested} does not exist: torch sees {count} GPU(s), cuda:0 to cuda:{count - 1}"
+        )
+    return f"cuda:{int(index_text)}"
+
+
+def load_model(key: LoadKey) -> LoadedModel:
+    """Load the tokenizer, the model and the adapter named by ``key`` (no caching; see :class:`ModelCache`)."""
+    for what, name in (("model", key.model), ("adapter", key.adapter)):
+        missing = missing_local_path(what, name)
+        if missing:
+            raise ModelUnavailable(missing)
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    common = {"revision": key.revision, "trust_remote_code": key.trust_remote_code}
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(key.model, **common)
+    except Exception as exc:
+        raise ModelUnavailable(_load_failure("model", key.model, exc)) from exc
+    if getattr(tokenizer, "chat_template", None) is None:
+        raise ModelUnavailable(
+            f"the tokenizer of model {key.model} has no chat template, so LawLuo cannot turn a conversation "
+            "into a prompt; use an instruct/chat model (e.g. Qwen/Qwen2.5-7B-Instruct), not a base model"
+        )
+    kwargs: dict[str, Any] = {"dtype": getattr(torch, key.dtype), "device_map": {"": key.device}, **common}
+    if key.quantization != "none":
+        kwargs["quantization_config"] = _bitsandbytes_config(key.quantization)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(key.model, **kwargs)
+    except Exception as exc:
+        raise ModelUnavailable(_load_failure("model", key.model, exc)) from exc
+    if key.adapter:
+        if importlib.util.find_spec("peft") is None:
+            raise ModelUnavailable(
+                f"adapter {key.adapter} needs peft, which is not installed: pip install peft"
+            )
+        from peft import PeftModel
+
+        try:
+            model = PeftModel.from_pretrained(model, key.adapter)
+        except Exception as exc:
+            raise ModelUnavailable(_load_failure("adapter", key.adapter, exc)) from exc
+    model.eval()
+    return LoadedModel(tokenizer=tokenizer, model=model, device=key.device)
+
+
+def _bitsandbytes_config(quantization: str) -> Any:
+    import torch
+    from transformers import BitsAndBytesConfig
+
+    if quantization == "8bit":
+        return BitsAndBytesConfig(load_in_8bit=True)
+    return BitsAndBytesConfig(
+        load_in_4bit=True,
+        bnb_4bit_quant_type="nf4",
+        # bfloat16 as QLoRA computes; float16 on GPUs without bfloat16 (T4, V100).
+        bnb_4bit_compute_dtype=torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16,
+        bnb_4bit_use_double_quant=True,
+    )
+
+
+def _expand(name: str) -> str:
+    return os.path.expanduser(name) if name.startswith("~") else name
+
+
+def _looks_local(name: str) -> bool:
+    return name.startswith(("/", "./", "../", "~"))
+
+
+def missing_local_path(what: str, name: str | None) -> str | None:
+    """A message if ``name`` is obviously a local path (``/…``, ``./…``, ``../…``, ``~…``) that does not exist."""
+    if name and _looks_local(name) and not os.path.exists(_expand(name)):
+        return f"{what} directory {name} does not exist; set {what}: to a directory written by save_pretrained or to a hub id"
+    return None
+
+
+def _load_failure(what: str, name: str, exc: BaseException) -> str:
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    if len(reason) > 400:
+        reason = reason[:400] + "…"
+    hint = HUB_HINT if not _looks_local(name) else "check that the directory was written by save_pretrained"
+    return f"cannot load {what} {name}: {type(exc).__name__}: {reason} ({hint})"

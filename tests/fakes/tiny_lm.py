@@ -1,0 +1,132 @@
+"""A tiny random chat model, built inside a test, for code that loads and runs Hugging Face models.
+
+:func:`save_tiny_lm` trains a byte-level BPE tokenizer on a few Chinese and English sentences, gives
+it ChatML special tokens and a ChatML ``chat_template`` (the format of Qwen's instruct models), and
+saves it next to a randomly initialised two-layer Qwen2 causal LM. :func:`save_tiny_lora_adapter`
+saves a LoRA adapter for that model whose weights are random too (``init_lora_weights=False``), so
+loading it really changes what the model generates. Everything is seeded: the same call writes the
+same files. Both take well under a second on a laptop CPU.
+
+Usage (``tmp_path_factory`` is pytest's)::
+
+    base = save_tiny_lm(tmp_path_factory.mktemp("tiny") / "lm")
+    adapter = save_tiny_lora_adapter(base, tmp_path_factory.mktemp("tiny") / "lora")
+    TransformersOptions(model=str(base), adapter=str(adapter), temperature=0)
+
+Reference: the tiny random checkpoints of the transformers test suite (``hf-internal-testing``),
+built here instead of downloaded because tests have no network.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+CHATML_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+
+# A template in the style of Gemma's, which refuses a system message outright.
+NO_SYSTEM_TEMPLATE = (
+    "{% for message in messages %}"
+    "{% if message['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+
+SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
+
+SENTENCES = (
+    "劳动者与用人单位订立劳动合同，应当遵循合法、公平、平等自愿、协商一致、诚实信用的原则。",
+    "用人单位违反本法规定解除或者终止劳动合同的，应当依照本法第八十七条规定支付赔偿金。",
+    "当事人对自己提出的主张，有责任提供证据。",
+    "民事主体从事民事活动，应当遵循诚信原则，秉持诚实，恪守承诺。",
+    "我的房东不退押金，我该怎么办？",
+    "Employers must pay wages in full and on time.",
+    "The tenant asked the landlord to return the deposit.",
+    "A contract concluded in accordance with the law is legally binding.",
+    "What should I do if my employer refuses to pay overtime?",
+)
+
+
+def build_tiny_tokenizer(chat_template: str | None = CHATML_TEMPLATE):
+    """A ``PreTrainedTokenizerFast`` (byte-level BPE, vocabulary of a few hundred) with ChatML tokens.
+
+    ``chat_template=None`` builds one without a chat template, like a base (non-instruct) model's.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    raw = Tokenizer(models.BPE())
+    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    raw.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=list(SPECIAL_TOKENS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    raw.train_from_iterator(SENTENCES, trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=raw,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=["<|im_start|>"],
+        model_max_length=512,
+    )
+    if chat_template is not None:
+        tokenizer.chat_template = chat_template
+    return tokenizer
+
+
+def save_tiny_lm(path: str | Path, *, chat_template: str | None = CHATML_TEMPLATE, seed: int = 0) -> Path:
+    """Save a tokenizer and a random 2-layer Qwen2 causal LM (hidden size 32) to ``path``; return it."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    path = Path(path)
+    tokenizer = build_tiny_tokenizer(chat_template)
+    config = Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        bos_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=True,
+        # Wider than the default 0.02, so that greedy decoding wanders over the vocabulary instead of
+        # repeating one token: tests can then see an adapter or a seed change the text.
+        initializer_range=0.3,
+    )
+    torch.manual_seed(seed)
+    model = Qwen2ForCausalLM(config).eval()
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def save_tiny_lora_adapter(base_path: str | Path, path: str | Path, *, seed: int = 1) -> Path:
+    """Save a LoRA adapter (r=4 on q_proj and v_proj, random non-zero weights) for ``base_path``."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    path = Path(path)
+    base = AutoModelForCausalLM.from_pretrained(base_path)
+    config = LoraConfig(
+        r=4,
+        lora_alpha=16,
+        target_modules=["q_proj", "v_proj"],
+        init_lora_weights=False,
+        task_type="CAUSAL_LM",
+    )
+    torch.manual_seed(seed)
+    get_peft_model(base, config).save_pretrained(path)
+    return path
