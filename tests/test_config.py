@@ -121,42 +121,32 @@ def test_every_problem_is_reported_at_once_with_the_valid_choices(tmp_path):
     assert "models.boss.temperature: expected a number, got 'hot'" in message
 
 
-def test_option_values_are_validated_by_the_backend_options():
-    with pytest.raises(
-        ConfigError, match=r"models.lawyer: quantization '3bit' is not one of none, 4bit, 8bit"
-    ):
-        load_settings(
-            environ={
-                "LAWLUO_LAWYER_BACKEND": "transformers",
-                "LAWLUO_LAWYER_MODEL": "m",
-                "LAWLUO_LAWYER_QUANTIZATION": "3bit",
-            }
-        )
-    with pytest.raises(ConfigError, match="with device: cpu set quantization: none"):
-        load_settings(
-            environ={
-                "LAWLUO_LAWYER_BACKEND": "transformers",
-                "LAWLUO_LAWYER_MODEL": "m",
-                "LAWLUO_LAWYER_QUANTIZATION": "8bit",
-                "LAWLUO_LAWYER_DEVICE": "cpu",
-            }
-        )
-    with pytest.raises(ConfigError, match="temperature 3.0 is outside 0–2"):
-        load_settings(
-            environ={
-                "LAWLUO_JUDGE_BACKEND": "openai",
-                "LAWLUO_JUDGE_MODEL": "m",
-                "LAWLUO_JUDGE_TEMPERATURE": "3",
-            }
-        )
-    with pytest.raises(ConfigError, match="base_url 'api.deepseek.com' must start with http"):
-        load_settings(
-            environ={
-                "LAWLUO_JUDGE_BACKEND": "openai",
-                "LAWLUO_JUDGE_MODEL": "m",
-                "LAWLUO_JUDGE_BASE_URL": "api.deepseek.com",
-            }
-        )
+LOCAL = {"LAWLUO_LAWYER_BACKEND": "transformers", "LAWLUO_LAWYER_MODEL": "m"}
+HOSTED = {"LAWLUO_JUDGE_BACKEND": "openai", "LAWLUO_JUDGE_MODEL": "m"}
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        (
+            {**LOCAL, "LAWLUO_LAWYER_QUANTIZATION": "3bit"},
+            "models.lawyer: quantization '3bit' is not one of none, 4bit, 8bit",
+        ),
+        (
+            {**LOCAL, "LAWLUO_LAWYER_QUANTIZATION": "8bit", "LAWLUO_LAWYER_DEVICE": "cpu"},
+            "with device: cpu set quantization: none",
+        ),
+        ({**HOSTED, "LAWLUO_JUDGE_TEMPERATURE": "3"}, "temperature 3.0 is outside 0–2"),
+        (
+            {**HOSTED, "LAWLUO_JUDGE_BASE_URL": "api.deepseek.com"},
+            "base_url 'api.deepseek.com' must start with http",
+        ),
+    ],
+    ids=["quantization", "quantization-on-cpu", "temperature", "base_url"],
+)
+def test_option_values_are_validated_by_the_backend_options(environ, message):
+    with pytest.raises(ConfigError, match=message):
+        load_settings(environ=environ)
 
 
 def test_a_key_written_into_the_file_is_refused(tmp_path):

@@ -18,7 +18,6 @@ Ollama (``http://localhost:11434/v1``).
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import time
@@ -183,52 +182,74 @@ class OpenAIBackend(ChatBackend):
         """One typed error, with a message saying what to change, for anything the SDK raised."""
         if isinstance(exc, LLMError):
             return exc
-        where, o = self.describe(), self.options
-        detail = _detail(exc)
-        if isinstance(exc, openai.APITimeoutError):
-            return LLMTimeout(
-                f"{where} did not answer within {o.timeout:g} s. Raise `timeout` for the "
-                f"{self.role} role, or check the server's load."
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            return LLMConnectionError(
-                f"Cannot reach {self.base_url} ({detail}). Check base_url and that "
-                "the server is running and reachable from this machine."
-            )
-        if isinstance(exc, openai.RateLimitError):
-            return RateLimited(
-                f"{where} is rate-limiting requests (429: {detail}). Lower `concurrency` "
-                f"for the {self.role} role, or wait and try again."
-            )
-        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-            return AuthenticationFailed(
-                f"{where} rejected the API key from {o.api_key_env} "
-                f"({exc.status_code}: {detail}). Check the key and that it may use "
-                f"{o.model}."
-            )
-        if isinstance(exc, openai.NotFoundError):
-            return RequestRejected(
-                f"{self.base_url} has no model {o.model!r} (404: {detail}). Check `model` "
-                "(for vLLM: a served model or LoRA name listed by /v1/models) and base_url."
-            )
-        if isinstance(exc, openai.APIStatusError):
-            if exc.status_code >= 500:
-                return ServerError(
-                    f"{where} failed with {exc.status_code} ({detail}). The server may be "
-                    "overloaded or restarting; try again later."
-                )
-            return RequestRejected(
-                f"{where} refused the request ({exc.status_code}: {detail}). The prompt may "
-                "be too long for the model, or an option unsupported by this server."
-            )
-        if isinstance(exc, openai.APIResponseValidationError | json.JSONDecodeError | ValueError):
-            return MalformedResponse(
-                f"{where} sent a response that is not valid OpenAI JSON ({detail}). "
-                "Is base_url an OpenAI-compatible /v1 endpoint?"
-            )
-        if isinstance(exc, openai.APIError):
-            return ServerError(f"{where} reported an error: {detail}")
-        return LLMError(f"{where}: unexpected {type(exc).__name__}: {detail}")
+        o = self.options
+        fields = {
+            "where": self.describe(),
+            "url": self.base_url,
+            "role": self.role,
+            "model": o.model,
+            "timeout": o.timeout,
+            "key_env": o.api_key_env,
+            "detail": _detail(exc),
+            "status": getattr(exc, "status_code", ""),
+        }
+        for exc_types, error, message in TRANSLATIONS:
+            if isinstance(exc, exc_types):
+                return error(message.format(**fields))
+        return LLMError("{where}: unexpected {kind}: {detail}".format(kind=type(exc).__name__, **fields))
+
+
+# The SDK's exceptions → LawLuo's typed errors, first match wins (subclasses before their bases).
+TRANSLATIONS: tuple[tuple[type | tuple[type, ...], type[LLMError], str], ...] = (
+    (
+        openai.APITimeoutError,
+        LLMTimeout,
+        "{where} did not answer within {timeout:g} s. Raise `timeout` for the {role} role, or check the "
+        "server's load.",
+    ),
+    (
+        openai.APIConnectionError,
+        LLMConnectionError,
+        "Cannot reach {url} ({detail}). Check base_url and that the server is running and reachable from "
+        "this machine.",
+    ),
+    (
+        openai.RateLimitError,
+        RateLimited,
+        "{where} is rate-limiting requests (429: {detail}). Lower `concurrency` for the {role} role, or wait "
+        "and try again.",
+    ),
+    (
+        (openai.AuthenticationError, openai.PermissionDeniedError),
+        AuthenticationFailed,
+        "{where} rejected the API key from {key_env} ({status}: {detail}). Check the key and that it may use "
+        "{model}.",
+    ),
+    (
+        openai.NotFoundError,
+        RequestRejected,
+        "{url} has no model {model!r} (404: {detail}). Check `model` (for vLLM: a served model or LoRA name "
+        "listed by /v1/models) and base_url.",
+    ),
+    (
+        openai.InternalServerError,
+        ServerError,
+        "{where} failed with {status} ({detail}). The server may be overloaded or restarting; try again later.",
+    ),
+    (
+        openai.APIStatusError,
+        RequestRejected,
+        "{where} refused the request ({status}: {detail}). The prompt may be too long for the model, or an "
+        "option unsupported by this server.",
+    ),
+    (
+        (openai.APIResponseValidationError, ValueError),
+        MalformedResponse,
+        "{where} sent a response that is not valid OpenAI JSON ({detail}). Is base_url an OpenAI-compatible "
+        "/v1 endpoint?",
+    ),
+    (openai.APIError, ServerError, "{where} reported an error: {detail}"),
+)
 
 
 def _delta(chunk: Any) -> str:
