@@ -30,27 +30,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from ..agents.domains import DOMAIN_NAMES
+
 SOURCES = ("cail", "typical", "disc")
 
 #: The consultation domains a ``domain_hint`` may name (the receptionist's 16 classes).
-DOMAINS = (
-    "婚姻家庭",
-    "劳动纠纷",
-    "交通事故",
-    "债权债务",
-    "刑事辩护",
-    "合同纠纷",
-    "房产纠纷",
-    "侵权",
-    "公司法",
-    "医疗纠纷",
-    "拆迁安置",
-    "行政诉讼",
-    "建设工程",
-    "知识产权",
-    "消费权益",
-    "其他",
-)
+DOMAINS = DOMAIN_NAMES  # a case's domain_hint is the Chinese name of a consultation domain
 
 CRIMINAL_LAW = "中华人民共和国刑法"
 REBUILD_COMMAND = "python -m lawluo build cases --data ../shared/data"
