@@ -13,7 +13,7 @@ import pytest
 from lawluo.config import load_settings
 from lawluo.llm import BACKENDS, LanguageModels, ModelUnavailable, create_backend, gather
 from lawluo.llm.no_model import NoModel
-from lawluo.llm.options import NoModelOptions, OpenAIOptions, TransformersOptions
+from lawluo.llm.options import NoModelOptions, OpenAIOptions, RewardModelOptions, TransformersOptions
 
 from .conftest import ROOT
 from .fakes.scripted_backend import ScriptedBackend
@@ -169,6 +169,7 @@ def test_every_registered_backend_can_be_created_from_its_options_without_loadin
         "none": NoModelOptions(),
         "openai": OpenAIOptions(model="m"),
         "transformers": TransformersOptions(model="org/model"),
+        "reward_model": RewardModelOptions(model="org/reward-model"),
     }[name]
     backend = create_backend(name, options, "lawyer", api_key="k")
     assert backend.name == name and backend.role == "lawyer"

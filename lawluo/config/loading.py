@@ -25,8 +25,9 @@ Environment overrides, applied on top of the file:
 - the standard ``OPENAI_BASE_URL`` (for ``openai`` roles that set no ``base_url``) and ``OPENAI_API_KEY``
   (or whichever variable a role names in ``api_key_env``).
 
-Unknown keys, roles, backends, options and ``LAWLUO_`` variables are errors that list the valid ones,
-all problems at once, when the app or CLI starts — not a surprise in front of a user.
+Unknown keys, roles, backends, options and ``LAWLUO_`` variables, and a backend a role cannot use
+(``reward_model`` is for the boss only), are errors that list the valid ones, all problems at once,
+when the app or CLI starts — not a surprise in front of a user.
 """
 
 from __future__ import annotations
@@ -42,12 +43,12 @@ from typing import Any
 
 import yaml
 
-from lawluo.llm.registry import BACKENDS
+from lawluo.llm.registry import BACKENDS, backends_for
 
 from .settings import ROLES, ConfigError, ModelsConfig, RoleConfig, Settings
 
 ENV_CONFIG = "LAWLUO_CONFIG"
-TOP_LEVEL_KEYS = ("assets_dir", "cache_dir", "statute_encoder", "case_encoder", "models")
+TOP_LEVEL_KEYS = tuple(f.name for f in fields(Settings) if f.name != "source")
 ENV_TOP_LEVEL = {f"LAWLUO_{key.upper()}": key for key in TOP_LEVEL_KEYS if key != "models"}
 MODEL_SECTIONS = ("default", *ROLES)
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
@@ -66,15 +67,25 @@ def load_settings(path: str | Path | None = None, environ: Mapping[str, str] | N
     unknown = sorted(set(raw) - set(TOP_LEVEL_KEYS))
     if unknown:
         problems.append(f"unknown key(s) {', '.join(unknown)}; valid keys: {', '.join(TOP_LEVEL_KEYS)}")
-    top = {key: raw[key] for key in TOP_LEVEL_KEYS if key != "models" and raw.get(key) is not None}
-    for key in ("statute_encoder", "case_encoder"):
-        if key in top and not isinstance(top[key], str):
-            problems.append(f"{key}: expected a model name or path, got {top[key]!r}")
+    hints = typing.get_type_hints(Settings)
+    top = {}
+    for key in TOP_LEVEL_KEYS:
+        if key != "models" and raw.get(key) is not None:
+            try:
+                top[key] = _coerce(raw[key], hints[key])
+            except ValueError as exc:
+                problems.append(f"{key}: {exc}")
     models = _models(raw.get("models"), env, problems)
+    settings = None
+    if not problems:
+        try:
+            settings = Settings(**top, models=models, source=str(path) if path else None)
+        except ValueError as exc:
+            problems.append(str(exc))
     if problems:
         where = f" in {path}" if path else ""
         raise ConfigError(f"invalid settings{where}:\n- " + "\n- ".join(problems))
-    return Settings(**top, models=models, source=str(path) if path else None)
+    return settings
 
 
 def describe_settings(settings: Settings) -> str:
@@ -160,15 +171,23 @@ def _models(raw: Any, env: Mapping[str, str], problems: list[str]) -> ModelsConf
         spec = sections[role]
         same_backend = "backend" not in spec or spec["backend"] == default.get("backend", "none")
         merged = {**default, **spec} if same_backend else dict(spec)
-        roles[role] = _role(f"models.{role}", merged, env, problems)
+        roles[role] = _role(role, merged, env, problems)
     return ModelsConfig(**roles)
 
 
-def _role(where: str, spec: dict[str, Any], env: Mapping[str, str], problems: list[str]) -> RoleConfig:
-    spec = dict(spec)
+def _role(role: str, spec: dict[str, Any], env: Mapping[str, str], problems: list[str]) -> RoleConfig:
+    where, spec = f"models.{role}", dict(spec)
     backend = spec.pop("backend", "none")
+    valid_backends = ", ".join(backends_for(role))
     if backend not in BACKENDS:
-        problems.append(f"{where}.backend: unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
+        problems.append(f"{where}.backend: unknown backend {backend!r}; valid: {valid_backends}")
+        return RoleConfig()
+    if backend not in backends_for(role):
+        only = " or ".join(BACKENDS[backend].roles or ())
+        problems.append(
+            f"{where}.backend: backend {backend} is only for the {only} role ({BACKENDS[backend].summary}); "
+            f"valid for {role}: {valid_backends}"
+        )
         return RoleConfig()
     options_cls = BACKENDS[backend].options
     option_fields = {f.name: f for f in fields(options_cls)}
@@ -244,6 +263,10 @@ def _coerce(value: Any, hint: Any) -> Any:
         if isinstance(value, str):
             return value
         raise ValueError(f"expected a string, got {value!r}")
+    if hint is Path:
+        if isinstance(value, str | Path):
+            return Path(value)
+        raise ValueError(f"expected a path, got {value!r}")
     if hint is dict or typing.get_origin(hint) is dict:
         if isinstance(value, str):
             try:

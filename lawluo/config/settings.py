@@ -33,7 +33,7 @@ class ConfigError(ValueError):
 class RoleConfig:
     """The model one role uses: a backend name from :data:`lawluo.llm.registry.BACKENDS` and its options."""
 
-    backend: str = field(default="none", metadata={"help": "none, openai or transformers."})
+    backend: str = field(default="none", metadata={"help": "none, openai, transformers, or reward_model (boss only)."})
     options: object = field(default_factory=NoModelOptions, metadata={"help": "The backend's options."})
     api_key: str | None = field(
         default=None, repr=False, metadata={"help": "Resolved from the environment variable api_key_env."}
@@ -68,6 +68,13 @@ class Settings:
     case_encoder: str | None = field(
         default=None, metadata={"help": "sentence-transformers model (hub id or path) for dense case search."}
     )
+    tolc_height: int = field(
+        default=3, metadata={"help": "Height H of the clarification tree (root = the question; 3 → two levels)."}
+    )
+    tolc_k: int = field(default=3, metadata={"help": "K: similar cases retrieved and elements proposed per node."})
+    best_of: int = field(
+        default=1, metadata={"help": "Answers the lawyer drafts per turn; the boss keeps the best (1 = stream one)."}
+    )
     models: ModelsConfig = field(
         default_factory=ModelsConfig, metadata={"help": "The language model of each role."}
     )
@@ -76,6 +83,11 @@ class Settings:
     )
 
     def __post_init__(self) -> None:
+        if not 2 <= self.tolc_height <= 5 or not 1 <= self.tolc_k <= 6 or not 1 <= self.best_of <= 8:
+            raise ValueError(
+                f"tolc_height must be 2–5, tolc_k 1–6 and best_of 1–8 "
+                f"(got {self.tolc_height}, {self.tolc_k}, {self.best_of})"
+            )
         object.__setattr__(self, "assets_dir", Path(self.assets_dir))
         cache = self.assets_dir / "index" if self.cache_dir is None else Path(self.cache_dir)
         object.__setattr__(self, "cache_dir", cache)

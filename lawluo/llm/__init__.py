@@ -11,8 +11,9 @@
         print(lawyer.unavailable_reason())     # says exactly what to set
 
 Backends (:mod:`.registry`): ``openai`` (any OpenAI-compatible server), ``transformers`` (a local model,
-optional LoRA adapter and 4/8-bit quantisation) and ``none``. Importing this package imports neither
-openai nor torch; a backend's library is imported when a role using it is created.
+optional LoRA adapter and 4/8-bit quantisation), ``reward_model`` (the boss's scorer, not a chat model)
+and ``none``. Importing this package imports neither openai nor torch; a backend's library is imported
+when a role using it is created.
 """
 
 from __future__ import annotations

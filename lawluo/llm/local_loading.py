@@ -2,9 +2,9 @@
 
 A :class:`LoadKey` names the weights (model, adapter, quantisation, resolved device and dtype, revision);
 :data:`MODEL_CACHE` loads each key once, thread-safely, and keeps it (see :class:`ModelCache` for why
-this one process-wide cache exists). torch, transformers, peft and bitsandbytes are imported inside
-:func:`load_model`, never at module import. Every failure is a one-line
-:class:`~lawluo.llm.errors.ModelUnavailable` saying what to change.
+this one process-wide cache exists; the ``reward_model`` backend keeps its models there too). torch,
+transformers, peft and bitsandbytes are imported inside :func:`load_model`, never at module import.
+Every failure is a one-line :class:`~lawluo.llm.errors.ModelUnavailable` saying what to change.
 
 Reference: transformers ``AutoModelForCausalLM.from_pretrained`` / ``BitsAndBytesConfig``; PEFT
 ``PeftModel.from_pretrained``.
@@ -17,14 +17,15 @@ import importlib.util
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import ModelUnavailable
 from .options import TransformersOptions
 
 BITSANDBYTES_REQUIREMENT = "bitsandbytes==0.50.2"
+K = TypeVar("K", bound=Hashable)
 HUB_HINT = (
     "a hub id needs network access, or HF_HUB_OFFLINE=1 with the model already in the local "
     "Hugging Face cache; a local path must be a directory written by save_pretrained"
@@ -68,10 +69,14 @@ class ModelCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # guards the dict, never held while loading
-        self._slots: dict[LoadKey, _Slot] = {}
+        self._slots: dict[Hashable, _Slot] = {}
 
-    def get(self, key: LoadKey, load: Callable[[LoadKey], LoadedModel]) -> LoadedModel:
-        """The model for ``key``, calling ``load(key)`` if no thread has loaded it yet."""
+    def get(self, key: K, load: Callable[[K], LoadedModel]) -> LoadedModel:
+        """The model for ``key``, calling ``load(key)`` if no thread has loaded it yet.
+
+        ``key`` is a :class:`LoadKey` for chat models; other local models (the reward model of
+        :mod:`lawluo.llm.reward_backend`) use their own frozen key class, so keys never collide.
+        """
         with self._lock:
             slot = self._slots.setdefault(key, _Slot())
         # One lock per key: threads asking for the same model wait for one load; a load of another
@@ -129,13 +134,7 @@ def resolve_load_key(options: TransformersOptions) -> LoadKey:
                 f"quantization {options.quantization} needs bitsandbytes, which is not installed: "
                 f"pip install {BITSANDBYTES_REQUIREMENT} (see requirements-gpu.txt), or set quantization: none"
             )
-    device = _resolve_device(options.device)
-    dtype = options.dtype
-    if dtype == "auto":
-        if device == "cpu":
-            dtype = "float32"
-        else:
-            dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+    device, dtype = resolve_device_and_dtype(options.device, options.dtype)
     return LoadKey(
         model=_expand(options.model),
         adapter=_expand(options.adapter) if options.adapter else None,
@@ -145,6 +144,23 @@ def resolve_load_key(options: TransformersOptions) -> LoadKey:
         revision=options.revision,
         trust_remote_code=options.trust_remote_code,
     )
+
+
+def resolve_device_and_dtype(device: str, dtype: str) -> tuple[str, str]:
+    """``device`` and ``dtype`` settings resolved on this machine, or ``ModelUnavailable`` saying why not.
+
+    ``auto`` device: the GPU if torch sees one, else the CPU; ``auto`` dtype: bfloat16 on a GPU that
+    supports it, else float16 there; float32 on the CPU.
+    """
+    import torch
+
+    resolved = _resolve_device(device)
+    if dtype == "auto":
+        if resolved == "cpu":
+            dtype = "float32"
+        else:
+            dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+    return resolved, dtype
 
 
 def _resolve_device(requested: str) -> str:
@@ -184,7 +200,7 @@ def load_model(key: LoadKey) -> LoadedModel:
     try:
         tokenizer = AutoTokenizer.from_pretrained(key.model, **common)
     except Exception as exc:
-        raise ModelUnavailable(_load_failure("model", key.model, exc)) from exc
+        raise ModelUnavailable(load_failure_message("model", key.model, exc)) from exc
     if getattr(tokenizer, "chat_template", None) is None:
         raise ModelUnavailable(
             f"the tokenizer of model {key.model} has no chat template, so LawLuo cannot turn a conversation "
@@ -196,7 +212,7 @@ def load_model(key: LoadKey) -> LoadedModel:
     try:
         model = AutoModelForCausalLM.from_pretrained(key.model, **kwargs)
     except Exception as exc:
-        raise ModelUnavailable(_load_failure("model", key.model, exc)) from exc
+        raise ModelUnavailable(load_failure_message("model", key.model, exc)) from exc
     if key.adapter:
         if importlib.util.find_spec("peft") is None:
             raise ModelUnavailable(
@@ -207,7 +223,7 @@ def load_model(key: LoadKey) -> LoadedModel:
         try:
             model = PeftModel.from_pretrained(model, key.adapter)
         except Exception as exc:
-            raise ModelUnavailable(_load_failure("adapter", key.adapter, exc)) from exc
+            raise ModelUnavailable(load_failure_message("adapter", key.adapter, exc)) from exc
     model.eval()
     return LoadedModel(tokenizer=tokenizer, model=model, device=key.device)
 
@@ -242,7 +258,7 @@ def missing_local_path(what: str, name: str | None) -> str | None:
     return None
 
 
-def _load_failure(what: str, name: str, exc: BaseException) -> str:
+def load_failure_message(what: str, name: str, exc: BaseException) -> str:
     reason = " ".join(str(exc).split()) or type(exc).__name__
     if len(reason) > 400:
         reason = reason[:400] + "…"

@@ -119,6 +119,48 @@ class TransformersOptions:
             raise ValueError("stream_timeout must be > 0 and concurrency >= 1")
 
 
+@dataclass(frozen=True)
+class RewardModelOptions:
+    """A reward model for the boss role (LawLuo §3.2, eq. 6): it scores answers and cannot chat."""
+
+    model: str = field(
+        metadata={
+            "help": "Hub id or local path of an AutoModelForSequenceClassification with one output "
+            "(num_labels=1, as TRL's RewardTrainer saves it)."
+        }
+    )
+    device: str = field(
+        default="auto", metadata={"help": "auto (GPU if present, else CPU), cpu, cuda or cuda:N."}
+    )
+    dtype: str = field(default="auto", metadata={"help": "auto, float32, bfloat16 or float16."})
+    max_length: int = field(
+        default=1024,
+        metadata={
+            "help": "Most tokens of question + answer scored (longer ones are cut, the question first to a "
+            "quarter); match the max_length the model was trained with (TRL's default is 1024)."
+        },
+    )
+    batch_size: int = field(default=8, metadata={"help": "Answers scored in one forward pass."})
+    revision: str | None = field(default=None, metadata={"help": "Hub revision (branch, tag or commit)."})
+    trust_remote_code: bool = field(
+        default=False, metadata={"help": "Allow model code from the hub (only for models you trust)."}
+    )
+    concurrency: int = field(
+        default=1,
+        metadata={"help": "Calls admitted at once; scoring itself is serialised (one model, one GPU)."},
+    )
+
+    def __post_init__(self) -> None:
+        if not str(self.model).strip():
+            raise ValueError("model must name a hub id or a local path")
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype {self.dtype!r} is not one of {', '.join(DTYPES)}")
+        if not (self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:")):
+            raise ValueError(f"device {self.device!r} is not auto, cpu, cuda or cuda:N")
+        if self.max_length < 16 or self.batch_size < 1 or self.concurrency < 1:
+            raise ValueError("max_length must be >= 16, batch_size and concurrency >= 1")
+
+
 def _check_generation(temperature: float, top_p: float | None, max_tokens: int) -> None:
     if not 0 <= temperature <= 2:
         raise ValueError(f"temperature {temperature} is outside 0–2")

@@ -1,7 +1,9 @@
 """The registry of chat backends: a name in the settings → its options dataclass and its class.
 
-Unknown names fail when the settings load, with the list below. A backend class is imported only when
-a role uses it, so a no-model start never imports openai, torch or transformers.
+Unknown names fail when the settings load, with the list below; so does a backend named for a role it
+does not serve (``reward_model`` scores answers and is for the boss only, see :func:`backends_for`). A
+backend class is imported only when a role uses it, so a no-model start never imports openai, torch or
+transformers.
 
 To add a backend: write ``lawluo/llm/<name>_backend.py`` with a :class:`~lawluo.llm.base.ChatBackend`
 subclass, add its options to :mod:`lawluo.llm.options`, and add one :class:`BackendSpec` here.
@@ -13,7 +15,7 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .options import NoModelOptions, OpenAIOptions, TransformersOptions
+from .options import NoModelOptions, OpenAIOptions, RewardModelOptions, TransformersOptions
 
 if TYPE_CHECKING:
     from .base import ChatBackend
@@ -25,6 +27,7 @@ class BackendSpec:
     options: type
     target: str  # "module:Class", imported on first use
     summary: str
+    roles: tuple[str, ...] | None = None  # the roles that may use it; None: every role
 
     def load_class(self) -> type[ChatBackend]:
         module, _, cls = self.target.partition(":")
@@ -49,8 +52,20 @@ BACKENDS: dict[str, BackendSpec] = {
             "lawluo.llm.transformers_backend:TransformersBackend",
             "a local causal LM (+ optional PEFT adapter, 4/8-bit with bitsandbytes on CUDA)",
         ),
+        BackendSpec(
+            "reward_model",
+            RewardModelOptions,
+            "lawluo.llm.reward_backend:RewardModelBackend",
+            "a local reward model (sequence classifier, one output) that scores answers; cannot chat",
+            roles=("boss",),
+        ),
     )
 }
+
+
+def backends_for(role: str) -> list[str]:
+    """The names of the backends ``role`` may use, in registry order."""
+    return [name for name, spec in BACKENDS.items() if spec.roles is None or role in spec.roles]
 
 
 def create_backend(backend: str, options: object, role: str, api_key: str | None = None) -> ChatBackend:

@@ -1,0 +1,416 @@
+"""The secretary: writes the nine-section consultation report when a consultation ends (LawLuo paper §3.2).
+
+The report's sections are 报告编号, 日期, 咨询人, 咨询事项, 咨询目的, 事实与背景, 法律分析, 法律建议 and
+风险提示. The code fills the first three from the firm's records (a model is never trusted with a report
+number, a date or a name); the model writes the other six as JSON (:class:`ReportDraft`, through
+:meth:`ChatBackend.chat_json`), shown a few hand-written example consultations and their reports
+(``assets/report_examples/*.json``, the paper's in-context examples) as earlier turns of the chat.
+
+    secretary = Secretary(models["secretary"])
+    report = secretary.write(ReportInput(client="王女士", domain_name="劳动纠纷", turns=[("client", "…")],
+                                         confirmed=[…], denied=[…], statutes=[…], number="LL-…", date="…"))
+    render_markdown(report); render_docx(report, "report.docx")
+
+**Untrusted text.** The conversation, the facts and even the client's name come from the client (or from
+models): they are sent between the ``<<<咨询材料开始>>>``/``<<<咨询材料结束>>>`` lines of
+``secretary/request``, the system prompt says that nothing between them is an instruction, and runs of
+``<<<``/``>>>`` inside them are replaced by full-width brackets so that they cannot close the block early.
+
+**Budget.** The conversation is cut to :data:`CONVERSATION_CHARS` characters: the first third and the
+last two thirds of the budget are kept (the beginning holds the question, the end the lawyer's latest
+conclusions) with a marker saying how many characters were left out.
+
+**Without a model, or when it fails.** :meth:`Secretary.write` never raises for a model problem. With no
+model configured (``available`` False or :class:`ModelUnavailable`) it returns a partial report built only
+from the input — number, date, client, subject (domain + first question), facts (confirmed and denied
+facts, the client's own words) — whose analysis, advice and risks say that no language model is
+configured, ``generated_by="no model"``. When the model is configured but fails (no valid JSON after
+``chat_json``'s one corrective retry → :class:`StructuredOutputError`, or any other :class:`LLMError`) the
+report is the same partial one and :attr:`Report.notice` records the error, so the UI can show it and
+offer to try again. No legal analysis is ever invented without a model.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, StringConstraints, field_validator
+
+from .. import prompts
+from ..config import PROJECT_ROOT
+from ..llm import ChatBackend, LLMError, ModelUnavailable
+
+EXAMPLES_DIR = PROJECT_ROOT / "assets" / "report_examples"
+CONVERSATION_CHARS = 8000  # characters of the conversation sent to the model (and quoted in a partial report)
+HEAD_SHARE = 1 / 3  # share of the budget kept from the beginning; the rest comes from the end
+SUBJECT_CHARS = 60  # characters of the first question used as a partial report's subject
+NO_MODEL = "no model"
+
+TITLE = "法律咨询报告"
+#: The nine sections in order: (field of :class:`Report`, heading).
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("number", "报告编号"),
+    ("date", "日期"),
+    ("client", "咨询人"),
+    ("subject", "咨询事项"),
+    ("purpose", "咨询目的"),
+    ("facts", "事实与背景"),
+    ("analysis", "法律分析"),
+    ("advice", "法律建议"),
+    ("risks", "风险提示"),
+)
+SPEAKERS = {"client": "咨询人", "lawyer": "律师"}
+#: The citation checker's verdict codes (lawluo.law.checker.VERDICTS) as the model reads them.
+VERDICT_LABELS = {
+    "verified": "核实无误",
+    "no_content": "条文存在，未核对内容",
+    "wrong_number": "条号有误",
+    "content_mismatch": "内容与条文不符",
+    "not_found": "未找到该法条",
+    "repealed": "已废止",
+    "outdated_version": "引用的是旧版本",
+}
+NOT_WRITTEN_NO_MODEL = "（未生成：未配置语言模型。法律分析、法律建议和风险提示只能由语言模型撰写，请为 secretary 角色配置模型后重新生成报告。）"
+NOT_WRITTEN_FAILED = "（未生成：语言模型未能写出有效的报告内容，请稍后重新生成报告。）"
+NOT_WRITTEN_SHORT_NO_MODEL = "（未生成：未配置语言模型。）"
+NOT_WRITTEN_SHORT_FAILED = "（未生成：语言模型调用失败。）"
+NOTICE_NO_MODEL = "未配置语言模型：本报告只包含根据咨询记录整理的基本信息和事实。"
+NOTICE_FAILED = "语言模型调用失败，本报告只包含根据咨询记录整理的基本信息和事实。错误：{error}"
+PURPOSE_PARTIAL = "就{domain}问题寻求法律意见。"
+NONE = "（无）"
+
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+_BULLET = re.compile(r"^\s*(?:[-•*·]|\d+[.、)）]|[（(]\d+[)）])\s*")
+_MARKERS = re.compile(r"<{3,}|>{3,}")
+
+
+class ReportDraft(BaseModel):
+    """What the model writes: the six content sections (field names are explained in ``secretary/system``)."""
+
+    subject: Text
+    purpose: Text
+    facts: Text
+    analysis: Text
+    advice: list[Text]
+    risks: list[Text]
+
+    @field_validator("advice", "risks", mode="before")
+    @classmethod
+    def _lines_to_list(cls, value: object) -> object:
+        """A model that writes a list as one string of lines gets it split, bullets and numbers removed."""
+        if isinstance(value, str):
+            return [_BULLET.sub("", line) for line in value.splitlines() if line.strip()]
+        return value
+
+
+class Report(BaseModel):
+    """The nine-section consultation report (LawLuo paper §3.2), plus who wrote it and any notice."""
+
+    number: str  # 报告编号
+    date: str  # 日期
+    client: str  # 咨询人
+    subject: str  # 咨询事项
+    purpose: str  # 咨询目的
+    facts: str  # 事实与背景
+    analysis: str  # 法律分析
+    advice: list[str]  # 法律建议, one item each
+    risks: list[str]  # 风险提示, one item each
+    generated_by: str  # the model's describe(), or "no model" for a partial report
+    notice: str = ""  # why the report is partial (no model, or the model's error); empty otherwise
+
+    @property
+    def partial(self) -> bool:
+        return self.generated_by == NO_MODEL
+
+
+@dataclass
+class ReportInput:
+    """One finished consultation, as the firm hands it to the secretary."""
+
+    client: str
+    domain_name: str
+    turns: list[tuple[str, str]]  # ("client" | "lawyer", text), in order
+    confirmed: list[str]  # facts the client confirmed (ToLC "yes")
+    denied: list[str]  # facts the client denied (ToLC "no")
+    statutes: list[str]  # cited statutes with verdicts, e.g. "《劳动合同法》第十九条（核实无误）"
+    number: str
+    date: str
+
+    def __post_init__(self) -> None:
+        self.turns = [(str(role), str(text)) for role, text in self.turns]
+        bad = sorted({role for role, _ in self.turns} - set(SPEAKERS))
+        if bad:
+            raise ValueError(f"turn roles must be 'client' or 'lawyer', not {', '.join(map(repr, bad))}")
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ReportInput:
+        return cls(**data)
+
+
+@dataclass
+class ReportExample:
+    """An in-context example: a consultation and the report the secretary should write for it."""
+
+    input: ReportInput
+    report: Report
+    source: Path | None = field(default=None, compare=False)
+
+
+def load_examples(directory: Path | str = EXAMPLES_DIR) -> list[ReportExample]:
+    """Every ``*.json`` example in ``directory``, sorted by file name (see ``assets/report_examples``)."""
+    paths = sorted(Path(directory).glob("*.json"))
+    if not paths:
+        raise FileNotFoundError(f"no report examples (*.json) in {directory}")
+    examples = []
+    for path in paths:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            examples.append(
+                ReportExample(
+                    ReportInput.from_dict(data["input"]), Report.model_validate(data["report"]), path
+                )
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: not a report example ({exc})") from exc
+    return examples
+
+
+class Secretary:
+    name = "secretary"
+
+    def __init__(self, model: ChatBackend, examples: list[ReportExample] | None = None) -> None:
+        self.model = model
+        self.examples = load_examples() if examples is None else examples
+
+    @property
+    def available(self) -> bool:
+        return self.model.available
+
+    def messages(self, inp: ReportInput) -> list[dict[str, str]]:
+        """System prompt; each example as a user request and the assistant's JSON; then this consultation."""
+        messages = [{"role": "system", "content": prompts.render("secretary/system")}]
+        for example in self.examples:
+            draft = example.report.model_dump(include=set(ReportDraft.model_fields))
+            messages += [
+                {"role": "user", "content": _request(example.input)},
+                {"role": "assistant", "content": json.dumps(draft, ensure_ascii=False, indent=1)},
+            ]
+        messages.append({"role": "user", "content": _request(inp)})
+        return messages
+
+    def write(self, inp: ReportInput) -> Report:
+        """The report for ``inp``; a partial report (see the module docstring) when the model is missing or fails."""
+        if not self.model.available:
+            return partial_report(inp)
+        try:
+            draft = self.model.chat_json(self.messages(inp), ReportDraft)
+        except ModelUnavailable:
+            return partial_report(inp)
+        except LLMError as exc:
+            return partial_report(inp, error=str(exc))
+        return Report(
+            **draft.model_dump(),
+            number=inp.number,
+            date=inp.date,
+            client=inp.client,
+            generated_by=self.model.describe(),
+        )
+
+
+def partial_report(inp: ReportInput, error: str | None = None) -> Report:
+    """The report built from ``inp`` alone: no analysis, advice or risks (those need a model)."""
+    client_words = [" ".join(text.split()) for role, text in inp.turns if role == "client" and text.strip()]
+    first = client_words[0] if client_words else ""
+    subject = inp.domain_name + (f"：{_clip_end(first, SUBJECT_CHARS)}" if first else "")
+    facts = "\n".join(
+        [
+            "咨询人确认的事实：",
+            _bullets(inp.confirmed),
+            "咨询人否认的事实：",
+            _bullets(inp.denied),
+            "咨询人的陈述：",
+            _clip("\n".join(f"- {text}" for text in client_words)) if client_words else NONE,
+        ]
+    )
+    note = NOT_WRITTEN_NO_MODEL if error is None else NOT_WRITTEN_FAILED
+    short = NOT_WRITTEN_SHORT_NO_MODEL if error is None else NOT_WRITTEN_SHORT_FAILED
+    return Report(
+        number=inp.number,
+        date=inp.date,
+        client=inp.client,
+        subject=subject,
+        purpose=PURPOSE_PARTIAL.format(domain=inp.domain_name),
+        facts=facts,
+        analysis=note,
+        advice=[short],
+        risks=[short],
+        generated_by=NO_MODEL,
+        notice=NOTICE_NO_MODEL if error is None else NOTICE_FAILED.format(error=error),
+    )
+
+
+# -- the prompt ---------------------------------------------------------------------------------------
+
+
+def _request(inp: ReportInput) -> str:
+    conversation = "\n".join(f"{SPEAKERS[role]}：{text.strip()}" for role, text in inp.turns)
+    return prompts.render(
+        "secretary/request",
+        client=_defang(inp.client),
+        domain=_defang(inp.domain_name),
+        confirmed=_defang(_bullets(inp.confirmed)),
+        denied=_defang(_bullets(inp.denied)),
+        statutes=_defang(_bullets([_label_verdict(s) for s in inp.statutes])),
+        conversation=_defang(_clip(conversation)) or NONE,
+    )
+
+
+def _defang(text: str) -> str:
+    """Runs of <<< or >>> (the block's delimiters) in untrusted text become full-width brackets."""
+    return _MARKERS.sub(lambda m: m.group().replace("<", "＜").replace(">", "＞"), text)
+
+
+def _label_verdict(statute: str) -> str:
+    """``…（verified）`` → ``…（核实无误）``; other text unchanged."""
+    m = re.search(r"[（(]([a-z_]+)[)）]\s*$", statute)
+    if m and m.group(1) in VERDICT_LABELS:
+        return f"{statute[: m.start()]}（{VERDICT_LABELS[m.group(1)]}）"
+    return statute
+
+
+def _bullets(items: list[str]) -> str:
+    lines = [f"- {' '.join(item.split())}" for item in items if item.strip()]
+    return "\n".join(lines) or NONE
+
+
+def _clip(text: str, budget: int = CONVERSATION_CHARS) -> str:
+    """``text`` if it fits in ``budget`` characters, else ``budget`` characters of its beginning and end
+    (:data:`HEAD_SHARE` from the beginning) with a marker between that says how much was left out.
+
+    >>> _clip("一二三四五六七八九十", 6)
+    '一二\\n……（中间省略 4 字）……\\n七八九十'
+    """
+    if len(text) <= budget:
+        return text
+    head = int(budget * HEAD_SHARE)
+    tail = budget - head
+    return f"{text[:head]}\n……（中间省略 {len(text) - head - tail} 字）……\n{text[len(text) - tail :]}"
+
+
+def _clip_end(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- rendering ----------------------------------------------------------------------------------------
+
+_LEADING_HASH = re.compile(r"^(\s*)#", re.M)
+_UNSAFE_SCHEME = re.compile(r"(javascript|vbscript|data)\s*:", re.I)
+
+
+def md_text(text: str) -> str:
+    """Text made safe to embed in Markdown that a browser will render.
+
+    ``&``, ``<`` and ``>`` become HTML entities, so no tag in a model's (or client's) text can become live
+    HTML (``<script>``, ``<img onerror=…>``) whatever the Markdown renderer's HTML policy is; they still
+    display as the characters they were. A ``javascript:``/``vbscript:``/``data:`` scheme gets a full-width
+    colon, so a Markdown link cannot carry one (an entity would not do: CommonMark decodes entities in
+    link destinations). A ``#`` that starts a line is escaped so that text cannot add headings to the
+    report's nine. Nothing else is escaped: emphasis and lists in the text render as written.
+
+    >>> md_text("<b>注意</b> & [x](javascript:alert(1))")
+    '&lt;b&gt;注意&lt;/b&gt; &amp; [x](javascript：alert(1))'
+    """
+    text = html.escape(text, quote=False)
+    text = _UNSAFE_SCHEME.sub(lambda m: m.group(1) + "：", text)
+    return _LEADING_HASH.sub(r"\1\\#", text)
+
+
+_LIST_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s")
+
+
+def _md_paragraphs(text: str) -> str:
+    """Each line of ``text`` its own paragraph (Markdown would join them), runs of list items kept together."""
+    out: list[str] = []
+    for line in (line.strip() for line in text.splitlines()):
+        if not line:
+            continue
+        if out and _LIST_ITEM.match(line) and _LIST_ITEM.match(out[-1]):
+            out[-1] += "\n" + md_text(line)
+        else:
+            out.append(md_text(line))
+    return "\n\n".join(out)
+
+
+def render_markdown(report: Report) -> str:
+    """The report as Markdown: a title, the notice (if any) as a quote, one ``##`` heading per section."""
+    out = [f"# {TITLE}", ""]
+    if report.notice:
+        out += [f"> {md_text(' '.join(report.notice.split()))}", ""]
+    for name, heading in SECTIONS:
+        out += [f"## {heading}", ""]
+        value = getattr(report, name)
+        if name in ("advice", "risks"):
+            items = [" ".join(item.split()) for item in value if item.strip()]
+            markers = [f"{i}." if name == "advice" else "-" for i in range(1, len(items) + 1)]
+            out += [f"{marker} {md_text(item)}" for marker, item in zip(markers, items, strict=True)] or [
+                NONE
+            ]
+        else:
+            out += [_md_paragraphs(value) or NONE]
+        out.append("")
+    out.append(f"*生成方式：{md_text(report.generated_by)}*")
+    return "\n".join(out) + "\n"
+
+
+_XML_INVALID = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def render_docx(report: Report, path: Path | str) -> Path:
+    """Write the report as a Word document (python-docx): a title, the notice, a heading per section."""
+    from docx import Document
+    from docx.oxml.ns import qn
+
+    def clean(text: str) -> str:  # characters XML cannot hold would make python-docx raise
+        return _XML_INVALID.sub("", text)
+
+    document = Document()
+    normal = document.styles["Normal"]
+    normal.font.name = "SimSun"
+    normal.element.get_or_add_rPr().get_or_add_rFonts().set(qn("w:eastAsia"), "宋体")
+    document.add_heading(TITLE, level=0)
+    if report.notice:
+        document.add_paragraph(clean(report.notice), style="Intense Quote")
+    for name, heading in SECTIONS:
+        document.add_heading(heading, level=1)
+        value = getattr(report, name)
+        if name in ("advice", "risks"):
+            style = "List Number" if name == "advice" else "List Bullet"
+            for item in [item for item in value if item.strip()] or [NONE]:
+                document.add_paragraph(clean(item.strip()), style=style)
+        else:
+            for line in [line for line in value.splitlines() if line.strip()] or [NONE]:
+                document.add_paragraph(clean(line.strip()))
+    document.add_paragraph(clean(f"生成方式：{report.generated_by}"))
+    path = Path(path)
+    document.save(str(path))
+    return path
+
+
+__all__ = [
+    "SECTIONS",
+    "Report",
+    "ReportDraft",
+    "ReportExample",
+    "ReportInput",
+    "Secretary",
+    "load_examples",
+    "md_text",
+    "partial_report",
+    "render_docx",
+    "render_markdown",
+]

@@ -1,0 +1,67 @@
+"""Legal elements without a language model: read off the retrieved cases, honestly labelled as such.
+
+For each retrieved case, in rank order, the candidates are: the dispute focus its outcome states
+("争议焦点是……"), the decisive facts its text matches in ``fact_patterns.yaml``, and its cause of action
+or charge. The first ``k`` candidates not already in the tree become the node's children, each with the
+case it came from. Nothing here is invented: every element is traceable to a case.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from ..retrieval.casebank import Case
+from .tree import statement_key
+
+PATTERNS_FILE = Path(__file__).with_name("fact_patterns.yaml")
+FOCUS = re.compile(r"争议焦点(?:之一)?(?:是|为|在于)[：:]?(.{4,60}?)[。；;\n]")
+NO_MODEL_NOTE = (
+    "未配置语言模型：以下法律要素由检索到的相似案例（争议焦点、关键事实、案由或罪名）生成，仅供参考。"
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    statement: str
+    case_id: str
+
+
+@functools.cache
+def fact_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
+    rows = yaml.safe_load(PATTERNS_FILE.read_text(encoding="utf-8"))
+    return tuple((re.compile(row["pattern"]), row["element"]) for row in rows)
+
+
+def candidates(case: Case) -> list[Candidate]:
+    """The yes/no elements one case offers: its decisive facts (phrased for any client), then its dispute
+    focus (phrased with the case's parties), then its cause of action or charges."""
+    body = f"{case.facts}\n{case.outcome}"
+    out = [Candidate(element, case.id) for pattern, element in fact_patterns() if pattern.search(body)]
+    focus = FOCUS.search(case.outcome or "")
+    if focus:
+        text = focus.group(1).strip("，, ")
+        out.append(Candidate(text if text.endswith("？") else f"{text}？", case.id))
+    for cause in re.split(r"[；;]", case.cause or ""):
+        if cause.strip():
+            out.append(Candidate(f"您的情况是否涉及「{cause.strip()}」？", case.id))
+    return out
+
+
+def elements_from_cases(cases: list[Case], k: int, taken: set[str]) -> list[Candidate]:
+    """Up to ``k`` candidates from ``cases`` (in rank order, round-robin) whose :func:`statement_key` is not
+    in ``taken``."""
+    per_case = [candidates(case) for case in cases]
+    chosen: list[Candidate] = []
+    seen = set(taken)
+    for rank in range(max((len(c) for c in per_case), default=0)):
+        for options in per_case:
+            key = statement_key(options[rank].statement) if rank < len(options) else None
+            if key and key not in seen and len(chosen) < k:
+                chosen.append(options[rank])
+                seen.add(key)
+    return chosen

@@ -1,0 +1,116 @@
+"""The Tree of Legal Clarifications as data: nodes, marks, pruning, and the facts it yields.
+
+Node ids are paths — the root is ``"0"``, its children ``"1"``, ``"2"``, …, their children ``"1.1"``,
+``"1.2"``, … — so a script or a test can name a node before the tree exists, and ids never change when
+a tree is saved and resumed. A node marked ``no`` prunes its subtree: its descendants disappear from
+:meth:`Tree.visible` and their marks no longer count.
+
+Reference: LawLuo paper §3.2, Algorithm 1 (ToLC): nodes are legal elements, yes/no statements of fact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+
+MARKS = ("yes", "no", "unknown")
+ROOT_ID = "0"
+_NOISE = re.compile(r"[\s，。、？?！!：:；;“”\"'（）()《》「」]|是否|您的?|请问")
+
+
+def statement_key(statement: str) -> str:
+    """What two statements must share to count as duplicates: the text without punctuation, 是否, 您."""
+    return _NOISE.sub("", statement)
+
+
+@dataclass
+class Node:
+    id: str
+    parent: str | None
+    depth: int
+    statement: str
+    case_ids: list[str] = field(default_factory=list)
+    mark: str = "unknown"
+
+
+@dataclass
+class Tree:
+    """A built (or partly built) tree; ``source`` says who proposed the elements: ``model`` or ``cases``."""
+
+    question: str
+    height: int
+    k: int
+    nodes: list[Node] = field(default_factory=list)  # breadth-first order
+    source: str = "model"
+    notes: list[str] = field(default_factory=list)
+    complete: bool = False
+
+    @classmethod
+    def start(cls, question: str, height: int, k: int) -> Tree:
+        return cls(question, height, k, [Node(ROOT_ID, None, 0, question)])
+
+    # -- structure --------------------------------------------------------------------------------
+    def node(self, node_id: str) -> Node:
+        for node in self.nodes:
+            if node.id == node_id:
+                return node
+        raise KeyError(f"no node {node_id!r} in the tree; nodes: {', '.join(n.id for n in self.nodes)}")
+
+    def children(self, node_id: str) -> list[Node]:
+        return [n for n in self.nodes if n.parent == node_id]
+
+    def level(self, depth: int) -> list[Node]:
+        return [n for n in self.nodes if n.depth == depth]
+
+    def path(self, node_id: str) -> list[Node]:
+        """The nodes from the root's first child down to ``node_id`` (the root itself is the question)."""
+        chain = []
+        node = self.node(node_id)
+        while node.parent is not None:
+            chain.append(node)
+            node = self.node(node.parent)
+        return chain[::-1]
+
+    def add_child(self, parent_id: str, statement: str, case_ids: list[str]) -> Node:
+        parent = self.node(parent_id)
+        index = len(self.children(parent_id)) + 1
+        child_id = str(index) if parent_id == ROOT_ID else f"{parent_id}.{index}"
+        child = Node(child_id, parent_id, parent.depth + 1, statement, list(case_ids))
+        self.nodes.append(child)
+        return child
+
+    @property
+    def elements(self) -> list[Node]:
+        """Every node but the root."""
+        return [n for n in self.nodes if n.parent is not None]
+
+    # -- marks ------------------------------------------------------------------------------------
+    def mark(self, node_id: str, value: str) -> None:
+        if value not in MARKS:
+            raise ValueError(f"mark {value!r} is not one of {', '.join(MARKS)}")
+        if node_id == ROOT_ID:
+            raise ValueError("the root is the client's question; mark its elements instead")
+        self.node(node_id).mark = value
+
+    def pruned(self, node_id: str) -> bool:
+        """True when an ancestor of ``node_id`` is marked ``no``."""
+        return any(n.mark == "no" for n in self.path(node_id)[:-1])
+
+    def visible(self) -> list[Node]:
+        """The elements a client can still see and mark (none under a ``no``)."""
+        return [n for n in self.elements if not self.pruned(n.id)]
+
+    def confirmed(self) -> list[str]:
+        return [n.statement for n in self.visible() if n.mark == "yes"]
+
+    def denied(self) -> list[str]:
+        return [n.statement for n in self.visible() if n.mark == "no"]
+
+    # -- serialisation ----------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Tree:
+        nodes = [Node(**n) for n in data.get("nodes", [])]
+        return cls(**{**data, "nodes": nodes})
