@@ -43,3 +43,10 @@ def case_searcher(settings):
     from lawluo.retrieval.cases import CaseSearcher
 
     return CaseSearcher.from_settings(settings)
+
+
+@pytest.fixture(scope="session")
+def receptionist(settings):
+    from lawluo.agents.receptionist import Receptionist
+
+    return Receptionist.load(settings)

@@ -1,0 +1,8 @@
+"""The firm: one consultation's state and the order in which the agents act (LawLuo paper §3.2)."""
+
+from __future__ import annotations
+
+from .firm import Firm
+from .state import Consultation, TraceEvent, Turn
+
+__all__ = ["Consultation", "Firm", "TraceEvent", "Turn"]

@@ -1,0 +1,314 @@
+"""The firm's standard operating procedure: the only place that orders the agents (LawLuo paper §3.2).
+
+    firm = Firm.from_settings(Settings.load())
+    state = firm.new(client="张先生")
+    firm.receive(state, "我在公司干了两年一直没签劳动合同，现在被辞退了怎么办？")   # receptionist routes
+    for tree in firm.clarify(state): ...                                        # ToLC, level by level
+    firm.mark(state, "1", "yes"); firm.mark(state, "2", "no")                   # the client's marks
+    for piece in firm.answer(state): print(piece, end="")                       # lawyer, streamed
+    state.turns[-1].citations                                                   # checked statutes
+    report = firm.close(state)                                                  # secretary + boss
+
+Every step appends a :class:`~lawluo.firm.state.TraceEvent` to ``state.trace`` (agent, action, a
+summary of what went in and came out, duration). A step whose model is missing or fails leaves the
+state consistent and says why in the turn's ``note`` or the report; nothing the client typed or the
+lawyer already wrote is dropped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+
+from ..agents.boss import Boss
+from ..agents.domains import OTHER, domain
+from ..agents.lawyer import Brief, Lawyer, retrieve_statutes
+from ..agents.receptionist import Receptionist
+from ..agents.secretary import ReportInput, Secretary
+from ..law.checker import CitationChecker
+from ..llm import LanguageModels, LLMError, StreamInterrupted
+from ..tolc import Tree, TreeBuilder
+from .state import Consultation, TraceEvent, Turn
+
+MAX_TURN_CHARS = 4000
+STATUTES_K, CASES_K = 5, 3
+NO_LAWYER = "未配置律师模型，无法生成回答。以下是根据您的问题和已确认的事实检索到的法条与相似案例，供参考。"
+
+
+@dataclass
+class Firm:
+    receptionist: Receptionist
+    statute_searcher: object
+    case_searcher: object
+    checker: CitationChecker
+    models: LanguageModels
+    height: int = 3
+    k: int = 3
+    best_of: int = 1
+
+    def __post_init__(self) -> None:
+        self.lawyer = Lawyer(self.models["lawyer"])
+        self.secretary = Secretary(self.models["secretary"])
+        self.boss = Boss(self.models["boss"])
+        self.tree_builder = TreeBuilder(self._search_cases, self.models["clarifier"], self.height, self.k)
+
+    @classmethod
+    def from_settings(cls, settings, models: LanguageModels | None = None, **services) -> Firm:
+        """Load every service the firm needs from ``settings`` (pass any of them to reuse one already loaded)."""
+        from ..law.database import StatuteDB
+        from ..retrieval.cases import CaseSearcher
+        from ..retrieval.statutes import StatuteSearcher
+
+        if "statute_searcher" not in services or "checker" not in services:
+            db = StatuteDB(settings.statutes_path)
+            services.setdefault("statute_searcher", StatuteSearcher.from_settings(settings, db))
+            services.setdefault("checker", CitationChecker(db))
+        services.setdefault("case_searcher", CaseSearcher.from_settings(settings))
+        services.setdefault("receptionist", Receptionist.load(settings))
+        return cls(
+            models=models or LanguageModels(settings.models),
+            height=settings.tolc_height,
+            k=settings.tolc_k,
+            best_of=settings.best_of,
+            **services,
+        )
+
+    # -- the steps ----------------------------------------------------------------------------------
+    def new(self, client: str = "") -> Consultation:
+        return Consultation(client=" ".join(client.split())[:100])
+
+    def receive(self, state: Consultation, text: str) -> dict:
+        """Add the client's turn; route the first one, re-route later ones that clearly changed domain."""
+        if state.status == "closed":
+            raise ValueError("this consultation is closed; start a new one")
+        text = (text or "").strip()
+        if not text:
+            raise ValueError("the question is empty")
+        truncated = len(text) > MAX_TURN_CHARS
+        text = text[:MAX_TURN_CHARS]
+        state.turns.append(Turn("client", text))
+        with self._step(state, "receptionist", "route") as event:
+            if state.domain is None:
+                routing = self.receptionist.classify(text)
+                event.summary = _routing_summary(routing)
+            else:
+                routing = self.receptionist.reroute(state.client_turns[-2:], state.domain)
+                event.summary = (
+                    f"stays with {domain(state.domain).name}"
+                    if routing is None
+                    else f"re-routed {domain(state.domain).name} → {_routing_summary(routing)}"
+                )
+            if truncated:
+                event.summary += f" (question cut to {MAX_TURN_CHARS} characters)"
+        if routing is not None:
+            state.domain, state.routing = routing.domain, routing.as_dict()
+        return state.routing
+
+    def set_domain(self, state: Consultation, domain_id: str) -> None:
+        """The client or lawyer overrides the receptionist."""
+        chosen = domain(domain_id)
+        with self._step(state, "receptionist", "override") as event:
+            event.summary = f"domain set to {chosen.name}"
+        state.domain = chosen.id
+
+    def clarify(self, state: Consultation) -> Iterator[Tree]:
+        """Build the clarification tree for the latest question; yields it after each level."""
+        if not state.client_turns:
+            raise ValueError("the client has not asked anything yet")
+        question = state.client_turns[-1]
+        state.status = "clarifying"
+        start = time.perf_counter()
+        tree = None
+        for tree in self.tree_builder.levels(question):
+            state.tree = tree
+            yield tree
+        source = "clarifier model" if tree.source == "model" else "similar cases (no model)"
+        state.trace.append(
+            TraceEvent(
+                "clarifier",
+                "build tree",
+                f"H={tree.height} K={tree.k}: {len(tree.elements)} elements from {source}"
+                + (f"; {len(tree.notes)} note(s)" if tree.notes else ""),
+                _ms(start),
+                ok=not any("失败" in n for n in tree.notes),
+                at=_now(),
+            )
+        )
+
+    def mark(self, state: Consultation, node_id: str, value: str) -> None:
+        if state.tree is None:
+            raise ValueError("there is no clarification tree to mark")
+        state.tree.mark(node_id, value)
+        state.trace.append(TraceEvent("client", "mark", f"{node_id} = {value}", 0.0, at=_now()))
+
+    def answer(self, state: Consultation) -> Iterator[str]:
+        """The lawyer's answer to the latest question, streamed; the turn is stored when it ends."""
+        if not state.client_turns or state.turns[-1].role != "client":
+            raise ValueError("the latest turn is not a client question")
+        question = state.client_turns[-1]
+        lawyer_domain = domain(state.domain or OTHER)
+        query = " ".join([question, *state.confirmed])
+        with self._step(state, "retrieval", "statutes and cases") as event:
+            statutes = retrieve_statutes(self.statute_searcher, lawyer_domain, query, STATUTES_K)
+            cases = [h.as_dict() for h in self.case_searcher.search(query, CASES_K)]
+            event.summary = f"{len(statutes)} statutes, {len(cases)} cases for {len(query)} characters"
+        turn = Turn("lawyer", "", statutes=statutes, cases=cases)
+        if not self.lawyer.available:
+            turn.text, turn.note = NO_LAWYER, self.lawyer.model.unavailable_reason()
+            state.trace.append(
+                TraceEvent(
+                    "lawyer",
+                    "answer",
+                    "no model: showed retrieved statutes and cases",
+                    0.0,
+                    ok=False,
+                    at=_now(),
+                )
+            )
+            state.turns.append(turn)
+            state.status = "answered"
+            yield turn.text
+            return
+        history = [(t.role, t.text) for t in state.turns[:-1]]
+        brief = Brief(lawyer_domain, question, history, state.confirmed, state.denied, statutes)
+        try:
+            if self.best_of > 1 and self.boss.available:
+                yield from self._best_of(state, brief, turn)
+            else:
+                yield from self._stream(state, brief, turn)
+        finally:
+            self._finish_answer(state, question, turn)
+
+    def close(self, state: Consultation) -> dict:
+        """The secretary's nine-section report, scored by the boss; the consultation is closed."""
+        if not state.client_turns:
+            raise ValueError("there is nothing to report: the client has not asked anything")
+        cited = [
+            f"《{c['law']}》{c['article_label']}（{c['verdict']}）"
+            for t in state.turns
+            for c in t.citations
+            if c.get("law") and c.get("article_label")
+        ]
+        request = ReportInput(
+            client=state.client or "咨询人",
+            domain_name=domain(state.domain or OTHER).name,
+            turns=[(t.role, t.text) for t in state.turns],
+            confirmed=state.confirmed,
+            denied=state.denied,
+            statutes=list(dict.fromkeys(cited)),
+            number=f"LL-{date.today():%Y%m%d}-{state.id[:6].upper()}",
+            date=f"{date.today():%Y年%m月%d日}",
+        )
+        with self._step(state, "secretary", "write report") as event:
+            report = self.secretary.write(request)
+            event.summary = f"report {report.number} by {report.generated_by}"
+        state.report = report.model_dump()
+        if self.boss.available:
+            from ..agents.secretary import render_markdown
+
+            with self._step(state, "boss", "score report") as event:
+                try:
+                    score = self.boss.score_report(state.first_question, render_markdown(report))
+                    state.report_score = _as_dict(score)
+                    event.summary = f"P(better) = {score.p_better:.2f}"
+                except LLMError as exc:
+                    event.ok, event.summary = False, f"not scored: {exc}"
+        state.status = "closed"
+        return state.report
+
+    # -- internals ----------------------------------------------------------------------------------
+    def _search_cases(self, query: str, k: int) -> list:
+        return [hit.case for hit in self.case_searcher.search(query, k)]
+
+    def _stream(self, state: Consultation, brief: Brief, turn: Turn) -> Iterator[str]:
+        start, pieces = time.perf_counter(), []
+        try:
+            for piece in self.lawyer.stream(brief):
+                pieces.append(piece)
+                turn.text += piece
+                yield piece
+        except StreamInterrupted as exc:
+            turn.note = str(exc)
+        except LLMError as exc:
+            turn.note = f"回答失败：{exc}"
+        summary = f"{len(turn.text)} characters streamed" + (f"; {turn.note}" if turn.note else "")
+        state.trace.append(TraceEvent("lawyer", "answer", summary, _ms(start), ok=not turn.note, at=_now()))
+
+    def _best_of(self, state: Consultation, brief: Brief, turn: Turn) -> Iterator[str]:
+        start = time.perf_counter()
+        try:
+            answers = self.lawyer.answers(brief, self.best_of)
+        except LLMError as exc:
+            turn.note = f"回答失败：{exc}"
+            state.trace.append(TraceEvent("lawyer", "answer", turn.note, _ms(start), ok=False, at=_now()))
+            return
+        state.trace.append(TraceEvent("lawyer", "answer", f"{len(answers)} drafts", _ms(start), at=_now()))
+        with self._step(state, "boss", "best of n") as event:
+            try:
+                best, scores = self.boss.best_of(brief.question, answers)
+            except LLMError as exc:
+                best, scores = 0, []
+                event.ok, event.summary = False, f"not scored, kept the first draft: {exc}"
+            else:
+                event.summary = (
+                    "P(better) " + ", ".join(f"{s.p_better:.2f}" for s in scores) + f" → draft {best + 1}"
+                )
+        turn.text = answers[best]
+        if scores:
+            turn.score = _as_dict(scores[best])
+        yield turn.text
+
+    def _finish_answer(self, state: Consultation, question: str, turn: Turn) -> None:
+        """Check the answer's citations and have the boss score it; store the turn whatever happened."""
+        if turn.text:
+            with self._step(state, "checker", "check citations") as event:
+                result = self.checker.check(turn.text)
+                turn.citations = [c.as_dict() for c in result.citations]
+                turn.nhsr = result.nhsr
+                event.summary = f"{len(turn.citations)} citations, NHSR {turn.nhsr}"
+            if turn.score is None and self.boss.available and not turn.note:
+                with self._step(state, "boss", "score answer") as event:
+                    try:
+                        score = self.boss.score(question, turn.text)
+                        turn.score = _as_dict(score)
+                        event.summary = f"P(better) = {score.p_better:.2f}"
+                    except LLMError as exc:
+                        event.ok, event.summary = False, f"not scored: {exc}"
+        state.turns.append(turn)
+        state.status = "answered"
+
+    @contextmanager
+    def _step(self, state: Consultation, agent: str, action: str) -> Iterator[TraceEvent]:
+        event = TraceEvent(agent, action, "", 0.0, at=_now())
+        start = time.perf_counter()
+        try:
+            yield event
+        except Exception as exc:
+            event.ok = False
+            event.summary = event.summary or f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            event.duration_ms = _ms(start)
+            state.trace.append(event)
+
+
+def _routing_summary(routing) -> str:
+    top = ", ".join(f"{name} {p:.2f}" for _, name, p in routing.top)
+    return f"{routing.name} ({top})" + (" — low confidence, 其他" if routing.fallback else "")
+
+
+def _as_dict(score) -> dict:
+    from dataclasses import asdict
+
+    return asdict(score)
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 2)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")

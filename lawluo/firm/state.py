@@ -1,0 +1,114 @@
+"""One consultation's state: a serialisable, deep-copyable dataclass (kept in ``gr.State`` by the UI).
+
+Everything that happened is in it — the routing, the turns with the verdicts of the statutes each
+answer cites and the boss's score, the clarification tree with the client's marks, the report, and a
+trace of every step — so a consultation can be saved as JSON and resumed exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
+
+from ..tolc import Tree
+
+STATE_VERSION = 1
+STATUSES = ("new", "clarifying", "answered", "closed")
+
+
+@dataclass
+class Turn:
+    role: str  # "client" | "lawyer"
+    text: str
+    citations: list[dict] = field(default_factory=list)  # the checker's verdict per cited statute
+    nhsr: float | None = None
+    score: dict | None = None  # the boss's Score of this answer
+    statutes: list[dict] = field(default_factory=list)  # statutes retrieved for this answer
+    cases: list[dict] = field(default_factory=list)  # cases retrieved for this answer (shown without a model)
+    note: str = ""  # why the answer is missing or partial (no model, interrupted stream)
+
+
+@dataclass
+class TraceEvent:
+    agent: str
+    action: str
+    summary: str
+    duration_ms: float
+    ok: bool = True
+    at: str = ""
+
+
+@dataclass
+class Consultation:
+    client: str = ""
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    status: str = "new"
+    domain: str | None = None
+    routing: dict | None = None
+    turns: list[Turn] = field(default_factory=list)
+    tree: Tree | None = None
+    report: dict | None = None
+    report_score: dict | None = None
+    trace: list[TraceEvent] = field(default_factory=list)
+    version: int = STATE_VERSION
+
+    # -- views ------------------------------------------------------------------------------------
+    @property
+    def client_turns(self) -> list[str]:
+        return [t.text for t in self.turns if t.role == "client"]
+
+    @property
+    def first_question(self) -> str:
+        return self.client_turns[0] if self.client_turns else ""
+
+    @property
+    def confirmed(self) -> list[str]:
+        return self.tree.confirmed() if self.tree else []
+
+    @property
+    def denied(self) -> list[str]:
+        return self.tree.denied() if self.tree else []
+
+    # -- JSON -------------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Consultation:
+        if not isinstance(data, dict):
+            raise ValueError("a saved consultation is a JSON object")
+        if data.get("version") != STATE_VERSION:
+            raise ValueError(
+                f"saved consultation has version {data.get('version')!r}; this LawLuo reads {STATE_VERSION}"
+            )
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"saved consultation has unknown field(s) {', '.join(unknown)}")
+        try:
+            values = dict(data)
+            values["turns"] = [Turn(**t) for t in data.get("turns", [])]
+            values["trace"] = [TraceEvent(**e) for e in data.get("trace", [])]
+            values["tree"] = Tree.from_dict(data["tree"]) if data.get("tree") else None
+            state = cls(**values)
+        except TypeError as exc:
+            raise ValueError(f"saved consultation is malformed: {exc}") from None
+        if state.status not in STATUSES:
+            raise ValueError(f"saved consultation has status {state.status!r}; valid: {', '.join(STATUSES)}")
+        return state
+
+    @classmethod
+    def from_json(cls, text: str) -> Consultation:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"not a saved consultation: invalid JSON ({exc.msg} at line {exc.lineno})"
+            ) from None
+        return cls.from_dict(data)
