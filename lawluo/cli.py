@@ -6,9 +6,12 @@
     python -m lawluo check "根据《民法典》第1079条规定：“……”"
     echo "…" | python -m lawluo check -
     python -m lawluo check --input answers.jsonl
+    python -m lawluo classify "公司拖欠工资怎么办？"                # the receptionist's domain routing
+    python -m lawluo classify --input questions.jsonl            # {"text", "id"?} per line; - reads stdin
     python -m lawluo build all --data ../shared/data               # rebuild assets/ from the sources
     python -m lawluo --config configs/vllm.yaml models --ping      # which model each role uses; is it up?
     python -m lawluo --config configs/vllm.yaml chat --role lawyer "试用期可以不交社保吗？"
+    python -m lawluo consult --script consultation.json [--save state.json] [--resume state.json]
 
 Every result is one JSON object per line on stdout (``chat`` streams plain text). Errors go to stderr
 with exit status 2 (bad input or settings) or 1 (missing assets, a model that cannot be reached), and
@@ -142,6 +145,29 @@ def cmd_check(args: argparse.Namespace, settings: Settings) -> int:
     return status
 
 
+def cmd_classify(args: argparse.Namespace, settings: Settings) -> int:
+    from .agents.receptionist import MAX_CHARS, Receptionist
+
+    questions = list(_inputs(args, "question"))
+    receptionist = Receptionist.load(settings)
+    status = 0
+    for qid, text in questions:
+        if len(text) > MAX_CHARS:
+            print(
+                f"lawluo classify: question {qid} has {len(text):,} characters; only the first {MAX_CHARS:,} are used",
+                file=sys.stderr,
+            )
+        try:
+            routing = receptionist.classify(text)
+        except ValueError as exc:
+            print(f"lawluo classify: question {qid}: {exc}", file=sys.stderr)
+            _emit({"id": qid, "question": text, "error": str(exc)})
+            status = 2
+            continue
+        _emit({"id": qid, "question": text, **routing.as_dict()})
+    return status
+
+
 def cmd_build(args: argparse.Namespace, settings: Settings) -> int:
     from .build_assets import build
 
@@ -165,8 +191,12 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
 
         def ping(role: str) -> tuple[float, str | None]:
             start = time.perf_counter()
+            backend = models[role]
             try:
-                models[role].chat([{"role": "user", "content": "ping"}], max_tokens=1)
+                if hasattr(backend, "score"):  # a reward model scores; it cannot chat
+                    backend.score("ping", "pong")
+                else:
+                    backend.chat([{"role": "user", "content": "ping"}], max_tokens=1)
             except LLMError as exc:
                 return time.perf_counter() - start, str(exc)
             return time.perf_counter() - start, None
@@ -211,6 +241,28 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_consult(args: argparse.Namespace, settings: Settings) -> int:
+    from .firm import Consultation, Firm
+    from .firm.script import load_script, run_script, transcript
+
+    try:
+        script = load_script(args.script)
+        state = None
+        if args.resume:
+            state = Consultation.from_json(Path(args.resume).read_text(encoding="utf-8"))
+    except (ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from None
+    firm = Firm.from_settings(settings)
+    try:
+        state = run_script(firm, script, state)
+    except ValueError as exc:  # a mark naming a node the tree does not have, a closed consultation
+        raise UsageError(str(exc)) from None
+    if args.save:
+        Path(args.save).write_text(state.to_json(), encoding="utf-8")
+    _emit(transcript(state))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m lawluo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", help="settings file (YAML; default $LAWLUO_CONFIG, see configs/)")
@@ -228,6 +280,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--input", help='JSONL file, one {"text": …, "id": …} per line')
     check.set_defaults(func=cmd_check)
 
+    classify = sub.add_parser("classify", help="route questions to one of the 16 consultation domains")
+    classify.add_argument("question", nargs="?", help="the question, or - to read stdin")
+    classify.add_argument("--input", help='JSONL file, one {"text": …, "id": …} per line')
+    classify.set_defaults(func=cmd_classify)
+
     build = sub.add_parser("build", help="rebuild assets from the shared data")
     build.add_argument("what", choices=["statutes", "cases", "expansions", "index", "all"])
     build.add_argument("--data", default="../shared/data", help="the shared data directory")
@@ -242,6 +299,14 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--role", choices=ROLES, default="lawyer")
     chat.add_argument("--system", default=None, help="an optional system message")
     chat.set_defaults(func=cmd_chat, input=None)
+
+    consult = sub.add_parser("consult", help="run a scripted consultation through the firm; prints JSON")
+    consult.add_argument(
+        "--script", required=True, help="JSON: client turns and Yes/No marks (see lawluo/firm/script.py)"
+    )
+    consult.add_argument("--save", help="write the consultation state here as JSON (resume it with --resume)")
+    consult.add_argument("--resume", help="continue a consultation saved with --save")
+    consult.set_defaults(func=cmd_consult)
     return parser
 
 

@@ -33,7 +33,9 @@ class ConfigError(ValueError):
 class RoleConfig:
     """The model one role uses: a backend name from :data:`lawluo.llm.registry.BACKENDS` and its options."""
 
-    backend: str = field(default="none", metadata={"help": "none, openai, transformers, or reward_model (boss only)."})
+    backend: str = field(
+        default="none", metadata={"help": "none, openai, transformers, or reward_model (boss only)."}
+    )
     options: object = field(default_factory=NoModelOptions, metadata={"help": "The backend's options."})
     api_key: str | None = field(
         default=None, repr=False, metadata={"help": "Resolved from the environment variable api_key_env."}
@@ -69,11 +71,15 @@ class Settings:
         default=None, metadata={"help": "sentence-transformers model (hub id or path) for dense case search."}
     )
     tolc_height: int = field(
-        default=3, metadata={"help": "Height H of the clarification tree (root = the question; 3 → two levels)."}
+        default=3,
+        metadata={"help": "Height H of the clarification tree (root = the question; 3 → two levels)."},
     )
-    tolc_k: int = field(default=3, metadata={"help": "K: similar cases retrieved and elements proposed per node."})
+    tolc_k: int = field(
+        default=3, metadata={"help": "K: similar cases retrieved and elements proposed per node."}
+    )
     best_of: int = field(
-        default=1, metadata={"help": "Answers the lawyer drafts per turn; the boss keeps the best (1 = stream one)."}
+        default=1,
+        metadata={"help": "Answers the lawyer drafts per turn; the boss keeps the best (1 = stream one)."},
     )
     models: ModelsConfig = field(
         default_factory=ModelsConfig, metadata={"help": "The language model of each role."}

@@ -1,0 +1,206 @@
+"""Receptionist accuracy on the 16 domains (nested cross-validation), load time and latency.
+
+    python benchmarks/receptionist_accuracy.py              # ≈ 5 min on 2 CPU cores
+    python benchmarks/receptionist_accuracy.py --no-tune    # fixed settings, ≈ 1 min
+
+Accuracy: stratified 5-fold cross-validation on LawBench's 250 labelled dev questions
+(``lawbench/domain_questions.dev.jsonl``, 20 site categories mapped onto our 16 domains). Each fold
+trains exactly as ``training/train_receptionist.py`` does — the weak-labelled questions (built once,
+with every question that equals, contains or is contained in a dev question removed) plus the other
+folds' dev questions, hyperparameters tuned by an inner CV on those folds only — and classifies the
+held-out fold through the rebuilt asset (``Receptionist.from_dir``), so a test question is never
+trained or tuned on. Baseline: a character 1–3-gram TF-IDF linear SVM trained on the dev folds only.
+Load time: a fresh Python process loading the shipped ``assets/receptionist`` (imports included);
+latency: ``classify`` over the dev and LawBench consultation questions with the shipped model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from _common import DATA, ROOT, percentile, read_jsonl
+
+sys.path.insert(0, str(ROOT / "training"))
+
+LOAD = """
+import time; t = time.perf_counter()
+from lawluo.config import Settings
+from lawluo.agents.receptionist import Receptionist
+Receptionist.load(Settings.load())
+print(f"{time.perf_counter() - t:.3f}")
+"""
+
+
+def macro_f1(gold: list[str], pred: list[str], labels: list[str]) -> float:
+    """Unweighted mean over ``labels`` of the per-label F1 (a label never predicted nor true counts 0).
+
+    >>> round(macro_f1(["a", "a", "b", "b"], ["a", "b", "b", "b"], ["a", "b"]), 4)  # F1 a 2/3, b 4/5
+    0.7333
+    """
+    scores = []
+    for label in labels:
+        tp = sum(g == label and p == label for g, p in zip(gold, pred, strict=True))
+        fp = sum(g != label and p == label for g, p in zip(gold, pred, strict=True))
+        fn = sum(g == label and p != label for g, p in zip(gold, pred, strict=True))
+        scores.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return sum(scores) / len(scores)
+
+
+def confusion(gold: list[str], pred: list[str], labels: list[str]) -> list[list[int]]:
+    """Rows: true label; columns: predicted label (in ``labels`` order).
+
+    >>> confusion(["a", "a", "b"], ["a", "b", "b"], ["a", "b"])
+    [[1, 1], [0, 1]]
+    """
+    counts = Counter(zip(gold, pred, strict=True))
+    return [[counts[(g, p)] for p in labels] for g in labels]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--no-tune", action="store_true", help="fixed settings instead of inner-CV tuning")
+    args = parser.parse_args()
+
+    import numpy as np
+    import train_receptionist as tr
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.svm import LinearSVC
+
+    from lawluo.agents.domains import DOMAIN_IDS, domain
+    from lawluo.agents.receptionist import FALLBACK_THRESHOLD, Receptionist, prepare
+    from lawluo.config import Settings
+
+    cfg = tr.ReceptionistConfig(tune=not args.no_tune)
+    _, questions, gold = tr.dev_set(DATA)
+    weak = tr.build_weak_set(cfg, exclude=questions)
+    overlap = sum(c["dev_overlap"] for c in weak.counts.values())
+    print(
+        f"weak-labelled questions: {len(weak.texts)} (dropped {overlap} that overlap a dev question); "
+        f"dev questions: {len(questions)}; {args.folds}-fold stratified CV (seed 0), "
+        f"{'inner-CV tuning' if cfg.tune else 'fixed settings'}"
+    )
+    y = np.array(gold)
+    folds = list(StratifiedKFold(args.folds, shuffle=True, random_state=0).split(questions, y))
+    best: list[str] = [""] * len(y)
+    routed: list[str] = [""] * len(y)
+    confidence = np.zeros(len(y))
+    baseline: list[str] = [""] * len(y)
+    fold_acc, fold_base = [], []
+    start = time.perf_counter()
+    for k, (train, test) in enumerate(folds, start=1):
+        fitted = tr.fit(weak, [questions[i] for i in train], list(y[train]), cfg, log=lambda *_: None)
+        with tempfile.TemporaryDirectory() as tmp:
+            model = Receptionist.from_dir(tr.write_asset(fitted, Path(tmp)))
+        for i in test:
+            r = model.classify(questions[i])
+            best[i], routed[i], confidence[i] = r.top[0][0], r.domain, r.confidence
+        vec = TfidfVectorizer(analyzer="char", ngram_range=(1, 3), lowercase=False, sublinear_tf=True)
+        svm = LinearSVC(C=1.0, class_weight="balanced").fit(
+            vec.fit_transform([prepare(questions[i]) for i in train]), y[train]
+        )
+        for i, p in zip(test, svm.predict(vec.transform([prepare(questions[i]) for i in test])), strict=True):
+            baseline[i] = p
+        fold_acc.append(float(np.mean([best[i] == y[i] for i in test])))
+        fold_base.append(float(np.mean([baseline[i] == y[i] for i in test])))
+        print(
+            f"  fold {k}: accuracy {fold_acc[-1]:.3f} (baseline {fold_base[-1]:.3f}); "
+            f"settings {fitted.params}; {time.perf_counter() - start:.0f}s"
+        )
+
+    labels = list(DOMAIN_IDS)
+    acc = float(np.mean(np.array(best) == y))
+    acc_routed = float(np.mean(np.array(routed) == y))
+    acc_base = float(np.mean(np.array(baseline) == y))
+    print()
+    print(
+        f"accuracy (16 domains, best domain): mean over folds {statistics.mean(fold_acc):.3f} "
+        f"(sd {statistics.stdev(fold_acc):.3f}), pooled {acc:.3f}; macro-F1 {macro_f1(gold, best, labels):.3f}"
+    )
+    low = confidence < FALLBACK_THRESHOLD
+    print(
+        f"with the fallback to 其他 below confidence {FALLBACK_THRESHOLD}: accuracy {acc_routed:.3f} "
+        f"({low.mean():.0%} of questions fell back; accuracy of the best domain on them "
+        f"{np.mean(np.array(best)[low] == y[low]) if low.any() else float('nan'):.3f}, above "
+        f"{np.mean(np.array(best)[~low] == y[~low]) if (~low).any() else float('nan'):.3f})"
+    )
+    print(
+        f"baseline (char 1-3-gram TF-IDF linear SVM, dev folds only): mean over folds "
+        f"{statistics.mean(fold_base):.3f}, pooled {acc_base:.3f}; macro-F1 {macro_f1(gold, baseline, labels):.3f}"
+    )
+    print(
+        "\nconfidence threshold t: share of questions below t; accuracy of the best domain below and above t;"
+    )
+    print("accuracy of the routing when questions below t fall back to 其他:")
+    pred = np.array(best)
+    for t in (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6):
+        below = confidence < t
+        routed_t = np.where(below, "other", pred)
+        acc_below = np.mean(pred[below] == y[below]) if below.any() else float("nan")
+        acc_above = np.mean(pred[~below] == y[~below]) if (~below).any() else float("nan")
+        print(
+            f"  t={t:.2f}: {below.mean():5.1%} below, best-domain accuracy {acc_below:.3f} below / "
+            f"{acc_above:.3f} above; routed accuracy {np.mean(routed_t == y):.3f}"
+        )
+
+    names = [domain(d).name for d in labels]
+    print("\nconfusion matrix (pooled; rows: LawBench label → domain, columns: predicted best domain):")
+    print("        " + " ".join(f"{n[:2]:>3}" for n in names) + "   n  acc")
+    for name, row in zip(names, confusion(gold, best, labels), strict=True):
+        n = sum(row)
+        right = row[names.index(name)]
+        print(f"{name:<6}" + "".join(f"{v:>5}" if v else "    ." for v in row) + f" {n:>3} {right / n:.2f}")
+
+    print()
+    settings = Settings.load()
+    if not (settings.assets_dir / "receptionist" / "model.json").exists():
+        print(
+            "no shipped asset: build it with `python training/train_receptionist.py` for load time and latency"
+        )
+        return
+    loads = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", LOAD], cwd=ROOT, capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(3)
+    ]
+    print(
+        f"cold load of assets/receptionist (fresh process, imports included): median {statistics.median(loads):.2f}s {loads}"
+    )
+    model = Receptionist.load(settings)
+    texts = questions + [r["question"] for r in read_jsonl(DATA / "lawbench" / "consult.dev.jsonl")]
+    model.classify(texts[0])
+    times = []
+    for q in texts:
+        t = time.perf_counter()
+        model.classify(q)
+        times.append((time.perf_counter() - t) * 1000)
+    print(
+        f"classify latency over {len(texts)} questions: p50 {percentile(times, 50):.2f} ms, "
+        f"p90 {percentile(times, 90):.2f} ms, max {max(times):.2f} ms"
+    )
+    dialogues = [c for c in tr.consultations(DATA, ["legal_counsel_mt"]) if len(c.turns) > 1]
+    checks = switches = 0
+    for c in dialogues:
+        current = model.classify(c.turns[0]).domain
+        for k in range(2, len(c.turns) + 1):
+            checks += 1
+            switches += model.reroute(list(c.turns[:k]), current) is not None
+    print(
+        f"reroute on {len(dialogues)} lawyer-llama multi-turn dialogues (each stays on one matter): "
+        f"switched on {switches} of {checks} later turns ({switches / max(checks, 1):.1%})"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,286 @@
+"""The receptionist: routes a client's question to one of the 16 consultation domains (LawLuo paper §3.2).
+
+    r = Receptionist.load(settings)                  # assets/receptionist/, built by the training script
+    routing = r.classify("公司拖欠我三个月工资，还不签劳动合同，怎么办？")
+    routing.domain, routing.name, routing.confidence  # "labor", "劳动纠纷", 0.8…
+    routing.top                                      # the 3 best (id, name, probability)
+    r.reroute(["另外我开车把人撞伤了，交警认定我全责"], current="labor")   # a Routing, or None: stay
+
+The model is linear over two kinds of features of the prepared question (:func:`prepare`): TF-IDF of
+character 1–3-grams (sublinear tf, l2-normalised, as scikit-learn's ``TfidfVectorizer``), and per
+domain the summed weight of its keywords found in the question (scaled); decision values
+``x·W + b`` become probabilities by a softmax with a temperature fitted on held-out questions
+(temperature scaling, Guo et al. 2017). The asset is plain data — ``model.json`` (settings, domain
+order, keywords), ``vocab.json`` (the n-gram of each column), ``idf.npy``, ``weights.npy``,
+``bias.npy`` — rebuilt here without scikit-learn or torch (no pickles: nothing depends on the
+scikit-learn version that trained it).
+How it is trained, on which weak labels, and how accurate it is: ``training/train_receptionist.py``,
+``assets/receptionist/PROVENANCE.md`` and ``benchmarks/receptionist_accuracy.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .domains import DOMAIN_IDS, OTHER, domain
+
+ASSET_DIR = "receptionist"  # under settings.assets_dir
+FORMAT = 1
+REBUILD = "python training/train_receptionist.py --output_dir {path}"
+
+#: Longer questions are cut to their first MAX_CHARS characters (after :func:`prepare`): the domain
+#: shows in the opening of a question, and the cost of classifying grows with the length.
+MAX_CHARS = 2000
+
+#: Below this confidence the routing falls back to 其他 (the general lawyer), keeping the scores.
+#: Chosen on the nested cross-validation of benchmarks/receptionist_accuracy.py (out-of-fold routings
+#: of the 250 LawBench dev questions): the 12 % of questions below 0.15 had the right best domain only
+#: 24 % of the time (59 % above it), and sending them to 其他 cost 0.4 points of accuracy (0.548 →
+#: 0.544); 0.25 would send 24 % there at a cost of 5 points. An unsure receptionist hands the client
+#: to the generalist rather than to a specialist that is probably the wrong one.
+FALLBACK_THRESHOLD = 0.15
+
+#: Re-routing later in a conversation (the paper's stated future work): the client's last REROUTE_TURNS
+#: turns joined, then the last turn alone, are classified; the receptionist switches on the first of
+#: these routings that is not a fallback, names another domain with confidence ≥
+#: REROUTE_MIN_CONFIDENCE and beats the current domain's probability by ≥ REROUTE_MARGIN. A vague
+#: follow-up (“那我该怎么办？”) carries no domain words, so its routing is unsure and nothing changes;
+#: a turn about a new matter (“另外我开车撞了人…”) moves the client even right after the first question.
+#: Out of fold, routings with confidence ≥ 0.6 were right 74 % of the time (benchmark table); on the
+#: 476 lawyer-llama multi-turn dialogues, which stay on one matter, the rule switched on 3.4 % of the
+#: later turns (mostly real side questions, e.g. 公租房 inside a divorce consultation).
+REROUTE_TURNS = 2
+REROUTE_MIN_CONFIDENCE = 0.6
+REROUTE_MARGIN = 0.3
+
+_SPACES = re.compile(r"\s+")
+
+
+class ReceptionistAssetError(FileNotFoundError):
+    """The receptionist's asset is missing or unreadable; the message says how to rebuild it."""
+
+
+def prepare(text: str) -> str:
+    """The form of a question that the model sees: NFKC, lower case, one space for any run of
+    whitespace, cut to :data:`MAX_CHARS`. Training applies the same function.
+
+    >>> prepare("  公司 拖欠\\n\\n工资？ ABC ")
+    '公司 拖欠 工资? abc'
+    """
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()[:MAX_CHARS]
+
+
+def keyword_votes(text: str, keywords: Sequence[tuple[str, int, float]], n_domains: int) -> np.ndarray:
+    """Per domain, the summed weight of its distinct keywords found in ``text`` (a prepared question).
+
+    ``keywords`` are (word, domain index, weight).
+
+    >>> keyword_votes("离婚后孩子抚养费", [("离婚", 0, 1.0), ("抚养费", 0, 1.0), ("工资", 1, 1.0)], 2)
+    array([2., 0.], dtype=float32)
+    """
+    votes = np.zeros(n_domains, dtype=np.float32)
+    for word, index, weight in keywords:
+        if word in text:
+            votes[index] += weight
+    return votes
+
+
+def char_ngrams(text: str, lo: int, hi: int) -> list[str]:
+    """The character n-grams of ``text`` for n in [lo, hi], in scikit-learn's order.
+
+    >>> char_ngrams("工资单", 1, 2)
+    ['工', '资', '单', '工资', '资单']
+    """
+    return [text[i : i + n] for n in range(lo, hi + 1) for i in range(len(text) - n + 1)]
+
+
+def check_question(question: object) -> str:
+    """The prepared question; ValueError when there is nothing to classify."""
+    if not isinstance(question, str):
+        raise ValueError(f"the question must be text, not {type(question).__name__}")
+    text = prepare(question)
+    if not text:
+        raise ValueError("the question is empty: write the client's question (at least one character)")
+    return text
+
+
+@dataclass(frozen=True)
+class Routing:
+    """Where a question goes.
+
+    ``domain``/``name``: the chosen domain (其他 when ``fallback``); ``confidence``: the probability of
+    the best domain (also when it fell back); ``scores``: probability of each of the 16 domains (sum
+    1); ``top``: the three best as (id, name, probability); ``fallback``: the best domain was below
+    :data:`FALLBACK_THRESHOLD`, so the question went to 其他.
+    """
+
+    domain: str
+    name: str
+    confidence: float
+    scores: dict[str, float] = field(repr=False)
+    top: tuple[tuple[str, str, float], ...]
+    fallback: bool = False
+
+    def as_dict(self) -> dict:
+        return {
+            "domain": self.domain,
+            "name": self.name,
+            "confidence": round(self.confidence, 4),
+            "fallback": self.fallback,
+            "top": [{"domain": d, "name": n, "p": round(p, 4)} for d, n, p in self.top],
+            "scores": {d: round(p, 4) for d, p in self.scores.items()},
+        }
+
+
+class Receptionist:
+    """A linear domain classifier rebuilt from its asset (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        domains: Sequence[str],
+        vocab: Sequence[str],
+        idf: np.ndarray,
+        weights: np.ndarray,
+        bias: np.ndarray,
+        keywords: Sequence[tuple[str, str, float]],
+        keyword_scale: float,
+        temperature: float,
+        ngram_range: tuple[int, int] = (1, 3),
+        meta: dict | None = None,
+    ):
+        if sorted(domains) != sorted(DOMAIN_IDS):
+            raise ValueError(f"the model's domains {sorted(domains)} are not the 16 of domains.yaml")
+        n, v = len(domains), len(vocab)
+        if idf.shape != (v,) or weights.shape != (v + n, n) or bias.shape != (n,):
+            raise ValueError(
+                f"inconsistent shapes: vocab {v}, idf {idf.shape}, weights {weights.shape}, bias {bias.shape}"
+            )
+        if temperature <= 0:
+            raise ValueError(f"temperature must be positive, not {temperature}")
+        self.domains = tuple(domains)
+        self._column = {g: i for i, g in enumerate(vocab)}
+        self._idf = idf.astype(np.float32)
+        self._weights = weights.astype(np.float32)
+        self._bias = bias.astype(np.float32)
+        index = {d: i for i, d in enumerate(self.domains)}
+        self._keywords = tuple((prepare(w), index[d], float(x)) for w, d, x in keywords)
+        self._keyword_scale = float(keyword_scale)
+        self._temperature = float(temperature)
+        self._ngrams = tuple(ngram_range)
+        self.meta = dict(meta or {})
+        # Report scores in the order of domains.yaml, whatever order the model was trained in.
+        self._order = np.array([index[d] for d in DOMAIN_IDS])
+
+    # -- loading -----------------------------------------------------------------------------
+
+    @classmethod
+    def from_dir(cls, path: str | Path) -> Receptionist:
+        """Load the asset directory written by ``training/train_receptionist.py``."""
+        path = Path(path)
+        files = ["model.json", "vocab.json", "idf.npy", "weights.npy", "bias.npy"]
+        missing = [f for f in files if not (path / f).exists()]
+        if missing:
+            raise ReceptionistAssetError(
+                f"receptionist model not found in {path} (missing {', '.join(missing)}); "
+                f"build it with `{REBUILD.format(path=path)}`"
+            )
+        try:
+            meta = json.loads((path / "model.json").read_text(encoding="utf-8"))
+            if meta.get("format") != FORMAT:
+                raise ValueError(f"format {meta.get('format')!r}, this code reads format {FORMAT}")
+            vocab = json.loads((path / "vocab.json").read_text(encoding="utf-8"))
+            arrays = {k: np.load(path / f"{k}.npy", allow_pickle=False) for k in ("idf", "weights", "bias")}
+            return cls(
+                domains=meta["domains"],
+                vocab=vocab,
+                keywords=[tuple(k) for k in meta["keywords"]],
+                keyword_scale=meta["keyword_scale"],
+                temperature=meta["temperature"],
+                ngram_range=tuple(meta["ngram_range"]),
+                meta=meta,
+                **arrays,
+            )
+        except (ValueError, KeyError, TypeError, OSError) as exc:
+            raise ReceptionistAssetError(
+                f"receptionist model in {path} is unreadable ({exc}); rebuild it with `{REBUILD.format(path=path)}`"
+            ) from exc
+
+    @classmethod
+    def load(cls, settings) -> Receptionist:
+        """The shipped model: ``<settings.assets_dir>/receptionist``."""
+        return cls.from_dir(Path(settings.assets_dir) / ASSET_DIR)
+
+    # -- classifying -------------------------------------------------------------------------
+
+    def decision(self, text: str) -> np.ndarray:
+        """Decision values of a prepared question, one per domain in the model's order."""
+        counts: dict[int, int] = {}
+        column = self._column
+        for gram in char_ngrams(text, *self._ngrams):
+            j = column.get(gram)
+            if j is not None:
+                counts[j] = counts.get(j, 0) + 1
+        out = self._bias.copy()
+        if counts:
+            cols = np.fromiter(counts, dtype=np.int64, count=len(counts))
+            tf = 1.0 + np.log(np.fromiter(counts.values(), dtype=np.float32, count=len(counts)))
+            x = tf * self._idf[cols]
+            norm = float(np.sqrt(x @ x))
+            out += (x / norm) @ self._weights[cols]
+        n = len(self.domains)
+        votes = keyword_votes(text, self._keywords, n) * self._keyword_scale
+        out += votes @ self._weights[len(self._column) :]
+        return out
+
+    def probabilities(self, question: str) -> dict[str, float]:
+        """Probability of each domain (in domains.yaml order; they sum to 1)."""
+        return dict(zip(DOMAIN_IDS, self._probs(check_question(question)).tolist(), strict=True))
+
+    def _probs(self, text: str) -> np.ndarray:
+        z = self.decision(text)[self._order] / self._temperature
+        z = np.exp(z - z.max())
+        return z / z.sum()
+
+    def classify(self, question: str) -> Routing:
+        """Route one question. ValueError for an empty question; long ones are cut to MAX_CHARS."""
+        probs = self._probs(check_question(question))
+        return self._routing(probs)
+
+    def _routing(self, probs: np.ndarray) -> Routing:
+        scores = {d: float(p) for d, p in zip(DOMAIN_IDS, probs, strict=True)}
+        best = sorted(scores, key=scores.get, reverse=True)
+        top = tuple((d, domain(d).name, scores[d]) for d in best[:3])
+        confidence = scores[best[0]]
+        fallback = confidence < FALLBACK_THRESHOLD and best[0] != OTHER
+        chosen = OTHER if fallback else best[0]
+        return Routing(chosen, domain(chosen).name, confidence, scores, top, fallback)
+
+    def reroute(self, turns: Sequence[str], current: str) -> Routing | None:
+        """A new routing when the client's recent turns clearly belong to another domain, else None.
+
+        ``turns`` are the client's turns so far, oldest first; the last :data:`REROUTE_TURNS` are
+        joined, then the last one alone, are classified, and the rule of the constants above decides.
+        """
+        current = domain(current).id
+        recent = [t for t in turns if isinstance(t, str) and t.strip()][-REROUTE_TURNS:]
+        if not recent:
+            raise ValueError("no client turns to re-route on: give at least one non-empty turn")
+        windows = ["\n".join(recent[i:]) for i in range(len(recent))]
+        for text in windows:
+            routing = self.classify(text)
+            if (
+                not routing.fallback
+                and routing.domain != current
+                and routing.confidence >= REROUTE_MIN_CONFIDENCE
+                and routing.confidence - routing.scores[current] >= REROUTE_MARGIN
+            ):
+                return routing
+        return None
