@@ -24,7 +24,7 @@ from lawluo.llm.reward_backend import RewardModelBackend, encode_pair
 from .conftest import ROOT
 from .fakes.openai_server import FakeOpenAIServer, Reply
 from .fakes.scripted_backend import ScriptedBackend
-from .fakes.tiny_lm import build_tiny_tokenizer
+from .fakes.tiny_lm import build_tiny_tokenizer, tiny_qwen2_config
 
 QUESTION = "我的房东不退押金，我该怎么办？"
 ANSWERS = [
@@ -39,21 +39,10 @@ def save_tiny_reward_model(path, *, chat_template=..., num_labels=1, seed=0):
     """A tokenizer and a random 2-layer ``Qwen2ForSequenceClassification`` with ``num_labels`` outputs,
     saved as TRL's RewardTrainer saves a reward model (pad token set in the config)."""
     import torch
-    from transformers import Qwen2Config, Qwen2ForSequenceClassification
+    from transformers import Qwen2ForSequenceClassification
 
     tokenizer = build_tiny_tokenizer() if chat_template is ... else build_tiny_tokenizer(chat_template)
-    config = Qwen2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-        num_labels=num_labels,
-        pad_token_id=tokenizer.pad_token_id,
-        initializer_range=0.3,  # rewards spread well away from 0 for random weights
-    )
+    config = tiny_qwen2_config(tokenizer, num_labels=num_labels)
     torch.manual_seed(seed)
     Qwen2ForSequenceClassification(config).eval().save_pretrained(path)
     tokenizer.save_pretrained(path)

@@ -82,14 +82,11 @@ def build_tiny_tokenizer(chat_template: str | None = CHATML_TEMPLATE):
     return tokenizer
 
 
-def save_tiny_lm(path: str | Path, *, chat_template: str | None = CHATML_TEMPLATE, seed: int = 0) -> Path:
-    """Save a tokenizer and a random 2-layer Qwen2 causal LM (hidden size 32) to ``path``; return it."""
-    import torch
-    from transformers import Qwen2Config, Qwen2ForCausalLM
+def tiny_qwen2_config(tokenizer, **overrides):
+    """A 2-layer Qwen2 config (hidden size 32) sized to ``tokenizer``, for causal LMs and reward models."""
+    from transformers import Qwen2Config
 
-    path = Path(path)
-    tokenizer = build_tiny_tokenizer(chat_template)
-    config = Qwen2Config(
+    return Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=32,
         intermediate_size=64,
@@ -97,13 +94,27 @@ def save_tiny_lm(path: str | Path, *, chat_template: str | None = CHATML_TEMPLAT
         num_attention_heads=4,
         num_key_value_heads=2,
         max_position_embeddings=512,
+        pad_token_id=tokenizer.pad_token_id,
+        # Wider than the default 0.02, so that greedy decoding wanders over the vocabulary instead of
+        # repeating one token (tests can see an adapter or a seed change the text), and random rewards
+        # spread well away from 0.
+        initializer_range=0.3,
+        **overrides,
+    )
+
+
+def save_tiny_lm(path: str | Path, *, chat_template: str | None = CHATML_TEMPLATE, seed: int = 0) -> Path:
+    """Save a tokenizer and a random 2-layer Qwen2 causal LM (hidden size 32) to ``path``; return it."""
+    import torch
+    from transformers import Qwen2ForCausalLM
+
+    path = Path(path)
+    tokenizer = build_tiny_tokenizer(chat_template)
+    config = tiny_qwen2_config(
+        tokenizer,
         bos_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
         tie_word_embeddings=True,
-        # Wider than the default 0.02, so that greedy decoding wanders over the vocabulary instead of
-        # repeating one token: tests can then see an adapter or a seed change the text.
-        initializer_range=0.3,
     )
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(config).eval()
