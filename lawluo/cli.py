@@ -84,6 +84,13 @@ def _inputs(args: argparse.Namespace, positional: str) -> Iterator[tuple[str, st
     return iter([("0", value)])
 
 
+def _warn_cut(command: str, what: str, length: int, limit: int, verb: str) -> None:
+    print(
+        f"lawluo {command}: {what} has {length:,} characters; only the first {limit:,} are {verb}",
+        file=sys.stderr,
+    )
+
+
 def _emit(obj: dict) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
 
@@ -125,10 +132,7 @@ def cmd_check(args: argparse.Namespace, settings: Settings) -> int:
     status = 0
     for tid, text in texts:
         if len(text) > MAX_TEXT_CHARS:
-            print(
-                f"lawluo check: text {tid} has {len(text):,} characters; only the first {MAX_TEXT_CHARS:,} are checked",
-                file=sys.stderr,
-            )
+            _warn_cut("check", f"text {tid}", len(text), MAX_TEXT_CHARS, "checked")
             text = text[:MAX_TEXT_CHARS]
         if not text.strip():
             print(f"lawluo check: text {tid} is empty", file=sys.stderr)
@@ -153,10 +157,7 @@ def cmd_classify(args: argparse.Namespace, settings: Settings) -> int:
     status = 0
     for qid, text in questions:
         if len(text) > MAX_CHARS:
-            print(
-                f"lawluo classify: question {qid} has {len(text):,} characters; only the first {MAX_CHARS:,} are used",
-                file=sys.stderr,
-            )
+            _warn_cut("classify", f"question {qid}", len(text), MAX_CHARS, "used")
         try:
             routing = receptionist.classify(text)
         except ValueError as exc:

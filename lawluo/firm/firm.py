@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime
 
 from ..agents.boss import Boss
@@ -212,7 +212,7 @@ class Firm:
             with self._step(state, "boss", "score report") as event:
                 try:
                     score = self.boss.score_report(state.first_question, render_markdown(report))
-                    state.report_score = _as_dict(score)
+                    state.report_score = asdict(score)
                     event.summary = f"P(better) = {score.p_better:.2f}"
                 except LLMError as exc:
                     event.ok, event.summary = False, f"not scored: {exc}"
@@ -224,10 +224,9 @@ class Firm:
         return [hit.case for hit in self.case_searcher.search(query, k)]
 
     def _stream(self, state: Consultation, brief: Brief, turn: Turn) -> Iterator[str]:
-        start, pieces = time.perf_counter(), []
+        start = time.perf_counter()
         try:
             for piece in self.lawyer.stream(brief):
-                pieces.append(piece)
                 turn.text += piece
                 yield piece
         except StreamInterrupted as exc:
@@ -258,7 +257,7 @@ class Firm:
                 )
         turn.text = answers[best]
         if scores:
-            turn.score = _as_dict(scores[best])
+            turn.score = asdict(scores[best])
         yield turn.text
 
     def _finish_answer(self, state: Consultation, question: str, turn: Turn) -> None:
@@ -273,7 +272,7 @@ class Firm:
                 with self._step(state, "boss", "score answer") as event:
                     try:
                         score = self.boss.score(question, turn.text)
-                        turn.score = _as_dict(score)
+                        turn.score = asdict(score)
                         event.summary = f"P(better) = {score.p_better:.2f}"
                     except LLMError as exc:
                         event.ok, event.summary = False, f"not scored: {exc}"
@@ -298,12 +297,6 @@ class Firm:
 def _routing_summary(routing) -> str:
     top = ", ".join(f"{name} {p:.2f}" for _, name, p in routing.top)
     return f"{routing.name} ({top})" + (" — low confidence, 其他" if routing.fallback else "")
-
-
-def _as_dict(score) -> dict:
-    from dataclasses import asdict
-
-    return asdict(score)
 
 
 def _ms(start: float) -> float:

@@ -18,7 +18,7 @@ everything). ``python -m lawluo consult --script FILE.json`` prints the result a
 
 from __future__ import annotations
 
-import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Literal
 
@@ -115,5 +115,5 @@ def transcript(state: Consultation) -> dict:
         "tree": state.tree.to_dict() if state.tree else None,
         "report": state.report,
         "report_score": state.report_score,
-        "trace": [json.loads(json.dumps(e.__dict__)) for e in state.trace],
+        "trace": [asdict(e) for e in state.trace],
     }

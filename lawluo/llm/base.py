@@ -65,7 +65,7 @@ class ChatBackend(ABC):
         self.options = options
         self.role = role
         self._api_key = api_key  # resolved from the environment by the settings; never logged
-        self._slots = threading.BoundedSemaphore(max(1, int(getattr(options, "concurrency", 1))))
+        self._slots = threading.BoundedSemaphore(self.concurrency)
 
     # -- what a caller uses -------------------------------------------------------------------
     @property
