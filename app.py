@@ -15,15 +15,19 @@ import argparse
 import logging
 import os
 import sys
+import time
 
 import gradio as gr
 
 from lawluo.config import ConfigError, Settings, describe_settings
+from lawluo.firm import Firm
 from lawluo.law.checker import CitationChecker
 from lawluo.law.database import StatuteDB, StatuteDBError
 from lawluo.llm import LanguageModels
 from lawluo.retrieval.cases import CaseSearcher
 from lawluo.retrieval.statutes import StatuteSearcher
+from lawluo.ui.consult_tab import TAB_LABEL as CONSULT_TAB_LABEL
+from lawluo.ui.consult_tab import build_consult_tab
 from lawluo.ui.models_panel import build_models_panel
 from lawluo.ui.statute_tab import UI_COPY_DIR, build_statute_tab, build_unavailable_tab
 
@@ -31,11 +35,14 @@ logger = logging.getLogger("lawluo.app")
 
 BUILD_COMMAND = "python -m lawluo build all --data ../shared/data"
 DEFAULT_CONCURRENCY = 4
+QUEUE_SIZE = 64
 
 
-def _missing_db_message(exc: Exception) -> str:
+def _missing_db_message(
+    exc: Exception | str, title: str = "The statute database is not available 法规库不可用"
+) -> str:
     return (
-        "## The statute database is not available 法规库不可用\n\n"
+        f"## {title}\n\n"
         f"{exc}\n\n"
         "Build the assets from the repository root, then restart the app 请先构建数据再重启:\n\n"
         f"```\n{BUILD_COMMAND}\n```"
@@ -51,15 +58,17 @@ def _load_case_searcher(settings: Settings) -> CaseSearcher | None:
 
 
 def build_app(settings: Settings | None = None, models: LanguageModels | None = None) -> gr.Blocks:
-    """The whole app, its services loaded once; the queue runs up to four events of a kind at a time.
+    """The whole app, its services loaded once and shared (read-only) by every session.
 
     Creating the language models contacts no server and loads no weights; a role without a model is
-    shown as such in the About tab.
+    shown as such in the consultation banner and the About tab. Up to ``DEFAULT_CONCURRENCY`` events of
+    a kind run at a time, the model-calling events of the consultation tab up to ``FIRM_CONCURRENCY``
+    together; at most ``QUEUE_SIZE`` events wait.
     """
     settings = settings or Settings.load()
     models = models or LanguageModels(settings.models)
-    with gr.Blocks(title="LawLuo 法律助手") as demo:
-        gr.Markdown("# LawLuo · 法条检索与引用核查")
+    with gr.Blocks(title="LawLuo 律罗") as demo:
+        gr.Markdown("# LawLuo 律罗 · 法律咨询与法条核查")
         try:
             db = StatuteDB(settings.statutes_path)
             searcher = StatuteSearcher.from_settings(settings, db)
@@ -67,14 +76,51 @@ def build_app(settings: Settings | None = None, models: LanguageModels | None = 
             logger.error("%s", exc)
             build_unavailable_tab(_missing_db_message(exc))
         else:
-            build_statute_tab(searcher, _load_case_searcher(settings), CitationChecker(db))
+            checker = CitationChecker(db)
+            cases = _load_case_searcher(settings)
+            _warm_up(searcher, cases)
+            firm = _load_firm(settings, models, searcher, cases, checker)
+            if isinstance(firm, Firm):
+                build_consult_tab(firm, models)
+            else:
+                with gr.Tab(CONSULT_TAB_LABEL, id="consult"):
+                    gr.Markdown(firm)
+            build_statute_tab(searcher, cases, checker)
         with gr.Tab("关于 / About", id="about"):
             about = UI_COPY_DIR / "about.md"
             if about.exists():
                 gr.Markdown(about.read_text(encoding="utf-8"))
             build_models_panel(models)
-    demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY)
+    demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_SIZE)
     return demo
+
+
+def _warm_up(searcher: StatuteSearcher, cases: CaseSearcher | None) -> None:
+    """Search once at start-up so the first visitor does not wait for jieba to load its dictionary."""
+    start = time.perf_counter()
+    searcher.search("劳动合同", 1)
+    if cases is not None:
+        cases.search("劳动合同", 1)
+    logger.info("search warmed up in %.2fs", time.perf_counter() - start)
+
+
+def _load_firm(settings, models, searcher, cases, checker) -> Firm | str:
+    """The firm, or (when the case bank or the receptionist cannot be loaded) the message to show instead."""
+    if cases is None:
+        return _missing_db_message(
+            "The case bank of the clarification tree is missing or corrupt; see the log.",
+            "The consultation is not available 咨询功能不可用",
+        )
+    try:
+        return Firm.from_settings(
+            settings, models=models, statute_searcher=searcher, case_searcher=cases, checker=checker
+        )
+    except (OSError, ValueError) as exc:
+        logger.error("consultation disabled: %s", exc)
+        return _missing_db_message(
+            f"The receptionist model could not be loaded: {exc}",
+            "The consultation is not available 咨询功能不可用",
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

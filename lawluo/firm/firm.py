@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, date, datetime
 
 from ..agents.boss import Boss
@@ -114,15 +114,21 @@ class Firm:
             event.summary = f"domain set to {chosen.name}"
         state.domain = chosen.id
 
-    def clarify(self, state: Consultation) -> Iterator[Tree]:
-        """Build the clarification tree for the latest question; yields it after each level."""
+    def clarify(self, state: Consultation, height: int | None = None, k: int | None = None) -> Iterator[Tree]:
+        """Build the clarification tree for the latest question; yields it after each level.
+
+        ``height``/``k`` override the firm's tree size for this tree (the UI's settings panel).
+        """
         if not state.client_turns:
             raise ValueError("the client has not asked anything yet")
+        builder = self.tree_builder
+        if (height or builder.height, k or builder.k) != (builder.height, builder.k):
+            builder = replace(builder, height=height or builder.height, k=k or builder.k)
         question = state.client_turns[-1]
         state.status = "clarifying"
         start = time.perf_counter()
         tree = None
-        for tree in self.tree_builder.levels(question):
+        for tree in builder.levels(question):
             state.tree = tree
             yield tree
         source = "clarifier model" if tree.source == "model" else "similar cases (no model)"
@@ -181,6 +187,20 @@ class Firm:
                 yield from self._stream(state, brief, turn)
         finally:
             self._finish_answer(state, question, turn)
+
+    def regenerate(self, state: Consultation) -> Iterator[str]:
+        """Drop the latest answer and answer the same question again (streamed)."""
+        if not state.turns or state.turns[-1].role != "lawyer":
+            raise ValueError("there is no answer to regenerate")
+        if state.status == "closed":
+            raise ValueError("this consultation is closed; start a new one")
+        dropped = state.turns.pop()
+        state.trace.append(
+            TraceEvent(
+                "lawyer", "regenerate", f"dropped an answer of {len(dropped.text)} characters", 0.0, at=_now()
+            )
+        )
+        yield from self.answer(state)
 
     def close(self, state: Consultation) -> dict:
         """The secretary's nine-section report, scored by the boss; the consultation is closed."""

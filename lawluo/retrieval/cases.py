@@ -25,6 +25,7 @@ class CaseSearcher:
         if not cases:
             raise ValueError("the case bank is empty")
         self.cases = cases
+        self.by_id = {c.id: c for c in cases}
         self.bm25 = BM25Index.load_or_build(Path(index_dir), [c.search_text for c in cases])
         self.dense = dense
 
@@ -39,6 +40,10 @@ class CaseSearcher:
                 settings.cache_dir / "cases-dense", [c.search_text for c in cases], settings.case_encoder
             )
         return cls(cases, settings.cache_dir / "cases-bm25", dense)
+
+    def get(self, case_id: str) -> Case | None:
+        """The case with this id (the ids a clarification tree's nodes cite), or ``None``."""
+        return self.by_id.get(case_id)
 
     def search(self, query: str, k: int = 5) -> list[CaseHit]:
         query = clean_query(query)

@@ -34,8 +34,11 @@ ROLE_WORDS = (("澄清", "clarifier"), ("主任", "boss"), ("秘书", "secretary
 class FirmResponder:
     """Callable as the fake server's ``responder`` (request body → text); counts calls per agent."""
 
-    def __init__(self, clarifier_reply: str | None = None, judge_score=None) -> None:
+    def __init__(
+        self, clarifier_reply: str | None = None, judge_score=None, lawyer_answer: str = LAWYER_ANSWER
+    ) -> None:
         self.clarifier_reply = clarifier_reply  # e.g. broken JSON; None = well-formed elements
+        self.lawyer_answer = lawyer_answer
         self.judge_score = judge_score or (lambda answer: 8)
         self.calls: dict[str, int] = {}
         self.lawyer_requests: list[list[dict]] = []
@@ -71,4 +74,4 @@ class FirmResponder:
             quoted = re.findall(r"<<<\n?(.*?)\n?>>>", messages[-1]["content"], re.S)  # question, answer
             score = self.judge_score(quoted[-1] if quoted else "")
             return json.dumps({"score": score, "reason": "引用了正确的法条"}, ensure_ascii=False)
-        return LAWYER_ANSWER
+        return self.lawyer_answer

@@ -1,0 +1,76 @@
+"""The whole app served on loopback, its models on the fake OpenAI server: for browser tests,
+``gradio_client`` tests and the app benchmarks.
+
+    with live_app(latency=0.2) as app:      # every role on the fake server, FirmResponder answering
+        page.goto(app.url)
+    with live_app(model=False) as app:      # no language model configured
+        ...
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+
+from .firm_models import FirmResponder
+from .openai_server import FakeOpenAIServer
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class LiveApp:
+    url: str
+    server: FakeOpenAIServer | None
+    responder: FirmResponder | None
+    demo: object
+
+
+def model_environ(server: FakeOpenAIServer) -> dict[str, str]:
+    """Settings variables that put every role on ``server`` (the boss as an LLM judge)."""
+    return {
+        "LAWLUO_DEFAULT_BACKEND": "openai",
+        "LAWLUO_DEFAULT_MODEL": "fake-model",
+        "LAWLUO_DEFAULT_BASE_URL": server.url,
+        "LAWLUO_DEFAULT_MAX_RETRIES": "0",
+        "LAWLUO_DEFAULT_TIMEOUT": "10",
+        "OPENAI_API_KEY": "test-key",
+    }
+
+
+@contextmanager
+def live_app(
+    model: bool = True,
+    latency: float = 0.0,
+    tokens_per_second: float | None = None,
+    responder: FirmResponder | None = None,
+    **environ: str,
+) -> Iterator[LiveApp]:
+    """Launch ``build_app`` on a free loopback port (and the fake server when ``model``); close both after."""
+    from app import build_app
+    from lawluo.config import load_settings
+
+    with ExitStack() as stack:
+        server = None
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LAWLUO_", "OPENAI_"))}
+        if model:
+            server = stack.enter_context(
+                FakeOpenAIServer(latency=latency, tokens_per_second=tokens_per_second)
+            )
+            responder = responder or FirmResponder()
+            server.responder = responder
+            env.update(model_environ(server))
+        env.update(environ)
+        demo = build_app(load_settings(environ=env))
+        _, url, _ = demo.launch(
+            server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True
+        )
+        stack.callback(demo.close)
+        yield LiveApp(url, server, responder if model else None, demo)

@@ -1,0 +1,193 @@
+"""The consultation tab's handlers, called as plain functions: what each shows, and how it treats bad
+input (an empty, over-long or hostile question, a click on a closed consultation) without losing work."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from lawluo.config import load_settings
+from lawluo.firm import Firm
+from lawluo.llm import LanguageModels
+from lawluo.ui import consult_tab as tab
+
+from .fakes.firm_models import FirmResponder
+from .fakes.live_app import model_environ
+from .fakes.openai_server import FakeOpenAIServer
+
+QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
+HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">我的工资被拖欠了三个月怎么办？'
+VIEW = ("chat", "routing", "domain", "tree", "citations", "retrieved", "trace", "message")
+
+
+def shown(outputs: tuple, with_question: bool = False) -> dict:
+    """Name the outputs of a handler: ``state`` (+ ``question``) and the view."""
+    names = ("state", "question", *VIEW) if with_question else ("state", *VIEW)
+    return dict(zip(names, outputs, strict=True))
+
+
+def last(outputs_iter, with_question: bool = False) -> dict:
+    return shown(list(outputs_iter)[-1], with_question)
+
+
+@pytest.fixture(scope="module")
+def services(statute_searcher, case_searcher, checker, receptionist):
+    return dict(
+        statute_searcher=statute_searcher,
+        case_searcher=case_searcher,
+        checker=checker,
+        receptionist=receptionist,
+    )
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer() as fake:
+        fake.responder = FirmResponder()
+        yield fake
+
+
+def make_firm(services, server=None, **env) -> Firm:
+    environ = {**(model_environ(server) if server else {}), **env}
+    settings = load_settings(environ=environ)
+    return Firm.from_settings(settings, models=LanguageModels(settings.models), **services)
+
+
+def test_asking_routes_the_question_and_grows_the_tree_level_by_level(services, server):
+    firm = make_firm(services, server)
+    steps = [shown(o, True) for o in tab.ask(firm, None, QUESTION, True, 3, 2)]
+    state = steps[-1]["state"]
+    assert state.domain == "labor" and steps[-1]["domain"] == "labor"
+    assert "劳动纠纷" in steps[0]["routing"] and "Top 3" in steps[0]["routing"]
+    assert steps[0]["question"] == ""  # the question was taken: the box is emptied
+    trees = list(dict.fromkeys(s["tree"] for s in steps if 'data-mark="yes"' in s["tree"]))
+    assert len(trees) == 2  # H=3: the first level is shown before the second exists
+    assert 'data-complete="false"' in trees[0] and 'data-node="1.1"' not in trees[0]
+    assert 'data-complete="true"' in trees[1] and 'data-node="2.2"' in trees[1]
+    assert "提交已标记的事实" in steps[-1]["message"]
+
+
+def test_marks_fold_a_no_and_the_answer_streams_with_checked_citations(services, server):
+    firm = make_firm(services, server)
+    state = last(tab.ask(firm, None, QUESTION, True, 3, 2), True)["state"]
+    yes = shown(tab.mark(firm, state, "1", "yes"))
+    assert 'class="ll-node yes" data-node="1"' in yes["tree"] and "已标记 1：是" in yes["message"]
+    no = shown(tab.mark(firm, state, "2", "no"))
+    assert 'data-node="2.1"' not in no["tree"] and "已折叠 2 个下级要素" in no["tree"]
+
+    steps = [shown(o) for o in tab.answer(firm, state)]
+    partial = [
+        s["chat"][-1]["content"] for s in steps if s["chat"] and s["chat"][-1]["content"].endswith("▌")
+    ]
+    assert len(partial) >= 2  # streamed: the answer grew over several updates
+    final = steps[-1]
+    assert "二倍的工资" in final["chat"][-1]["content"] and "主任评分" in final["chat"][-1]["content"]
+    assert "核实无误" in final["citations"] and "查无此条" in final["citations"]
+    assert [e.agent for e in state.trace].count("checker") == 1 and 'data-agent="lawyer"' in final["trace"]
+    confirmed = firm_lawyer_request(server)
+    assert "要素" in confirmed  # the confirmed fact reached the lawyer
+
+
+def firm_lawyer_request(server) -> str:
+    return server.responder.lawyer_requests[-1][-1]["content"]
+
+
+def test_answering_twice_does_not_run_the_lawyer_again(services, server):
+    firm = make_firm(services, server)
+    state = last(tab.ask(firm, None, QUESTION, True, 2, 1), True)["state"]
+    list(tab.answer(firm, state))
+    again = last(tab.answer(firm, state))
+    assert "已经回答过" in again["message"] and server.responder.calls["lawyer"] == 1
+
+
+def test_without_tolc_the_answer_streams_straight_away(services, server):
+    firm = make_firm(services, server)
+    final = last(tab.ask(firm, None, QUESTION, False, 3, 3), True)
+    assert final["state"].tree is None and final["state"].turns[-1].role == "lawyer"
+    assert "核实无误" in final["citations"]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("", "请输入您的问题"),
+        ("   \n ", "请输入您的问题"),
+        ("问" * 20_000, "问题过长：20,000 字，上限 4,000 字"),
+    ],
+)
+def test_an_empty_or_overlong_question_gets_a_message_and_stays_in_the_box(services, question, expected):
+    firm = make_firm(services)
+    (out,) = [shown(o, True) for o in tab.ask(firm, None, question, True, 3, 3)]
+    assert expected in out["message"] and out["question"] == question and out["state"] is None
+
+
+def test_hostile_html_in_a_question_and_an_answer_is_shown_as_text(services):
+    with FakeOpenAIServer() as server:
+        server.responder = FirmResponder(
+            lawyer_answer="答复<script>alert(3)</script><img src=x onerror=alert(4)>"
+        )
+        firm = make_firm(services, server)
+        final = last(tab.ask(firm, None, HOSTILE, False, 3, 3), True)
+    question, answer = (m["content"] for m in final["chat"])
+    assert "<script>" not in question + answer and "<img" not in question + answer
+    assert (
+        "&lt;script&gt;alert(1)&lt;/script&gt;" in question and "&lt;img src=x onerror=alert(4)&gt;" in answer
+    )
+    assert "<script>" not in final["routing"] + final["trace"]
+
+
+def test_without_a_model_the_tree_comes_from_cases_and_the_answer_shows_what_was_retrieved(services):
+    firm = make_firm(services)
+    state = last(tab.ask(firm, None, QUESTION, True, 2, 3), True)["state"]
+    assert state.tree.source == "cases"
+    final = last(tab.answer(firm, state))
+    assert "未配置律师模型" in final["chat"][-1]["content"]
+    assert "检索到的法条" in final["retrieved"] and "相似案例" in final["retrieved"]
+    assert "依据案例" in final["tree"]  # a node's supporting cases, one click away
+
+
+def test_the_domain_can_be_overridden_and_the_change_is_shown(services):
+    firm = make_firm(services)
+    state = last(tab.ask(firm, None, QUESTION, True, 2, 1), True)["state"]
+    out = shown(tab.set_domain(firm, state, "contract"))
+    assert state.domain == "contract" and "合同纠纷" in out["routing"] and "改派" in out["routing"]
+    assert "请先提问" in shown(tab.set_domain(firm, None, "contract"))["message"]
+
+
+def test_regenerate_replaces_the_last_answer(services, server):
+    firm = make_firm(services, server)
+    state = last(tab.ask(firm, None, QUESTION, False, 3, 3), True)["state"]
+    final = last(tab.regenerate(firm, state))
+    assert [t.role for t in state.turns] == ["client", "lawyer"] and server.responder.calls["lawyer"] == 2
+    assert any(e.action == "regenerate" for e in state.trace) and "二倍的工资" in final["chat"][-1]["content"]
+
+
+def test_ending_writes_the_report_as_markdown_and_docx_and_closes_the_consultation(services, server):
+    firm = make_firm(services, server)
+    state = last(tab.ask(firm, None, QUESTION, False, 3, 3), True)["state"]
+    state_out, markdown, md_file, docx_file, *view = tab.end(firm, state)
+    assert "法律分析" in markdown and "主任评分" in markdown and state.status == "closed"
+    md_path, docx_path = Path(md_file["value"]), Path(docx_file["value"])
+    assert md_path.read_text(encoding="utf-8").startswith("# ") and "风险提示" in md_path.read_text(
+        encoding="utf-8"
+    )
+    with zipfile.ZipFile(docx_path) as docx:
+        assert "法律建议" in docx.read("word/document.xml").decode("utf-8")
+    closed = list(tab.ask(firm, state, "还有一个问题", True, 3, 3))[-1]
+    assert "已结束" in shown(closed, True)["message"] and shown(closed, True)["question"] == "还有一个问题"
+
+
+def test_a_failing_step_is_shown_as_a_message_and_keeps_the_consultation(services, monkeypatch):
+    firm = make_firm(services)
+    state = last(tab.ask(firm, None, QUESTION, True, 2, 1), True)["state"]
+    monkeypatch.setattr(firm, "close", lambda s: (_ for _ in ()).throw(RuntimeError("disk full")))
+    out = tab.end(firm, state)
+    assert "RuntimeError: disk full" in out[-1] and out[0] is state and state.turns
+
+
+def test_new_consultation_forgets_the_session(services):
+    firm = make_firm(services)
+    state, question, report, md, docx, *view = tab.new_consultation(firm)
+    assert state is None and question == "" and view[0] == [] and md["visible"] is False
