@@ -295,6 +295,7 @@ def build_consult_tab(firm: Firm, models: LanguageModels) -> None:
                     label="您的问题 Your question",
                     placeholder="例如：我在公司干了两年一直没签劳动合同，现在被辞退了，能要求什么赔偿？",
                     lines=3,
+                    max_lines=8,
                     elem_id="ll-question",
                 )
                 with gr.Row():
@@ -318,7 +319,7 @@ def build_consult_tab(firm: Firm, models: LanguageModels) -> None:
                     label="改派领域 Change the domain",
                     elem_id="ll-domain",
                 )
-                with gr.Accordion("设置 Settings", open=False):
+                with gr.Accordion("设置 Settings", open=False, elem_id="ll-use-tolc-accordion"):
                     use_tolc = gr.Checkbox(
                         True, label="回答前先澄清 (ToLC) Clarify before answering", elem_id="ll-use-tolc"
                     )
@@ -334,7 +335,7 @@ def build_consult_tab(firm: Firm, models: LanguageModels) -> None:
                     )
                 with gr.Accordion("检索到的法条与案例 Retrieved statutes and cases", open=False):
                     retrieved = gr.HTML("", css_template=HTML_CSS, elem_id="ll-retrieved")
-                with gr.Accordion("流程追踪 Trace", open=False):
+                with gr.Accordion("流程追踪 Trace", open=False, elem_id="ll-trace-accordion"):
                     trace = gr.HTML(cr.trace_html([]), css_template=HTML_CSS, elem_id="ll-trace")
         gr.Markdown("### 咨询报告 Consultation report")
         report = gr.Markdown("", elem_id="ll-report")

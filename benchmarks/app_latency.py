@@ -1,0 +1,223 @@
+"""How fast the consultation tab of the web app starts and shows its first results, in a real browser.
+
+    python benchmarks/app_latency.py [--starts 3] [--latencies 0.5 1.0] [--repeats 5]
+
+1. Start-up with no language model: ``python app.py`` in a fresh process (no LAWLUO_* or OPENAI_*
+   variables), timed from just before the process is started until (a) ``GET /`` answers 200 and
+   (b) the question box ``#ll-question textarea`` is visible in headless Chromium, which keeps trying
+   to load the page from the moment the app is started. Target: ≤ 10 s.
+2. Ask to first tree level: the app served by tests/fakes/live_app.py with every role on the fake
+   OpenAI-compatible server, which waits L s per call. From the click on Ask until the routing
+   (``#ll-routing .ll-domain``), the first level of the clarification tree
+   (``#ll-tree button[data-mark="yes"]``) and the whole H=3 K=3 tree (``data-complete="true"``) are
+   shown; one uncounted warm-up ask first. Target: first level ≤ L + 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+from _common import ROOT, percentile
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import sync_playwright
+
+from tests.fakes.live_app import free_port, live_app
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+QUESTIONS = [
+    "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？",
+    "邻居家的狗把我孩子咬伤了，医药费该谁出？",
+    "朋友借了我五万块钱一直不还，我该怎么起诉？",
+    "租房合同到期了，房子也没有损坏，房东却不退押金，我该怎么办？",
+    "网购买到假货，商家拒绝退款，我能要求三倍赔偿吗？",
+]
+START_TARGET = 10.0
+TIMEOUT = 60.0
+
+
+def poll_http(url: str, t0: float, proc: subprocess.Popen, result: dict) -> None:
+    """Record in ``result["http"]`` the seconds from ``t0`` until ``GET url`` answers 200."""
+    while time.perf_counter() - t0 < TIMEOUT and proc.poll() is None:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    result["http"] = time.perf_counter() - t0
+                    return
+        except OSError:
+            pass
+        time.sleep(0.05)
+
+
+def poll_browser(browser, url: str, t0: float, proc: subprocess.Popen) -> float | None:
+    """Seconds from ``t0`` until the question box is visible, retrying ``goto`` until the app answers."""
+    context = browser.new_context()  # a fresh cache for every start
+    page = context.new_page()
+    try:
+        while (left := TIMEOUT - (time.perf_counter() - t0)) > 0 and proc.poll() is None:
+            try:
+                page.goto(url, timeout=left * 1000)
+                page.wait_for_selector("#ll-question textarea", timeout=left * 1000)
+                return time.perf_counter() - t0
+            except PlaywrightError:
+                time.sleep(0.05)
+        return None
+    finally:
+        context.close()
+
+
+def one_start(browser) -> tuple[float | None, float | None]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LAWLUO_", "OPENAI_"))}
+    env.update(GRADIO_SERVER_PORT=str(port), GRADIO_ANALYTICS_ENABLED="False")
+    result: dict[str, float] = {}
+    with tempfile.TemporaryFile() as log:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "app.py"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            http = threading.Thread(target=poll_http, args=(url, t0, proc, result))
+            http.start()
+            visible = poll_browser(browser, url, t0, proc)
+            http.join()
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        if "http" not in result or visible is None:
+            log.seek(0)
+            print(f"    app did not come up; the end of its log:\n{log.read().decode()[-2000:]}")
+    return result.get("http"), visible
+
+
+def fmt(value: float | None) -> str:
+    return "timed out" if value is None else f"{value:6.2f} s"
+
+
+def bench_start(browser, starts: int) -> None:
+    print(f"App start to first served page, no model (python app.py), {starts} starts:")
+    https, visibles = [], []
+    for i in range(starts):
+        http, visible = one_start(browser)
+        print(f"  start {i + 1}: HTTP 200 {fmt(http)}, question box visible in browser {fmt(visible)}")
+        https.append(http)
+        visibles.append(visible)
+    for label, values in (("HTTP 200", https), ("question box visible in browser", visibles)):
+        done = [v for v in values if v is not None]
+        if not done:
+            print(f"  {label}: no start succeeded (target <= {START_TARGET:g} s) FAIL")
+            continue
+        ok = len(done) == len(values) and max(done) <= START_TARGET
+        print(
+            f"  {label}: median {statistics.median(done):.2f} s, max {max(done):.2f} s "
+            f"(target <= {START_TARGET:g} s) {'PASS' if ok else 'FAIL'}"
+        )
+
+
+STAGES = {
+    "routing shown": "#ll-routing .ll-domain",
+    "first tree level": '#ll-tree button[data-mark="yes"]',
+    "whole tree (H=3 K=3)": '#ll-tree [data-complete="true"]',
+}
+
+
+def one_ask(browser, url: str, question: str) -> dict[str, float | None]:
+    page = browser.new_page()
+    try:
+        page.goto(url)
+        page.wait_for_selector("#ll-question textarea", timeout=TIMEOUT * 1000)
+        page.fill("#ll-question textarea", question)
+        t0 = time.perf_counter()
+        page.click("#ll-ask")
+        times: dict[str, float | None] = {}
+        for label, selector in STAGES.items():
+            left = TIMEOUT - (time.perf_counter() - t0)
+            try:
+                page.wait_for_selector(selector, timeout=max(left, 0.001) * 1000)
+                times[label] = time.perf_counter() - t0
+            except PlaywrightError:
+                times[label] = None
+        return times
+    finally:
+        page.close()
+
+
+def bench_ask(browser, latency: float, repeats: int) -> None:
+    target = latency + 1.0
+    print(
+        f"\nClick on Ask to tree in the browser, fake server latency L = {latency:g} s a call, {repeats} asks:"
+    )
+    runs = []
+    with live_app(latency=latency) as app:
+        one_ask(browser, app.url, QUESTIONS[-1])  # warm-up, not counted
+        for i in range(repeats):
+            times = one_ask(browser, app.url, QUESTIONS[i % len(QUESTIONS)])
+            print(f"  ask {i + 1}: " + ", ".join(f"{label} {fmt(t)}" for label, t in times.items()))
+            runs.append(times)
+    for label in STAGES:
+        values = [run[label] for run in runs]
+        done = [v for v in values if v is not None]
+        line = f"  {label:<21}"
+        if done:
+            line += (
+                f" median {statistics.median(done):.2f} s, p90 {percentile(done, 90):.2f} s, "
+                f"max {max(done):.2f} s"
+            )
+        if len(done) < len(values):
+            line += f" ({len(values) - len(done)} timed out)"
+        if label == "first tree level":
+            median_ok = bool(done) and statistics.median(done) <= target
+            max_ok = len(done) == len(values) and max(done) <= target
+            line += (
+                f"  target <= L + 1 s = {target:g} s: median {'PASS' if median_ok else 'FAIL'}, "
+                f"max {'PASS' if max_ok else 'FAIL'}"
+            )
+        print(line)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--starts", type=int, default=3)
+    parser.add_argument("--latencies", type=float, nargs="+", default=[0.5, 1.0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            if args.starts:
+                bench_start(browser, args.starts)
+            for latency in args.latencies:
+                bench_ask(browser, latency, args.repeats)
+        finally:
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()
