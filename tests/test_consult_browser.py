@@ -30,8 +30,10 @@ FLAGS = [
 ]
 SHOTS = Path(__file__).parent / "artifacts" / "screenshots"
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
-HOSTILE_QUESTION = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">公司拖欠我三个月工资怎么办？'
-HOSTILE_ANSWER = "建议申请劳动仲裁。<script>window.__pwned=3</script><img src=x onerror=\"window.__pwned=4\">"
+HOSTILE_QUESTION = (
+    '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">公司拖欠我三个月工资怎么办？'
+)
+HOSTILE_ANSWER = '建议申请劳动仲裁。<script>window.__pwned=3</script><img src=x onerror="window.__pwned=4">'
 
 if not Path(CHROMIUM).exists():
     reason = f"{CHROMIUM} not found (apt-get install -y chromium)"
@@ -69,7 +71,9 @@ def page(browser, app, request):
     page.goto(app.url)
     page.wait_for_selector("#ll-question textarea")
     page.shots = iter(range(1, 100))
-    page.shot = lambda name: page.screenshot(path=str(folder / f"{next(page.shots):02d}-{name}.png"), full_page=True)
+    page.shot = lambda name: page.screenshot(
+        path=str(folder / f"{next(page.shots):02d}-{name}.png"), full_page=True
+    )
     yield page
     context.close()
 

@@ -379,6 +379,12 @@ def build_consult_tab(firm: Firm, models: LanguageModels) -> None:
         def on_tree_click(session: Consultation | None, evt: gr.EventData) -> tuple:
             return mark_clicked(firm, session, evt)  # a closure: Gradio finds EventData in a function's hints
 
+        chat.clear(  # the chatbot's own trash button starts over too (not just the picture of the chat)
+            partial(new_consultation, firm),
+            None,
+            [state, question, report, download_md, download_docx, *views],
+            api_visibility="private",
+        )
         tree.click(on_tree_click, [state], [state, *views], api_visibility="private")
         mark_api.click(partial(mark, firm), [state, node_box, mark_box], [state, *views], api_name="mark")
         domain_box.input(

@@ -1,0 +1,65 @@
+"""The consultation tab's HTML: a real tree with mark buttons, folding under a 否, everything escaped."""
+
+from __future__ import annotations
+
+from lawluo.firm.state import TraceEvent
+from lawluo.llm.models import RoleStatus
+from lawluo.tolc import Tree
+from lawluo.ui import consult_render as cr
+
+HOSTILE = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
+
+
+def small_tree() -> Tree:
+    tree = Tree.start("工资被拖欠怎么办？", 3, 2)
+    tree.add_child("0", "是否签订了书面劳动合同", ["c1"])
+    tree.add_child("0", HOSTILE, [])
+    tree.add_child("1", "是否工作满一年", [])
+    tree.add_child("2", "是否有工资条", [])
+    tree.complete = True
+    return tree
+
+
+def test_the_tree_is_nested_lists_with_three_mark_buttons_per_element():
+    html = cr.tree_html(small_tree())
+    assert html.count("<ul>") == 3 and html.count('<button type="button" class="ll-mark') == 4 * 3
+    assert 'data-node="1.1" data-mark="yes"' in html and 'data-complete="true"' in html
+
+
+def test_a_no_folds_the_subtree_and_says_how_much_it_hid():
+    tree = small_tree()
+    tree.mark("2", "no")
+    html = cr.tree_html(tree)
+    assert 'data-node="2.1"' not in html and "已折叠 1 个下级要素" in html
+    assert 'class="ll-mark on" data-node="2" data-mark="no" aria-pressed="true"' in html
+
+
+def test_model_text_in_the_tree_routing_and_trace_is_escaped():
+    tree = small_tree()
+    html = cr.tree_html(tree) + cr.trace_html([TraceEvent("lawyer", "answer", HOSTILE, 12.0, ok=False)])
+    html += cr.routing_html({"name": "x", "confidence": 0.5, "top": [{"name": HOSTILE, "p": 0.5}]}, "labor")
+    assert "<img" not in html and "<script>" not in html and "&lt;img src=x" in html
+
+
+def test_supporting_cases_are_one_click_away():
+    class Case:
+        id, title, cause, facts, outcome, sentence = (
+            "c1",
+            "张某诉某公司",
+            "劳动争议",
+            "未签合同" * 10,
+            "支持",
+            "",
+        )
+
+    html = cr.tree_html(small_tree(), {"c1": Case()}.get)
+    assert "<details><summary>依据案例 Supporting cases (1)</summary>" in html and "张某诉某公司" in html
+
+
+def test_the_banner_names_missing_roles_and_is_empty_when_all_are_ready():
+    ready = RoleStatus("lawyer", "openai", "openai: m", True, None)
+    missing = RoleStatus("judge", "none", "none", False, "set LAWLUO_JUDGE_BACKEND")
+    assert cr.banner_html([ready]) == ""
+    banner = cr.banner_html([ready, missing])
+    assert "judge" in banner and "lawyer" not in banner.split("No language model for:")[1].split(".")[0]
+    assert "configs/hosted-openai.yaml" in banner
