@@ -146,7 +146,8 @@ def test_a_consultation_from_question_to_downloaded_report(page, app, tmp_path):
     md = tmp_path / "report.md"
     download.value.save_as(md)
     assert "## 法律建议" in md.read_text(encoding="utf-8")
-    page.click("#ll-trace-accordion")
+    page.click("#ll-trace-accordion")  # a closed accordion's content is drawn when it opens
+    page.wait_for_selector('#ll-trace tr[data-agent="secretary"]')
     assert page.locator('#ll-trace tr[data-agent="secretary"]').count() == 1
     page.shot("trace")
 
@@ -191,5 +192,6 @@ def test_a_double_submit_runs_the_pipeline_once(page, app):
     page.shot("double-submit")
     assert page.locator("#ll-chat [data-testid='user']").count() == 1
     page.click("#ll-trace-accordion")
+    page.wait_for_selector('#ll-trace tr[data-agent="clarifier"]')
     assert page.locator('#ll-trace tr[data-agent="receptionist"]').count() == 1
     assert app.responder.calls.get("clarifier", 0) - before.get("clarifier", 0) == 4  # one H=3, K=3 tree
