@@ -2,7 +2,7 @@
 app on loopback with the fake OpenAI-compatible server behind every role.
 
 Screenshots of each step go to ``tests/artifacts/screenshots/`` (not committed). Without
-``/usr/bin/chromium`` these tests are skipped — unless ``LAWLUO_REQUIRE_BROWSER=1`` (set by ``.ci/run``),
+``/usr/bin/chromium`` these tests are skipped — unless ``REQUIRE_BROWSER_TESTS=1`` (set by ``.ci/run``),
 when they fail instead.
 """
 
@@ -37,8 +37,8 @@ HOSTILE_ANSWER = '建议申请劳动仲裁。<script>window.__pwned=3</script><i
 
 if not Path(CHROMIUM).exists():
     reason = f"{CHROMIUM} not found (apt-get install -y chromium)"
-    if os.environ.get("LAWLUO_REQUIRE_BROWSER") == "1":
-        raise RuntimeError(f"LAWLUO_REQUIRE_BROWSER=1 but {reason}")
+    if os.environ.get("REQUIRE_BROWSER_TESTS") == "1":
+        raise RuntimeError(f"REQUIRE_BROWSER_TESTS=1 but {reason}")
     pytest.skip(reason, allow_module_level=True)
 
 sync_api = pytest.importorskip("playwright.sync_api")
