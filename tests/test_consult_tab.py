@@ -191,3 +191,11 @@ def test_new_consultation_forgets_the_session(services):
     firm = make_firm(services)
     state, question, report, md, docx, *view = tab.new_consultation(firm)
     assert state is None and question == "" and view[0] == [] and md["visible"] is False
+
+
+def test_without_a_model_ending_gives_a_partial_report_that_says_so(services):
+    firm = make_firm(services)
+    state = last(tab.ask(firm, None, QUESTION, False, 3, 3), True)["state"]
+    _, markdown, md_file, docx_file, *view = tab.end(firm, state)
+    assert state.status == "closed" and Path(md_file["value"]).exists() and Path(docx_file["value"]).exists()
+    assert "咨询事项" in markdown and "未配置" in view[-1]  # the notice says why the report is partial
