@@ -195,3 +195,18 @@ def test_a_double_submit_runs_the_pipeline_once(page, app):
     page.wait_for_selector('#ll-trace tr[data-agent="clarifier"]')
     assert page.locator('#ll-trace tr[data-agent="receptionist"]').count() == 1
     assert app.responder.calls.get("clarifier", 0) - before.get("clarifier", 0) == 4  # one H=3, K=3 tree
+
+
+def test_a_consultation_is_saved_and_a_malformed_file_is_refused(page, tmp_path):
+    ask(page, QUESTION)
+    page.wait_for_selector('#ll-tree [data-complete="true"]')
+    page.click("#ll-save-accordion")
+    page.click("#ll-save")
+    page.wait_for_selector("#ll-saved a, #ll-saved .file-preview", state="attached")
+    bad = tmp_path / "broken.json"
+    bad.write_text("{not json", encoding="utf-8")
+    page.set_input_files('input[type=file][accept=".json"]', str(bad))  # the resume button's input
+    page.wait_for_function("document.querySelector('#ll-message').innerText.includes('无法恢复')")
+    page.shot("resume-refused")
+    assert "invalid JSON" in message(page)
+    assert page.locator("#ll-chat [data-testid='user']").count() == 1  # the consultation is still there

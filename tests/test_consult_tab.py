@@ -199,3 +199,27 @@ def test_without_a_model_ending_gives_a_partial_report_that_says_so(services):
     _, markdown, md_file, docx_file, *view = tab.end(firm, state)
     assert state.status == "closed" and Path(md_file["value"]).exists() and Path(docx_file["value"]).exists()
     assert "咨询事项" in markdown and "未配置" in view[-1]  # the notice says why the report is partial
+
+
+def test_a_saved_consultation_resumes_where_it_stopped(services, tmp_path):
+    firm = make_firm(services)
+    state = last(tab.ask(firm, None, QUESTION, True, 2, 2), True)["state"]
+    tab.mark(firm, state, "1", "yes")
+    saved, *_ = tab.save_consultation(firm, state)
+    resumed = shown(tab.resume_consultation(firm, None, saved["value"]))
+    assert resumed["state"].to_dict() == state.to_dict() and "已恢复" in resumed["message"]
+    assert 'class="ll-node yes" data-node="1"' in resumed["tree"]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [("{not json", "invalid JSON"), ('{"version": 99}', "version 99"), ("[1, 2]", "JSON object")],
+)
+def test_a_bad_saved_file_changes_nothing_and_says_why(services, tmp_path, content, expected):
+    firm = make_firm(services)
+    state = last(tab.ask(firm, None, QUESTION, True, 2, 1), True)["state"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(content, encoding="utf-8")
+    out = shown(tab.resume_consultation(firm, state, str(bad)))
+    assert out["state"] is state and "无法恢复" in out["message"] and expected in out["message"]
+    assert "no file" in shown(tab.resume_consultation(firm, state, None))["message"]

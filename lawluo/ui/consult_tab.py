@@ -46,6 +46,7 @@ logger = logging.getLogger(__name__)
 
 TAB_LABEL = "法律咨询 / Consultation"
 MAX_QUESTION_CHARS = MAX_TURN_CHARS
+MAX_SAVED_BYTES = 5_000_000
 #: Events that call language models share this many slots per app (each backend has its own limit too).
 FIRM_CONCURRENCY = 8
 HTML_CSS = CSS + cr.CONSULT_CSS
@@ -257,6 +258,44 @@ def end(firm: Firm, state: Consultation | None) -> tuple:
     )
 
 
+def save_consultation(firm: Firm, state: Consultation | None) -> tuple:
+    """The consultation as a JSON file to download (resumable here or with ``python -m lawluo consult``).
+
+    Returns ``(file, *view)``.
+    """
+    if state is None or not state.turns:
+        return (
+            gr.update(value=None, visible=False),
+            *view(firm, state, "还没有可以保存的咨询。Nothing to save yet.", "warn"),
+        )
+    folder = Path(tempfile.mkdtemp(prefix="lawluo-consultation-"))
+    path = folder / f"consultation-{state.id}.json"
+    path.write_text(state.to_json(), encoding="utf-8")
+    return (
+        gr.update(value=str(path), visible=True),
+        *view(firm, state, "已保存，请下载文件。Saved: download the file."),
+    )
+
+
+def resume_consultation(firm: Firm, state: Consultation | None, upload) -> tuple:
+    """Continue a consultation from a JSON file saved earlier; a bad file changes nothing and says why."""
+    path = Path(upload if isinstance(upload, str) else getattr(upload, "name", "") or "")
+    try:
+        if not path.is_file():
+            raise ValueError("no file was uploaded")
+        if path.stat().st_size > MAX_SAVED_BYTES:
+            raise ValueError(
+                f"the file has {path.stat().st_size:,} bytes; a saved consultation has at most {MAX_SAVED_BYTES:,}"
+            )
+        resumed = Consultation.from_json(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return (
+            state,
+            *view(firm, state, f"无法恢复，当前咨询未改变 Cannot resume (nothing changed): {exc}", "warn"),
+        )
+    return (resumed, *view(firm, resumed, f"已恢复咨询 {resumed.id}。Consultation resumed."))
+
+
 def new_consultation(firm: Firm) -> tuple:
     """Forget the session's consultation: ``(state, question, report, .md, .docx, *view)``."""
     hidden = gr.update(value=None, visible=False)
@@ -329,6 +368,12 @@ def build_consult_tab(firm: Firm, models: LanguageModels) -> None:
                     k = gr.Slider(
                         1, MAX_K, value=firm.k, step=1, label="每个节点的子要素数 K", elem_id="ll-k"
                     )
+                with gr.Accordion("保存 / 恢复 Save / resume", open=False, elem_id="ll-save-accordion"):
+                    save_btn = gr.Button("保存咨询 Save (.json)", elem_id="ll-save")
+                    saved = gr.File(label="咨询记录 Saved consultation", visible=False, elem_id="ll-saved")
+                    resume_btn = gr.UploadButton(
+                        "恢复咨询 Resume from .json", file_types=[".json"], elem_id="ll-resume"
+                    )
                 with gr.Accordion("引用核查 Citations", open=True):
                     citations = gr.HTML(
                         cr.citations_html(None), css_template=HTML_CSS, elem_id="ll-citations"
@@ -384,6 +429,15 @@ def build_consult_tab(firm: Firm, models: LanguageModels) -> None:
             None,
             [state, question, report, download_md, download_docx, *views],
             api_visibility="private",
+        )
+        save_btn.click(
+            partial(save_consultation, firm), [state], [saved, *views], api_name="save_consultation"
+        )
+        resume_btn.upload(
+            partial(resume_consultation, firm),
+            [state, resume_btn],
+            [state, *views],
+            api_name="resume_consultation",
         )
         tree.click(on_tree_click, [state], [state, *views], api_visibility="private")
         mark_api.click(partial(mark, firm), [state, node_box, mark_box], [state, *views], api_name="mark")
