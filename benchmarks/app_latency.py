@@ -31,18 +31,8 @@ from _common import ROOT, percentile
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
-from tests.fakes.live_app import free_port, live_app
+from tests.fakes.live_app import CHROMIUM, CHROMIUM_ARGS, free_port, live_app
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 QUESTIONS = [
     "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？",
     "邻居家的狗把我孩子咬伤了，医药费该谁出？",

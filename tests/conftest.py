@@ -50,3 +50,14 @@ def receptionist(settings):
     from lawluo.agents.receptionist import Receptionist
 
     return Receptionist.load(settings)
+
+
+@pytest.fixture(scope="session")
+def firm_services(statute_searcher, case_searcher, checker, receptionist):
+    """What ``Firm.from_settings`` would load, already loaded: pass as ``**firm_services``."""
+    return {
+        "statute_searcher": statute_searcher,
+        "case_searcher": case_searcher,
+        "checker": checker,
+        "receptionist": receptionist,
+    }

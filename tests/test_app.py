@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
+
+from .fakes.live_app import free_port
 
 CIVIL_CODE_1079 = (
     "根据《中华人民共和国民法典》第一千零七十九条规定：“夫妻一方要求离婚的，可以由有关组织进行调解或者直接向"
@@ -13,12 +14,6 @@ CIVIL_CODE_1079 = (
     "另依据《合同法》第一百零七条：“当事人一方不履行合同义务或者履行合同义务不符合约定的，应当承担继续履行、"
     "采取补救措施或者赔偿损失等违约责任。”"
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +26,7 @@ def client(settings):
         mp.setenv("GRADIO_ANALYTICS_ENABLED", "False")
         demo = build_app(settings)
         _, url, _ = demo.launch(
-            server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True
+            server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True
         )
         try:
             c = Client(url, verbose=False, download_files=False, analytics_enabled=False)

@@ -16,18 +16,8 @@ from pathlib import Path
 import pytest
 
 from .fakes.firm_models import LAWYER_ANSWER
-from .fakes.live_app import live_app
+from .fakes.live_app import CHROMIUM, CHROMIUM_ARGS, live_app
 
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SHOTS = Path(__file__).parent / "artifacts" / "screenshots"
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
 HOSTILE_QUESTION = (
@@ -54,7 +44,7 @@ def app():
 @pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
 

@@ -33,13 +33,8 @@ def last(outputs_iter, with_question: bool = False) -> dict:
 
 
 @pytest.fixture(scope="module")
-def services(statute_searcher, case_searcher, checker, receptionist):
-    return dict(
-        statute_searcher=statute_searcher,
-        case_searcher=case_searcher,
-        checker=checker,
-        receptionist=receptionist,
-    )
+def services(firm_services):
+    return firm_services
 
 
 @pytest.fixture

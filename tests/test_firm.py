@@ -12,6 +12,7 @@ from lawluo.firm.script import Script, run_script
 from lawluo.llm import LanguageModels
 
 from .fakes.firm_models import LAWYER_ANSWER, FirmResponder
+from .fakes.live_app import model_environ
 from .fakes.openai_server import FakeOpenAIServer
 
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
@@ -19,13 +20,8 @@ FOLLOW_UP = "那二倍工资最多能要几个月？"
 
 
 @pytest.fixture(scope="module")
-def services(statute_searcher, case_searcher, checker, receptionist):
-    return {
-        "statute_searcher": statute_searcher,
-        "case_searcher": case_searcher,
-        "checker": checker,
-        "receptionist": receptionist,
-    }
+def services(firm_services):
+    return firm_services
 
 
 @pytest.fixture
@@ -37,16 +33,8 @@ def server():
 
 def make_firm(services, server=None, **environ) -> Firm:
     env = {}
-    if server is not None:
-        env = {
-            "LAWLUO_DEFAULT_BACKEND": "openai",
-            "LAWLUO_DEFAULT_MODEL": "fake-model",
-            "LAWLUO_DEFAULT_BASE_URL": server.url,
-            "LAWLUO_DEFAULT_MAX_RETRIES": "0",
-            "LAWLUO_DEFAULT_TIMEOUT": "5",
-            "OPENAI_API_KEY": "test",
-            "LAWLUO_JUDGE_BACKEND": "none",
-        }
+    if server is not None:  # every role on the fake server, but no judge
+        env = {**model_environ(server), "LAWLUO_DEFAULT_TIMEOUT": "5", "LAWLUO_JUDGE_BACKEND": "none"}
     settings = load_settings(environ={**env, **environ})
     return Firm.from_settings(settings, models=LanguageModels(settings.models), **services)
 

@@ -18,6 +18,18 @@ from dataclasses import dataclass
 from .firm_models import FirmResponder
 from .openai_server import FakeOpenAIServer
 
+#: Debian's Chromium and the flags it runs headless with (never `playwright install`).
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
 
 def free_port() -> int:
     with socket.socket() as s:
