@@ -122,8 +122,9 @@ class Firm:
         if not state.client_turns:
             raise ValueError("the client has not asked anything yet")
         builder = self.tree_builder
-        if (height or builder.height, k or builder.k) != (builder.height, builder.k):
-            builder = replace(builder, height=height or builder.height, k=k or builder.k)
+        height, k = height or builder.height, k or builder.k
+        if (height, k) != (builder.height, builder.k):
+            builder = replace(builder, height=height, k=k)
         question = state.client_turns[-1]
         state.status = "clarifying"
         start = time.perf_counter()

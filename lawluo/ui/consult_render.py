@@ -13,6 +13,7 @@ of an element marked 否 folded away.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from ..agents.domains import domain
@@ -224,9 +225,7 @@ def citations_html(turn: Turn | None) -> str:
         return notice(
             "律师回答后，这里列出回答引用的每条法条及核查结果。Citations of the answer appear here.", "info"
         )
-    counts: dict[str, int] = {}
-    for c in turn.citations:
-        counts[c.get("verdict", "")] = counts.get(c.get("verdict", ""), 0) + 1
+    counts = Counter(c.get("verdict", "") for c in turn.citations)
     return check_summary(turn.nhsr, counts) + citation_list(turn.citations, turn.text)
 
 

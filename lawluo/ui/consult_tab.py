@@ -180,13 +180,16 @@ def _stream(firm: Firm, state: Consultation, pieces: Iterator[str], prefix: tupl
     text = ""
     try:
         yield (state, *prefix, *view(firm, state, "律师正在回答… The lawyer is answering…", streaming=""))
-        for piece in pieces:
+        for n, piece in enumerate(pieces):
             text += piece
-            yield (
-                state,
-                *prefix,
-                *view(firm, state, "律师正在回答… The lawyer is answering…", streaming=text),
-            )
+            if n == 0:  # retrieval has run: its trace step shows with the first piece
+                yield (
+                    state,
+                    *prefix,
+                    *view(firm, state, "律师正在回答… The lawyer is answering…", streaming=text),
+                )
+            else:  # until the answer ends only the chat changes: leave the other panels as they are
+                yield (state, *prefix, cr.chat_messages(state, text), *[gr.skip()] * (VIEW_SIZE - 1))
         last = state.turns[-1]
         done = "回答完毕，引用的法条已核查。Answered; its citations are checked."
         yield (state, *prefix, *view(firm, state, last.note or done, "warn" if last.note else "info"))
