@@ -12,6 +12,9 @@
     python -m lawluo --config configs/vllm.yaml models --ping      # which model each role uses; is it up?
     python -m lawluo --config configs/vllm.yaml chat --role lawyer "试用期可以不交社保吗？"
     python -m lawluo consult --script consultation.json [--save state.json] [--resume state.json]
+    python -m lawluo evaluate --answers A.jsonl --references R.jsonl --metrics nhsr,rouge_l --out DIR
+    python -m lawluo --config configs/hosted-openai.yaml evaluate … --metrics all --versus LawLuo
+    python -m lawluo --config configs/vllm.yaml generate --questions Q.jsonl --system LawLuo --out A.jsonl
 
 Every result is one JSON object per line on stdout (``chat`` streams plain text). Errors go to stderr
 with exit status 2 (bad input or settings) or 1 (missing assets, a model that cannot be reached), and
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,31 +42,20 @@ class UsageError(Exception):
 
 def read_jsonl_queries(path: str) -> Iterator[tuple[str, str]]:
     """(id, text) per line of a JSONL file; a bad line stops with a message naming it."""
-    p = Path(path)
-    if not p.exists():
-        raise UsageError(f"{path}: no such file")
-    raw = p.read_bytes()
-    if b"\x00" in raw[:8192]:
-        raise UsageError(
-            f"{path}: looks like a binary file; expected JSON Lines text (one JSON object per line)"
-        )
+    from .jsonl import JSONLError, read_jsonl, report
+
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    rows = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{path}:{n}: not valid JSON ({exc.msg}); nothing was processed") from exc
-        if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
-            raise UsageError(
-                f'{path}:{n}: expected an object with a "text" string, e.g. {{"id": "q1", "text": "…"}}'
-            )
-        rows.append((str(obj.get("id", n)), obj["text"]))
+        lines = read_jsonl(path)
+    except JSONLError as exc:
+        raise UsageError(str(exc)) from None
+    bad = [
+        f'{path}:{n}: expected an object with a "text" string, e.g. {{"id": "q1", "text": "…"}}'
+        for n, obj in lines
+        if not isinstance(obj.get("text"), str)
+    ]
+    if bad:
+        raise UsageError(report(bad))
+    rows = [(str(obj.get("id", n)), obj["text"]) for n, obj in lines]
     if not rows:
         raise UsageError(f"{path}: no queries in the file")
     return iter(rows)
@@ -264,6 +257,137 @@ def cmd_consult(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _judge(settings: Settings, args: argparse.Namespace):
+    """The judge role's model wrapped in the on-disk cache (unless --no-cache)."""
+    from .llm import LanguageModels
+    from .metrics.cache import CachedBackend, JudgeCache
+    from .metrics.judge import Judge
+
+    backend = LanguageModels(settings.models)["judge"]
+    if backend.available and not args.no_cache:
+        backend = CachedBackend(backend, JudgeCache(args.cache))
+    return Judge(backend)
+
+
+def _pairs(text: str | None) -> tuple[tuple[str, str], ...] | None:
+    if not text:
+        return None
+    pairs = []
+    for part in text.split(","):
+        first, sep, second = part.partition(":")
+        if not sep or not first.strip() or not second.strip():
+            raise UsageError(f"--pairs: {part!r} is not SYSTEM_A:SYSTEM_B")
+        pairs.append((first.strip(), second.strip()))
+    return tuple(pairs)
+
+
+def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
+    import shlex
+
+    from .jsonl import JSONLError
+    from .law import default_db
+    from .law.checker import CitationChecker
+    from .metrics.evaluate import METRICS, EvalOptions, Evaluator, parse_metrics
+    from .metrics.inputs import load_inputs
+    from .metrics.report import markdown_table, write_results
+
+    try:
+        metrics = parse_metrics(args.metrics)
+        options = EvalOptions(
+            metrics=metrics,
+            concurrency=args.concurrency,
+            pairs=_pairs(args.pairs),
+            versus=args.versus,
+            bertscore_model=args.bertscore_model,
+            bertscore_layers=args.bertscore_layers,
+            progress=not args.quiet,
+        )
+        inputs = load_inputs(args.answers, args.references)
+    except (ValueError, JSONLError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.limit:
+        keep = set(list(inputs.references)[: args.limit])
+        inputs.answers = [a for a in inputs.answers if a.id in keep]
+        inputs.references = {k: v for k, v in inputs.references.items() if k in keep}
+    judge = _judge(settings, args) if any(METRICS[m].judge for m in metrics) or "nhsr" in metrics else None
+    evaluator = Evaluator(CitationChecker(default_db()), judge, options)
+    if "pairwise" in metrics:
+        try:
+            evaluator.system_pairs(inputs.systems)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    print(
+        f"lawluo evaluate: {len(inputs.answers):,} answers of {len(inputs.systems)} system(s) to "
+        f"{len(inputs.references):,} questions; metrics: {', '.join(metrics)}",
+        file=sys.stderr,
+    )
+    results = evaluator.run(inputs)
+    command = "python -m lawluo " + " ".join(shlex.quote(a) for a in (args.argv or []))
+    written = write_results(results, args.out, command)
+    for row in results.summary:
+        _emit(row)
+    print(markdown_table(results.summary), file=sys.stderr)
+    for note in results.notes:
+        print(f"lawluo evaluate: note: {note}", file=sys.stderr)
+    cache = getattr(getattr(judge, "backend", None), "cache", None)
+    if cache is not None:
+        print(
+            f"lawluo evaluate: judge cache {cache.path}: {cache.hits} hits, {cache.misses} calls",
+            file=sys.stderr,
+        )
+    print(f"lawluo evaluate: wrote {', '.join(p.name for p in written)} to {args.out}", file=sys.stderr)
+    return 1 if results.failed else 0
+
+
+def cmd_generate(args: argparse.Namespace, settings: Settings) -> int:
+    from tqdm.auto import tqdm
+
+    from .firm import Firm
+    from .firm.batch import BatchGenerator, read_questions
+    from .jsonl import JSONLError
+
+    if not args.system.strip():
+        raise UsageError('--system must name the system (the answers file\'s "system" field)')
+    if not 1 <= args.concurrency <= 64:
+        raise UsageError("--concurrency must be between 1 and 64")
+    try:
+        questions = read_questions(args.questions)
+    except JSONLError as exc:
+        raise UsageError(str(exc)) from None
+    if args.limit:
+        questions = questions[: args.limit]
+    firm = Firm.from_settings(settings)
+    generator = BatchGenerator(
+        firm, args.system.strip(), baseline=args.baseline, concurrency=args.concurrency
+    )
+    reason = generator.unavailable_reason()
+    if reason:
+        raise UsageError(f"generating answers needs a lawyer model: {reason}")
+    try:
+        with tqdm(total=len(questions), desc=args.system, file=sys.stderr, disable=args.quiet) as bar:
+            report = generator.run(questions, args.out, on_done=bar.update)
+    except JSONLError as exc:
+        raise UsageError(f"{exc} (the output file; it was not changed)") from None
+    for qid, error in report.failed:
+        print(f"lawluo generate: question {qid}: {error}", file=sys.stderr)
+    _emit(
+        {
+            "system": generator.system,
+            "written": report.written,
+            "already_answered": report.skipped,
+            "failed": len(report.failed),
+            "seconds": round(report.seconds, 1),
+            "out": str(args.out),
+        }
+    )
+    if report.stopped:
+        print(f"lawluo generate: stopped: {report.stopped}", file=sys.stderr)
+    if report.failed:
+        print("lawluo generate: run the same command again to retry the failed questions", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m lawluo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", help="settings file (YAML; default $LAWLUO_CONFIG, see configs/)")
@@ -308,6 +432,63 @@ def build_parser() -> argparse.ArgumentParser:
     consult.add_argument("--save", help="write the consultation state here as JSON (resume it with --resume)")
     consult.add_argument("--resume", help="continue a consultation saved with --save")
     consult.set_defaults(func=cmd_consult)
+
+    evaluate = sub.add_parser(
+        "evaluate", help="score systems' answers: NHSR, ROUGE-L, METEOR, BERTScore, judge metrics"
+    )
+    evaluate.add_argument(
+        "--answers", required=True, help='JSONL: {"id", "system", "answer"} (or "turns") per line'
+    )
+    evaluate.add_argument(
+        "--references", required=True, help='JSONL: {"id", "question", "reference", "statutes"?}'
+    )
+    evaluate.add_argument(
+        "--metrics",
+        default="nojudge",
+        help="comma-separated: nhsr, rouge_l, meteor, bertscore, rel, tlc, pairwise, score; or the groups "
+        "nojudge (nhsr,rouge_l,meteor; the default), judge, all",
+    )
+    evaluate.add_argument(
+        "--out", required=True, help="directory for summary.{csv,md,json}, details.jsonl, charts"
+    )
+    evaluate.add_argument("--pairs", help="pairwise: SYSTEM_A:SYSTEM_B[,…] (results from A's side)")
+    evaluate.add_argument("--versus", help="pairwise: this system against every other system")
+    evaluate.add_argument("--concurrency", type=int, default=8, help="judge calls in flight (default 8)")
+    evaluate.add_argument(
+        "--cache",
+        default=str(
+            Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lawluo" / "judge_cache.sqlite"
+        ),
+        help="SQLite file caching judge calls (default ~/.cache/lawluo/judge_cache.sqlite)",
+    )
+    evaluate.add_argument("--no-cache", action="store_true", help="do not read or write the judge cache")
+    evaluate.add_argument(
+        "--bertscore-model", default="bert-base-chinese", help="encoder for BERTScore (hub id or path)"
+    )
+    evaluate.add_argument(
+        "--bertscore-layers", type=int, default=None, help="BERTScore layer (default: the model's)"
+    )
+    evaluate.add_argument(
+        "--limit", type=int, default=None, help="only the first N questions of the references"
+    )
+    evaluate.add_argument("--quiet", action="store_true", help="no progress bars")
+    evaluate.set_defaults(func=cmd_evaluate)
+
+    generate = sub.add_parser(
+        "generate", help="answer questions with the LawLuo pipeline (or a baseline) → JSONL"
+    )
+    generate.add_argument("--questions", required=True, help='JSONL: {"id", "question"} per line')
+    generate.add_argument("--system", required=True, help='the name written in each row\'s "system" field')
+    generate.add_argument(
+        "--out", required=True, help="answers JSONL; appended to, questions already in it skipped"
+    )
+    generate.add_argument(
+        "--baseline", action="store_true", help="the lawyer model alone: no role prompt, no retrieval"
+    )
+    generate.add_argument("--concurrency", type=int, default=4, help="questions answered at once (default 4)")
+    generate.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    generate.add_argument("--quiet", action="store_true", help="no progress bar")
+    generate.set_defaults(func=cmd_generate)
     return parser
 
 
@@ -315,6 +496,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="lawluo: %(message)s")
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         settings = Settings.load(args.config)
     except ConfigError as exc:

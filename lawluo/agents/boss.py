@@ -38,11 +38,12 @@ from pydantic import BaseModel, Field
 from lawluo import prompts
 from lawluo.llm import ChatBackend, ModelUnavailable, StructuredOutputError, gather
 from lawluo.llm.reward_backend import RewardModelBackend
+from lawluo.prompts.untrusted import clip, quote
 
 QUESTION_BUDGET = 2_000  # characters of the client's question the boss reads
 ANSWER_BUDGET = 6_000  # characters of an answer (about 4,000 tokens of Chinese for a Qwen tokenizer)
+BOSS = "The boss"
 REPORT_BUDGET = 12_000  # characters of a consultation report
-DELIMITERS = {"<<<": "＜＜＜", ">>>": "＞＞＞"}  # the quotation marks of untrusted text in the prompts
 HOW_TO_CONFIGURE = (
     "Set models.boss to a reward model (backend: reward_model, model: <directory written by "
     "training/ or a hub id>; or LAWLUO_BOSS_BACKEND=reward_model and LAWLUO_BOSS_MODEL=…), or to a chat "
@@ -144,8 +145,8 @@ class Boss:
             raise ValueError("best_of needs at least one answer")
         self._raise_if_unavailable()
         if self.uses_reward_model:
-            question, question_note = _clip(question, QUESTION_BUDGET, "question")
-            clipped = [_clip(answer, ANSWER_BUDGET, "answer") for answer in answers]
+            question, question_note = clip(question, QUESTION_BUDGET, "question", BOSS)
+            clipped = [clip(answer, ANSWER_BUDGET, "answer", BOSS) for answer in answers]
             rewards = self.model.score_batch([(question, text) for text, _ in clipped])
             scores = [
                 _reward_score(reward, question_note, note)
@@ -166,11 +167,11 @@ class Boss:
         if not isinstance(question, str) or not isinstance(text, str):
             raise TypeError(f"the question and the {what} must be strings")
         self._raise_if_unavailable()
-        question, question_note = _clip(question, QUESTION_BUDGET, "question")
-        text, text_note = _clip(text, budget, what)
+        question, question_note = clip(question, QUESTION_BUDGET, "question", BOSS)
+        text, text_note = clip(text, budget, what, BOSS)
         if self.uses_reward_model:
             return _reward_score(self.model.score(question, text), question_note, text_note)
-        fields = {"question": _quote(question, question_note), what: _quote(text, text_note)}
+        fields = {"question": quote(question, question_note), what: quote(text, text_note)}
         messages = [{"role": "user", "content": prompts.render(prompt, **fields)}]
         try:
             verdict = self.model.chat_json(messages, JudgeVerdict)
@@ -183,19 +184,3 @@ class Boss:
 def _reward_score(reward: float, *notes: str) -> Score:
     note = " ".join(n for n in notes if n)
     return Score(p_better=sigmoid(reward), raw=reward, method="reward_model", note=note)
-
-
-def _clip(text: str, budget: int, what: str) -> tuple[str, str]:
-    """``text`` cut to its first ``budget`` characters, and a note saying so (empty if nothing was cut)."""
-    if len(text) <= budget:
-        return text, ""
-    return text[
-        :budget
-    ], f"(The boss read the first {budget:,} of the {len(text):,} characters of the {what}.)"
-
-
-def _quote(text: str, cut_note: str) -> str:
-    """Untrusted ``text`` made safe to put between the prompt's ``<<<`` and ``>>>``."""
-    for delimiter, replacement in DELIMITERS.items():
-        text = text.replace(delimiter, replacement)
-    return text + ("\n[……以下内容过长，已截断]" if cut_note else "")

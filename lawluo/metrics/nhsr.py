@@ -1,0 +1,166 @@
+"""NHSR, the Non-Hallucinated Statute Rate of an answer and of a system (LegalHalBench §3.3, A.2–A.3).
+
+Each statute an answer cites is extracted, matched to the most similar real statute and checked on
+its name, number and content by :class:`~lawluo.law.checker.CitationChecker` (the verdicts and
+thresholds are documented there). NHSR is the share of content-bearing citations that are
+``verified``. Extraction is rule-based; for an answer in which the rules find no citation although
+it plainly refers to statutes (a 《…》 title, a 第…条, a 法律依据 section), the judge lists the statutes
+with the extraction prompt of A.2 (``metrics/extract_statutes``) and each is checked the same way.
+
+A system's figure pools its answers' citations (``nhsr`` = verified / checked statutes, the paper's
+definition); ``nhsr_macro`` averages the per-answer rates of the answers that have any. The verdict
+breakdown (how many wrong numbers, repealed laws, fabrications…) is kept, which the paper does not
+report and users want.
+
+    metric = NHSRMetric(checker, judge)          # judge=None: rules only
+    statutes = metric.score(answer)               # AnswerStatutes
+    summary = summarise_nhsr([statutes, …])
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+from lawluo.law.checker import VERDICTS, CitationChecker
+
+from .judge import ANSWER_BUDGET, Judge, untrusted
+
+#: Signs that an answer refers to statutes although the rules extracted none.
+STATUTE_HINT = re.compile(
+    r"《[^》\n]{2,40}》|第[零〇一二三四五六七八九十百千万两\d]{1,8}条|法律依据|司法解释"
+)
+MAX_TEXT_CHARS = 200_000
+
+
+class ExtractedStatute(BaseModel):
+    """One statute as the judge lists it (A.2)."""
+
+    law: str = Field(max_length=200)
+    article: str = Field(default="", max_length=40)
+    content: str = Field(default="", max_length=3000)
+
+
+@dataclass
+class AnswerStatutes:
+    """The checked citations of one answer."""
+
+    citations: list[dict] = field(default_factory=list)  # Checked.as_dict() per citation
+    extracted_by: str = "rules"  # rules | judge
+    note: str = ""
+    error: str | None = None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(VERDICTS, 0)
+        for c in self.citations:
+            out[c["verdict"]] += 1
+        return out
+
+    @property
+    def checked(self) -> int:
+        """Citations that carry content, the denominator of NHSR."""
+        return sum(c["verdict"] != "no_content" for c in self.citations)
+
+    @property
+    def verified(self) -> int:
+        return sum(c["verdict"] == "verified" for c in self.citations)
+
+    @property
+    def nhsr(self) -> float | None:
+        return self.verified / self.checked if self.checked else None
+
+    def as_dict(self) -> dict:
+        return {
+            "nhsr": self.nhsr,
+            "checked": self.checked,
+            "counts": self.counts,
+            "extracted_by": self.extracted_by,
+            "note": self.note,
+            "error": self.error,
+            "citations": self.citations,
+        }
+
+
+class NHSRMetric:
+    """Checks the statutes of answers; the judge (optional) extracts them when the rules find none."""
+
+    def __init__(self, checker: CitationChecker, judge: Judge | None = None) -> None:
+        self.checker = checker
+        self.judge = judge if judge is not None and judge.available else None
+
+    def check_rules(self, answer: str) -> AnswerStatutes:
+        """Rule-based extraction and checking; no model call."""
+        text = answer[:MAX_TEXT_CHARS]
+        result = self.checker.check(text)
+        note = f"checked the first {MAX_TEXT_CHARS:,} characters" if len(answer) > MAX_TEXT_CHARS else ""
+        return AnswerStatutes([c.as_dict() for c in result.citations], "rules", note)
+
+    def needs_judge(self, answer: str, statutes: AnswerStatutes) -> bool:
+        """The rules found nothing, yet the answer refers to statutes: the A.2 fallback applies."""
+        return not statutes.citations and STATUTE_HINT.search(answer) is not None
+
+    def extract_with_judge(self, answer: str) -> AnswerStatutes:
+        """A.2: the judge lists the statutes; each is written out canonically and checked."""
+        assert self.judge is not None
+        listed = self.judge.json(
+            "metrics/extract_statutes",
+            list[ExtractedStatute],
+            answer=untrusted(answer, ANSWER_BUDGET, "answer"),
+        )
+        citations, unnumbered = [], 0
+        for statute in listed:
+            article = statute.article.strip()
+            if not statute.law.strip() or not article:
+                unnumbered += 1
+                continue
+            law = statute.law.strip().strip("《》")
+            text = f"《{law}》{article if article.endswith('条') else article + '条'}"
+            if statute.content.strip():
+                text += f"规定：“{statute.content.strip()}”"
+            found = self.checker.check(text).citations
+            if found:
+                citations.append({**found[0].as_dict(), "span": None})
+            else:
+                unnumbered += 1
+        note = f"{unnumbered} statute(s) named without a usable article number" if unnumbered else ""
+        return AnswerStatutes(citations, "judge", note)
+
+    def score(self, answer: str) -> AnswerStatutes:
+        statutes = self.check_rules(answer)
+        if self.judge is not None and self.needs_judge(answer, statutes):
+            from lawluo.llm import LLMError
+
+            try:
+                return self.extract_with_judge(answer)
+            except LLMError as exc:
+                statutes.error = f"judge extraction failed ({type(exc).__name__}: {exc}); rules found none"
+        return statutes
+
+
+def summarise_nhsr(answers: list[AnswerStatutes]) -> dict:
+    """A system's NHSR from its answers' checked citations.
+
+    >>> a = AnswerStatutes([{"verdict": "verified"}, {"verdict": "wrong_number"}])
+    >>> b = AnswerStatutes([{"verdict": "verified"}, {"verdict": "no_content"}])
+    >>> s = summarise_nhsr([a, b, AnswerStatutes()])
+    >>> s["nhsr"], s["nhsr_macro"], s["statutes"], s["answers_with_statutes"]
+    (0.6666666666666666, 0.75, 3, 2)
+    """
+    counts = dict.fromkeys(VERDICTS, 0)
+    for answer in answers:
+        for verdict, n in answer.counts.items():
+            counts[verdict] += n
+    checked = sum(a.checked for a in answers)
+    verified = sum(a.verified for a in answers)
+    rates = [a.nhsr for a in answers if a.nhsr is not None]
+    return {
+        "nhsr": verified / checked if checked else None,
+        "nhsr_macro": sum(rates) / len(rates) if rates else None,
+        "statutes": checked,
+        "answers_with_statutes": len(rates),
+        "extracted_by_judge": sum(a.extracted_by == "judge" for a in answers),
+        **{f"n_{verdict}": n for verdict, n in counts.items()},
+    }

@@ -1,0 +1,145 @@
+"""Pairwise win rate with a position-swapped judge (LegalHalBench A.6 and Fig. 8; LawLuo §5.1).
+
+The judge sees a question, an optional reference answer and two answers A and B; it scores each on
+helpfulness (0–4), relevance of the cited provisions (0–2) and completeness (0–2), and states a
+preference A / B / tie (prompt ``metrics/pairwise``). Every pair is judged twice, the second time
+with the answers swapped. The two verdicts, mapped back to the systems, decide the pair when they
+agree; when they disagree (position bias, or one says tie) the pair is a **draw**.
+
+A system pair's record is win / draw / loss of the first system; its win rate counts a draw as half
+a win, ``(wins + draws / 2) / n``, with the standard error of that mean over the pairs; the judge's
+**self-consistency** is the share of pairs whose two verdicts agree (MT-bench, Zheng et al. 2023
+§3.3).
+
+    outcome = judge_pair(judge, question, reference, answer_of_x, answer_of_y)   # PairOutcome
+    summarise_pairs([outcome, …])   # {"win": 120, "draw": 60, "loss": 70, "win_rate": 0.6, …}
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from .judge import ANSWER_BUDGET, QUESTION_BUDGET, REFERENCE_BUDGET, Judge, attempt, untrusted
+
+NO_REFERENCE = "（无）"
+
+
+class AnswerScores(BaseModel):
+    helpfulness: int = Field(ge=0, le=4)
+    relevance: int = Field(ge=0, le=2)
+    completeness: int = Field(ge=0, le=2)
+
+    @property
+    def total(self) -> int:
+        return self.helpfulness + self.relevance + self.completeness
+
+
+class PairVerdict(BaseModel):
+    a: AnswerScores
+    b: AnswerScores
+    preference: Literal["A", "B", "tie"]
+    reason: str = Field(default="", max_length=2000)
+
+
+@dataclass
+class PairOutcome:
+    """The pair (first, second) judged in both orders; ``result`` is from the first answer's side."""
+
+    result: str | None  # win | draw | loss | None (a verdict is missing)
+    consistent: bool | None
+    verdicts: list[dict] = field(default_factory=list)  # as shown: {"order", "preference", "a", "b", …}
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "result": self.result,
+            "consistent": self.consistent,
+            "verdicts": self.verdicts,
+            "errors": self.errors,
+        }
+
+
+def _side(preference: str, first_is_a: bool) -> str:
+    """The stated preference as seen by the first answer: win, loss or tie."""
+    if preference == "tie":
+        return "tie"
+    return "win" if (preference == "A") == first_is_a else "loss"
+
+
+def combine(first_order: str, second_order: str) -> tuple[str, bool]:
+    """Two verdicts (each win / loss / tie for the first answer) → the pair's result and consistency.
+
+    >>> combine("win", "win"), combine("win", "loss"), combine("tie", "win"), combine("tie", "tie")
+    (('win', True), ('draw', False), ('draw', False), ('draw', True))
+    """
+    if first_order == second_order:
+        return ("draw" if first_order == "tie" else first_order), True
+    return "draw", False
+
+
+def judge_pair(judge: Judge, question: str, reference: str | None, first: str, second: str) -> PairOutcome:
+    """Judge ``first`` against ``second`` twice: first as A, then first as B."""
+    shared = {
+        "question": untrusted(question, QUESTION_BUDGET, "question"),
+        "reference": untrusted(reference, REFERENCE_BUDGET, "reference answer")
+        if reference
+        else NO_REFERENCE,
+    }
+    first_q = untrusted(first, ANSWER_BUDGET, "answer")
+    second_q = untrusted(second, ANSWER_BUDGET, "answer")
+    sides, verdicts, errors = [], [], []
+    for first_is_a in (True, False):
+        a, b = (first_q, second_q) if first_is_a else (second_q, first_q)
+        outcome = attempt(
+            lambda a=a, b=b: judge.json("metrics/pairwise", PairVerdict, answer_a=a, answer_b=b, **shared)
+        )
+        order = "first=A" if first_is_a else "first=B"
+        if outcome.error:
+            errors.append(f"{order}: {outcome.error}")
+            continue
+        verdict: PairVerdict = outcome.value
+        mine, theirs = (verdict.a, verdict.b) if first_is_a else (verdict.b, verdict.a)
+        sides.append(_side(verdict.preference, first_is_a))
+        verdicts.append(
+            {
+                "order": order,
+                "preference": verdict.preference,
+                "first": mine.model_dump() | {"total": mine.total},
+                "second": theirs.model_dump() | {"total": theirs.total},
+                "reason": verdict.reason,
+            }
+        )
+    if len(sides) < 2:
+        return PairOutcome(None, None, verdicts, errors)
+    result, consistent = combine(*sides)
+    return PairOutcome(result, consistent, verdicts, errors)
+
+
+def summarise_pairs(outcomes: list[PairOutcome]) -> dict:
+    """Win / draw / loss of the first system, win rate (draw = ½) with its standard error, consistency.
+
+    >>> o = [PairOutcome("win", True), PairOutcome("win", True), PairOutcome("draw", False),
+    ...      PairOutcome("loss", True), PairOutcome(None, None)]
+    >>> s = summarise_pairs(o)
+    >>> s["win"], s["draw"], s["loss"], s["n"], s["win_rate"], round(s["win_rate_se"], 4), s["consistency"]
+    (2, 1, 1, 4, 0.625, 0.2394, 0.75)
+    """
+    judged = [o for o in outcomes if o.result is not None]
+    n = len(judged)
+    counts = {r: sum(o.result == r for o in judged) for r in ("win", "draw", "loss")}
+    values = [{"win": 1.0, "draw": 0.5, "loss": 0.0}[o.result] for o in judged]
+    rate = sum(values) / n if n else None
+    # Standard error of the mean of per-pair values (sample standard deviation / √n).
+    se = math.sqrt(sum((v - rate) ** 2 for v in values) / (n - 1) / n) if n > 1 else None
+    return {
+        **counts,
+        "n": n,
+        "failed": len(outcomes) - n,
+        "win_rate": rate,
+        "win_rate_se": se,
+        "consistency": sum(bool(o.consistent) for o in judged) / n if n else None,
+    }

@@ -1,0 +1,143 @@
+"""Writing an evaluation's results: per-system summary (CSV, Markdown, JSON), per-item details (JSONL),
+pairwise results and charts (PNG).
+
+    out/
+      summary.csv  summary.md  summary.json   one row per system (+ pairwise and per-turn tables)
+      details.jsonl                          one line per answer: every metric with its evidence
+      pairwise.csv  pairwise.jsonl           per system pair / per question and pair (pairwise only)
+      win_rate.png  score_over_turns.png     charts (pairwise / score only)
+
+Every file is written to a temporary name and renamed into place, so an interrupted write never
+leaves half a file where a complete one was.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from .evaluate import Results
+from .plots import turns_chart, win_rate_chart
+
+#: Summary columns shown in the Markdown table, with their headings and number formats.
+MARKDOWN_COLUMNS = (
+    ("system", "System", "{}"),
+    ("answers", "Answers", "{}"),
+    ("nhsr", "NHSR", "{:.3f}"),
+    ("statutes", "Statutes checked", "{}"),
+    ("n_verified", "Verified", "{}"),
+    ("n_wrong_number", "Wrong no.", "{}"),
+    ("n_content_mismatch", "Wrong content", "{}"),
+    ("n_not_found", "Not found", "{}"),
+    ("n_repealed", "Repealed", "{}"),
+    ("n_outdated_version", "Outdated", "{}"),
+    ("n_no_content", "No content", "{}"),
+    ("rouge_l", "ROUGE-L", "{:.3f}"),
+    ("meteor", "METEOR", "{:.3f}"),
+    ("bertscore", "BERTScore", "{:.3f}"),
+    ("rel", "Rel", "{:.2f}"),
+    ("tlc", "T_LC", "{:.2f}"),
+    ("score", "Score", "{:.2f}"),
+    ("judge_errors", "Judge errors", "{}"),
+)
+PAIR_COLUMNS = (
+    ("first", "System", "{}"),
+    ("second", "Versus", "{}"),
+    ("win", "Win", "{}"),
+    ("draw", "Draw", "{}"),
+    ("loss", "Loss", "{}"),
+    ("win_rate", "Win rate (draw = ½)", "{:.3f}"),
+    ("win_rate_se", "± SE", "{:.3f}"),
+    ("consistency", "Judge self-consistency", "{:.3f}"),
+    ("failed", "Not judged", "{}"),
+)
+
+
+def markdown_table(rows: Sequence[dict], columns=MARKDOWN_COLUMNS) -> str:
+    """A GitHub Markdown table of the columns some row has; a missing value is shown as –."""
+    shown = [c for c in columns if any(c[0] in r for r in rows)]
+    lines = ["| " + " | ".join(h for _, h, _ in shown) + " |", "|" + "|".join("---" for _ in shown) + "|"]
+    for row in rows:
+        cells = []
+        for key, _, fmt in shown:
+            value = row.get(key)
+            text = "–" if value is None else fmt.format(value)
+            cells.append(text.replace("|", "\\|"))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def render_markdown(results: Results, command: str | None = None) -> str:
+    parts = ["# Evaluation results", ""]
+    if command:
+        parts += ["Made with:", "", "```bash", command, "```", ""]
+    parts += [f"Metrics: {', '.join(results.metrics)}.", "", markdown_table(results.summary), ""]
+    if results.pairs:
+        parts += ["## Pairwise", "", markdown_table(results.pairs, PAIR_COLUMNS), ""]
+    if results.turns:
+        width = max(len(v) for v in results.turns.values())
+        rows = [
+            {"system": s, **{f"t{t + 1}": v for t, v in enumerate(means)}}
+            for s, means in results.turns.items()
+        ]
+        cols = (("system", "System", "{}"), *((f"t{t + 1}", f"Turn {t + 1}", "{:.2f}") for t in range(width)))
+        parts += ["## Score by turn", "", markdown_table(rows, cols), ""]
+    if results.notes:
+        parts += ["## Notes", "", *(f"- {n}" for n in results.notes), ""]
+    parts += ["Seconds per metric: " + ", ".join(f"{k} {v}" for k, v in results.seconds.items()), ""]
+    return "\n".join(parts)
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _csv(rows: Sequence[dict]) -> str:
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=keys, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def _jsonl(rows: Sequence[dict]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def write_results(results: Results, out_dir: str | Path, command: str | None = None) -> list[Path]:
+    """Write every output file of ``results`` under ``out_dir``; returns the paths written."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+
+    def put(name: str, text: str) -> None:
+        _write(out / name, text)
+        written.append(out / name)
+
+    put("summary.csv", _csv(results.summary))
+    put("summary.md", render_markdown(results, command))
+    summary = {
+        "command": command,
+        "metrics": list(results.metrics),
+        "summary": results.summary,
+        "pairwise": results.pairs,
+        "score_by_turn": results.turns,
+        "notes": results.notes,
+        "seconds": results.seconds,
+    }
+    put("summary.json", json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
+    put("details.jsonl", _jsonl(results.details))
+    if "pairwise" in results.metrics and results.pairs:
+        put("pairwise.csv", _csv(results.pairs))
+        put("pairwise.jsonl", _jsonl(results.pair_details))
+        written.append(win_rate_chart(results.pairs, out / "win_rate.png"))
+    if results.turns:
+        written.append(turns_chart(results.turns, out / "score_over_turns.png"))
+    return written

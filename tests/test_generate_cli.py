@@ -1,0 +1,213 @@
+"""``python -m lawluo generate``: LawLuo's pipeline (or a one-model baseline) over a question file,
+resumable, with failures retried on the next run and bad input refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lawluo.cli import main
+from lawluo.firm import Firm
+from tests.fakes.firm_models import LAWYER_ANSWER, FirmResponder
+from tests.fakes.live_app import model_environ
+from tests.fakes.openai_server import FakeOpenAIServer
+
+QUESTIONS = [
+    {"id": "a", "question": "公司一直没和我签劳动合同，现在把我辞退了怎么办？"},
+    {"id": "b", "question": "离婚时孩子的抚养权一般归谁？"},
+    {"id": "c", "question": "醉酒驾驶会被判刑吗？"},
+]
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, [json.loads(line) for line in out.splitlines()], err
+
+
+def rows_of(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture
+def environment(monkeypatch, firm_services):
+    """No model variables from the caller's shell; the firm built from the session's loaded services."""
+    for key in list(__import__("os").environ):
+        if key.startswith(("LAWLUO_", "OPENAI_")):
+            monkeypatch.delenv(key)
+    original = Firm.from_settings.__func__
+    monkeypatch.setattr(Firm, "from_settings", classmethod(lambda cls, s: original(cls, s, **firm_services)))
+
+
+@pytest.fixture
+def server(monkeypatch, environment):
+    with FakeOpenAIServer() as server:
+        server.responder = FirmResponder()
+        for key, value in model_environ(server).items():
+            monkeypatch.setenv(key, value)
+        yield server
+
+
+@pytest.fixture
+def questions(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in QUESTIONS), encoding="utf-8")
+    return path
+
+
+def test_lawluo_pipeline_answers_every_question_with_checked_citations(capsys, tmp_path, server, questions):
+    out = tmp_path / "answers.jsonl"
+    code, (summary,), err = run(
+        capsys, "generate", "--questions", questions, "--system", "LawLuo", "--out", out, "--quiet"
+    )
+    assert code == 0, err
+    assert summary["written"] == 3 and summary["failed"] == 0
+    rows = rows_of(out)
+    assert sorted(r["id"] for r in rows) == ["a", "b", "c"]
+    row = next(r for r in rows if r["id"] == "a")
+    assert row["system"] == "LawLuo" and row["answer"] == LAWYER_ANSWER and row["mode"] == "lawluo"
+    assert row["domain"] == "labor"
+    assert row["verdicts"] == {"verified": 1, "not_found": 1} and row["nhsr"] == 0.5
+    # The lawyer got its domain role prompt and the retrieved statutes.
+    first = server.responder.lawyer_requests[0]
+    assert first[0]["role"] == "system" and "律师" in first[0]["content"]
+
+
+def test_rerunning_skips_answered_questions_and_the_file_is_valid_answers_input(
+    capsys, tmp_path, server, questions
+):
+    out = tmp_path / "answers.jsonl"
+    run(capsys, "generate", "--questions", questions, "--system", "LawLuo", "--out", out, "--quiet")
+    lawyer_calls = server.responder.calls["lawyer"]
+    code, (summary,), _ = run(
+        capsys, "generate", "--questions", questions, "--system", "LawLuo", "--out", out, "--quiet"
+    )
+    assert code == 0 and summary["written"] == 0 and summary["already_answered"] == 3
+    assert server.responder.calls["lawyer"] == lawyer_calls
+    # A second system goes into the same file.
+    run(
+        capsys,
+        "generate",
+        "--questions",
+        questions,
+        "--system",
+        "Plain",
+        "--baseline",
+        "--out",
+        out,
+        "--quiet",
+    )
+    assert len(rows_of(out)) == 6
+    refs = tmp_path / "refs.jsonl"
+    refs.write_text(
+        "".join(json.dumps({**q, "reference": ""}, ensure_ascii=False) + "\n" for q in QUESTIONS),
+        encoding="utf-8",
+    )
+    code, rows, err = run(
+        capsys,
+        "evaluate",
+        "--answers",
+        out,
+        "--references",
+        refs,
+        "--out",
+        tmp_path / "e",
+        "--metrics",
+        "nhsr",
+        "--quiet",
+    )
+    assert code == 0, err
+    assert {r["system"]: r["nhsr"] for r in rows} == {"LawLuo": 0.5, "Plain": 0.5}
+
+
+def test_baseline_sends_the_question_alone(capsys, tmp_path, server, questions):
+    out = tmp_path / "answers.jsonl"
+    code, _, _ = run(
+        capsys,
+        "generate",
+        "--questions",
+        questions,
+        "--system",
+        "Plain",
+        "--baseline",
+        "--out",
+        out,
+        "--limit",
+        "1",
+        "--quiet",
+    )
+    assert code == 0
+    (request,) = server.requests
+    assert request["messages"] == [{"role": "user", "content": QUESTIONS[0]["question"]}]
+    (row,) = rows_of(out)
+    assert row["mode"] == "baseline" and row["domain"] is None and row["nhsr"] == 0.5
+
+
+def test_a_failed_question_is_not_written_and_the_next_run_retries_it(capsys, tmp_path, server, questions):
+    responder = server.responder
+
+    def flaky(body):
+        if any("醉酒" in m["content"] for m in body["messages"] if m["role"] == "user"):
+            raise RuntimeError("down")  # the fake answers 500
+        return responder(body)
+
+    server.responder = flaky
+    out = tmp_path / "answers.jsonl"
+    code, (summary,), err = run(
+        capsys,
+        "generate",
+        "--questions",
+        questions,
+        "--system",
+        "Plain",
+        "--baseline",
+        "--out",
+        out,
+        "--quiet",
+    )
+    assert code == 1 and summary["written"] == 2 and summary["failed"] == 1
+    assert "question c:" in err and "run the same command again" in err
+    assert sorted(r["id"] for r in rows_of(out)) == ["a", "b"]
+    server.responder = responder
+    code, (summary,), _ = run(
+        capsys,
+        "generate",
+        "--questions",
+        questions,
+        "--system",
+        "Plain",
+        "--baseline",
+        "--out",
+        out,
+        "--quiet",
+    )
+    assert code == 0 and summary["written"] == 1 and summary["already_answered"] == 2
+
+
+def test_without_a_lawyer_model_nothing_is_generated(capsys, tmp_path, environment, questions):
+    out = tmp_path / "answers.jsonl"
+    code, rows, err = run(capsys, "generate", "--questions", questions, "--system", "LawLuo", "--out", out)
+    assert code == 2 and "needs a lawyer model" in err and rows == []
+    assert not out.exists()
+
+
+def test_bad_question_files_and_a_corrupt_output_file_are_refused(capsys, tmp_path, server):
+    bad = tmp_path / "q.jsonl"
+    bad.write_text(
+        '{"id": 1, "question": "问"}\n{"id": 2}\n{"id": 1, "question": "又问"}\n', encoding="utf-8"
+    )
+    code, _, err = run(capsys, "generate", "--questions", bad, "--system", "S", "--out", tmp_path / "o.jsonl")
+    assert (
+        code == 2
+        and 'q.jsonl:2: expected a non-empty "question"' in err
+        and "q.jsonl:3: id 1 appears twice" in err
+    )
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"id": 1, "question": "问"}\n', encoding="utf-8")
+    corrupt = tmp_path / "o.jsonl"
+    corrupt.write_text('{"id": "x", "system": "S", "answer": "甲"}\n{not json\n', encoding="utf-8")
+    code, _, err = run(capsys, "generate", "--questions", good, "--system", "S", "--out", corrupt)
+    assert code == 2 and "o.jsonl:2" in err and "not changed" in err
+    assert corrupt.read_text(encoding="utf-8").endswith("{not json\n")
+    assert server.requests == []
