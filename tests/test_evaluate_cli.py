@@ -26,6 +26,10 @@ def run(capsys, *argv):
     return code, [json.loads(line) for line in out.splitlines()], err
 
 
+def evaluate(capsys, answers, references, out, *options):
+    return run(capsys, "evaluate", "--answers", answers, "--references", references, "--out", out, *options)
+
+
 @pytest.fixture
 def no_model(monkeypatch):
     for key in list(__import__("os").environ):
@@ -61,9 +65,7 @@ def test_no_judge_metrics_on_real_answers_match_the_metrics_computed_directly(
 ):
     answers_path, refs_path, answers, refs = lawbench
     out = tmp_path / "out"
-    code, rows, err = run(
-        capsys, "evaluate", "--answers", answers_path, "--references", refs_path, "--out", out, "--quiet"
-    )
+    code, rows, err = evaluate(capsys, answers_path, refs_path, out, "--quiet")
     assert code == 0, err
     assert [r["system"] for r in rows] == list(SYSTEMS)
     reference = {r["id"]: r["reference"] for r in refs}
@@ -91,10 +93,19 @@ def test_judge_metrics_are_skipped_with_a_note_when_no_judge_is_configured(
     capsys, tmp_path, lawbench, no_model
 ):
     answers_path, refs_path, *_ = lawbench
-    code, rows, err = run(
-        capsys, "evaluate", "--answers", answers_path, "--references", refs_path, "--out", tmp_path / "o",
-        "--metrics", "all", "--versus", "GPT4", "--bertscore-model", tmp_path / "no-such-encoder", "--quiet",
-    )  # fmt: skip
+    code, rows, err = evaluate(
+        capsys,
+        answers_path,
+        refs_path,
+        tmp_path / "o",
+        "--metrics",
+        "all",
+        "--versus",
+        "GPT4",
+        "--bertscore-model",
+        tmp_path / "no-such-encoder",
+        "--quiet",
+    )
     assert code == 0
     assert "skipped rel, tlc, pairwise, score: no judge model" in err
     assert "skipped bertscore" in err and "no-such-encoder" in err
@@ -153,9 +164,19 @@ def test_every_judge_metric_through_the_openai_backend_then_a_rerun_pays_nothing
     capsys, tmp_path, judge_server
 ):
     answers_path, refs_path = small_set(tmp_path)
-    argv = ["evaluate", "--answers", answers_path, "--references", refs_path, "--out", tmp_path / "o",
-            "--metrics", "nhsr,rel,tlc,pairwise,score", "--cache", tmp_path / "cache.sqlite", "--quiet", "--concurrency", "1"]  # fmt: skip
-    code, rows, err = run(capsys, *argv)
+    argv = [
+        answers_path,
+        refs_path,
+        tmp_path / "o",
+        "--metrics",
+        "nhsr,rel,tlc,pairwise,score",
+        "--cache",
+        tmp_path / "cache.sqlite",
+        "--quiet",
+        "--concurrency",
+        "1",
+    ]
+    code, rows, err = evaluate(capsys, *argv)
     assert code == 0, err
     calls = judge_server.responder.calls
     # 6 answers × (1 claim list + 2 claims); 3 questions × 2 orders; 6 scores. Relevance: the two systems
@@ -178,7 +199,7 @@ def test_every_judge_metric_through_the_openai_backend_then_a_rerun_pays_nothing
     assert (tmp_path / "o" / "win_rate.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len((tmp_path / "o" / "pairwise.jsonl").read_text(encoding="utf-8").splitlines()) == 3
     requests = len(judge_server.requests)
-    code, rows_again, err = run(capsys, *argv)
+    code, rows_again, err = evaluate(capsys, *argv)
     assert code == 0 and rows_again == rows
     assert len(judge_server.requests) == requests  # every judge call came from the cache
     assert "0 calls" in err
@@ -195,23 +216,32 @@ def test_an_interrupted_run_only_repeats_the_calls_that_failed(capsys, tmp_path,
         return base(body)
 
     judge_server.responder = flaky
-    argv = ["evaluate", "--answers", answers_path, "--references", refs_path, "--out", tmp_path / "o",
-            "--metrics", "score", "--cache", tmp_path / "cache.sqlite", "--quiet"]  # fmt: skip
-    code, rows, _ = run(capsys, *argv)
+    argv = [
+        answers_path,
+        refs_path,
+        tmp_path / "o",
+        "--metrics",
+        "score",
+        "--cache",
+        tmp_path / "cache.sqlite",
+        "--quiet",
+    ]
+    code, rows, _ = evaluate(capsys, *argv)
     assert code == 0 and all(r["judge_errors"] == 1 and r["score_n"] == 3 for r in rows)
     details = [json.loads(line) for line in (tmp_path / "o" / "details.jsonl").open(encoding="utf-8")]
     assert sum(d["score"]["score"] is None for d in details) == 2
     failing["on"] = False
     before = len(judge_server.requests)
-    code, rows, _ = run(capsys, *argv)
+    code, rows, _ = evaluate(capsys, *argv)
     assert len(judge_server.requests) - before == 2  # only the two answers to 问题3
     assert all(r["judge_errors"] == 0 and r["score_n"] == 4 for r in rows)
 
 
 def test_multi_turn_answers_are_scored_per_turn(capsys, tmp_path, judge_server):
     answers_path, refs_path = small_set(tmp_path, turns=True)
-    code, rows, err = run(capsys, "evaluate", "--answers", answers_path, "--references", refs_path,
-                          "--out", tmp_path / "o", "--metrics", "score", "--no-cache", "--quiet")  # fmt: skip
+    code, rows, err = evaluate(
+        capsys, answers_path, refs_path, tmp_path / "o", "--metrics", "score", "--no-cache", "--quiet"
+    )
     assert code == 0, err
     summary = json.loads((tmp_path / "o" / "summary.json").read_text(encoding="utf-8"))
     assert summary["score_by_turn"] == {"LawLuo": [6.0, 8.0], "Baseline": [6.0, 8.0]}
@@ -226,20 +256,21 @@ def test_a_rejected_key_stops_the_judge_metrics_with_a_note_and_keeps_the_others
 ):
     judge_server.api_key = "the-right-key"
     answers_path, refs_path = small_set(tmp_path)
-    code, rows, err = run(capsys, "evaluate", "--answers", answers_path, "--references", refs_path,
-                          "--out", tmp_path / "o", "--metrics", "nhsr,score", "--no-cache", "--quiet")  # fmt: skip
+    code, rows, err = evaluate(
+        capsys, answers_path, refs_path, tmp_path / "o", "--metrics", "nhsr,score", "--no-cache", "--quiet"
+    )
     assert code == 1
     assert "score stopped" in err and rows[0]["nhsr"] == 1.0
 
 
 def test_pairwise_with_many_systems_needs_the_pairs_named(capsys, tmp_path, lawbench, judge_server):
     answers_path, refs_path, *_ = lawbench
-    code, _, err = run(capsys, "evaluate", "--answers", answers_path, "--references", refs_path,
-                       "--out", tmp_path / "o", "--metrics", "pairwise")  # fmt: skip
+    code, _, err = evaluate(capsys, answers_path, refs_path, tmp_path / "o", "--metrics", "pairwise")
     assert code == 2 and "--pairs A:B" in err and "--versus SYSTEM" in err
     assert not (tmp_path / "o").exists()
-    code, _, err = run(capsys, "evaluate", "--answers", answers_path, "--references", refs_path,
-                       "--out", tmp_path / "o", "--metrics", "pairwise", "--pairs", "GPT4:Nobody")  # fmt: skip
+    code, _, err = evaluate(
+        capsys, answers_path, refs_path, tmp_path / "o", "--metrics", "pairwise", "--pairs", "GPT4:Nobody"
+    )
     assert code == 2 and "Nobody" in err
 
 
@@ -272,8 +303,7 @@ def test_bad_answer_files_are_refused_with_the_line_and_nothing_is_written(
         ],
     )
     (tmp_path / "answers.jsonl").write_text(answers, encoding="utf-8")
-    code, rows, err = run(capsys, "evaluate", "--answers", tmp_path / "answers.jsonl", "--references",
-                          tmp_path / "refs.jsonl", "--out", tmp_path / "o")  # fmt: skip
+    code, rows, err = evaluate(capsys, tmp_path / "answers.jsonl", tmp_path / "refs.jsonl", tmp_path / "o")
     assert code == 2 and message in err and rows == []
     assert "Traceback" not in err and not (tmp_path / "o").exists()
 
@@ -281,30 +311,23 @@ def test_bad_answer_files_are_refused_with_the_line_and_nothing_is_written(
 def test_binary_and_missing_files_and_unknown_metrics_are_clear_errors(capsys, tmp_path, no_model):
     (tmp_path / "a.jsonl").write_bytes(b"\x89PNG\x00\x00\x00")
     write_jsonl(tmp_path / "r.jsonl", [{"id": "q0", "question": "问", "reference": "答"}])
-    code, _, err = run(
+    code, _, err = evaluate(
         capsys,
-        "evaluate",
-        "--answers",
         tmp_path / "a.jsonl",
-        "--references",
         tmp_path / "r.jsonl",
-        "--out",
         tmp_path / "o",
     )
     assert code == 2 and "binary" in err
-    code, _, err = run(
+    code, _, err = evaluate(
         capsys,
-        "evaluate",
-        "--answers",
         tmp_path / "nope.jsonl",
-        "--references",
         tmp_path / "r.jsonl",
-        "--out",
         tmp_path / "o",
     )
     assert code == 2 and "no such file" in err
-    code, _, err = run(capsys, "evaluate", "--answers", tmp_path / "r.jsonl", "--references", tmp_path / "r.jsonl",
-                       "--out", tmp_path / "o", "--metrics", "nhsr,bleu")  # fmt: skip
+    code, _, err = evaluate(
+        capsys, tmp_path / "r.jsonl", tmp_path / "r.jsonl", tmp_path / "o", "--metrics", "nhsr,bleu"
+    )
     assert code == 2 and "unknown metric 'bleu'" in err and "rouge_l" in err
 
 
@@ -314,14 +337,10 @@ def test_hostile_text_in_answers_is_data_not_markup(capsys, tmp_path, no_model):
         tmp_path / "a.jsonl",
         [{"id": "q0", "system": "<script>alert(1)</script>|x", "answer": "<img src=x onerror=alert(1)>"}],
     )
-    code, rows, err = run(
+    code, rows, err = evaluate(
         capsys,
-        "evaluate",
-        "--answers",
         tmp_path / "a.jsonl",
-        "--references",
         tmp_path / "r.jsonl",
-        "--out",
         tmp_path / "o",
         "--quiet",
     )
@@ -345,14 +364,10 @@ def test_a_blank_reference_leaves_only_its_overlap_scores_missing(capsys, tmp_pa
             {"id": "q1", "system": "S", "answer": "应当支付二倍工资"},
         ],
     )
-    code, (row,), err = run(
+    code, (row,), err = evaluate(
         capsys,
-        "evaluate",
-        "--answers",
         tmp_path / "a.jsonl",
-        "--references",
         tmp_path / "r.jsonl",
-        "--out",
         tmp_path / "o",
         "--quiet",
     )

@@ -26,6 +26,10 @@ def run(capsys, *argv):
     return code, [json.loads(line) for line in out.splitlines()], err
 
 
+def generate(capsys, questions, system, *options):
+    return run(capsys, "generate", "--questions", questions, "--system", system, *options)
+
+
 def rows_of(path):
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
@@ -58,9 +62,7 @@ def questions(tmp_path):
 
 def test_lawluo_pipeline_answers_every_question_with_checked_citations(capsys, tmp_path, server, questions):
     out = tmp_path / "answers.jsonl"
-    code, (summary,), err = run(
-        capsys, "generate", "--questions", questions, "--system", "LawLuo", "--out", out, "--quiet"
-    )
+    code, (summary,), err = generate(capsys, questions, "LawLuo", "--out", out, "--quiet")
     assert code == 0, err
     assert summary["written"] == 3 and summary["failed"] == 0
     rows = rows_of(out)
@@ -78,20 +80,15 @@ def test_rerunning_skips_answered_questions_and_the_file_is_valid_answers_input(
     capsys, tmp_path, server, questions
 ):
     out = tmp_path / "answers.jsonl"
-    run(capsys, "generate", "--questions", questions, "--system", "LawLuo", "--out", out, "--quiet")
+    generate(capsys, questions, "LawLuo", "--out", out, "--quiet")
     lawyer_calls = server.responder.calls["lawyer"]
-    code, (summary,), _ = run(
-        capsys, "generate", "--questions", questions, "--system", "LawLuo", "--out", out, "--quiet"
-    )
+    code, (summary,), _ = generate(capsys, questions, "LawLuo", "--out", out, "--quiet")
     assert code == 0 and summary["written"] == 0 and summary["already_answered"] == 3
     assert server.responder.calls["lawyer"] == lawyer_calls
     # A second system goes into the same file.
-    run(
+    generate(
         capsys,
-        "generate",
-        "--questions",
         questions,
-        "--system",
         "Plain",
         "--baseline",
         "--out",
@@ -123,12 +120,9 @@ def test_rerunning_skips_answered_questions_and_the_file_is_valid_answers_input(
 
 def test_baseline_sends_the_question_alone(capsys, tmp_path, server, questions):
     out = tmp_path / "answers.jsonl"
-    code, _, _ = run(
+    code, _, _ = generate(
         capsys,
-        "generate",
-        "--questions",
         questions,
-        "--system",
         "Plain",
         "--baseline",
         "--out",
@@ -154,12 +148,9 @@ def test_a_failed_question_is_not_written_and_the_next_run_retries_it(capsys, tm
 
     server.responder = flaky
     out = tmp_path / "answers.jsonl"
-    code, (summary,), err = run(
+    code, (summary,), err = generate(
         capsys,
-        "generate",
-        "--questions",
         questions,
-        "--system",
         "Plain",
         "--baseline",
         "--out",
@@ -170,12 +161,9 @@ def test_a_failed_question_is_not_written_and_the_next_run_retries_it(capsys, tm
     assert "question c:" in err and "run the same command again" in err
     assert sorted(r["id"] for r in rows_of(out)) == ["a", "b"]
     server.responder = responder
-    code, (summary,), _ = run(
+    code, (summary,), _ = generate(
         capsys,
-        "generate",
-        "--questions",
         questions,
-        "--system",
         "Plain",
         "--baseline",
         "--out",
@@ -187,7 +175,7 @@ def test_a_failed_question_is_not_written_and_the_next_run_retries_it(capsys, tm
 
 def test_without_a_lawyer_model_nothing_is_generated(capsys, tmp_path, environment, questions):
     out = tmp_path / "answers.jsonl"
-    code, rows, err = run(capsys, "generate", "--questions", questions, "--system", "LawLuo", "--out", out)
+    code, rows, err = generate(capsys, questions, "LawLuo", "--out", out)
     assert code == 2 and "needs a lawyer model" in err and rows == []
     assert not out.exists()
 
@@ -197,7 +185,7 @@ def test_bad_question_files_and_a_corrupt_output_file_are_refused(capsys, tmp_pa
     bad.write_text(
         '{"id": 1, "question": "问"}\n{"id": 2}\n{"id": 1, "question": "又问"}\n', encoding="utf-8"
     )
-    code, _, err = run(capsys, "generate", "--questions", bad, "--system", "S", "--out", tmp_path / "o.jsonl")
+    code, _, err = generate(capsys, bad, "S", "--out", tmp_path / "o.jsonl")
     assert (
         code == 2
         and 'q.jsonl:2: expected a non-empty "question"' in err
@@ -207,7 +195,7 @@ def test_bad_question_files_and_a_corrupt_output_file_are_refused(capsys, tmp_pa
     good.write_text('{"id": 1, "question": "问"}\n', encoding="utf-8")
     corrupt = tmp_path / "o.jsonl"
     corrupt.write_text('{"id": "x", "system": "S", "answer": "甲"}\n{not json\n', encoding="utf-8")
-    code, _, err = run(capsys, "generate", "--questions", good, "--system", "S", "--out", corrupt)
+    code, _, err = generate(capsys, good, "S", "--out", corrupt)
     assert code == 2 and "o.jsonl:2" in err and "not changed" in err
     assert corrupt.read_text(encoding="utf-8").endswith("{not json\n")
     assert server.requests == []
