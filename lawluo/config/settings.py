@@ -81,6 +81,28 @@ class Settings:
         default=1,
         metadata={"help": "Answers the lawyer drafts per turn; the boss keeps the best (1 = stream one)."},
     )
+    annotation_dir: Path = field(
+        default=PROJECT_ROOT / "data" / "annotation",
+        metadata={"help": "Where the annotation store lives (on a Hugging Face Space: /data/annotation, persistent)."},
+    )
+    annotation_users: str | None = field(
+        default=None,
+        metadata={
+            "help": "Annotators who may sign in: a file of `name:password[:role]` lines, or the same lines "
+            "separated by commas (e.g. from a Space secret). role is annotator (default) or admin; a password "
+            "may be a pbkdf2_sha256$… hash (python -m eval_ui hash-password)."
+        },
+    )
+    annotation_overlap: int = field(
+        default=2, metadata={"help": "Annotators who label each comparison item (k)."}
+    )
+    annotation_seed: int = field(
+        default=0, metadata={"help": "Seed of the per-annotator item order and left/right swaps."}
+    )
+    annotation_sync_repo: str | None = field(
+        default=None,
+        metadata={"help": "A Hugging Face dataset repo the annotation data is pushed to every 10 minutes (HF_TOKEN)."},
+    )
     models: ModelsConfig = field(
         default_factory=ModelsConfig, metadata={"help": "The language model of each role."}
     )
@@ -94,7 +116,10 @@ class Settings:
                 f"tolc_height must be 2–5, tolc_k 1–6 and best_of 1–8 "
                 f"(got {self.tolc_height}, {self.tolc_k}, {self.best_of})"
             )
+        if not 1 <= self.annotation_overlap <= 20:
+            raise ValueError(f"annotation_overlap must be 1–20 (got {self.annotation_overlap})")
         object.__setattr__(self, "assets_dir", Path(self.assets_dir))
+        object.__setattr__(self, "annotation_dir", Path(self.annotation_dir))
         cache = self.assets_dir / "index" if self.cache_dir is None else Path(self.cache_dir)
         object.__setattr__(self, "cache_dir", cache)
 

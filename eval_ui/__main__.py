@@ -1,0 +1,159 @@
+"""``python -m eval_ui``: the annotation store from the command line (an admin's tools).
+
+    python -m eval_ui import items.jsonl                      # or .csv; all or nothing, bad lines named
+    python -m eval_ui import --answers A.jsonl --references R.jsonl --pair LawLuo:GPT4 -n 100
+    python -m eval_ui add-annotator alice [--role admin]
+    python -m eval_ui assign --overlap 2                      # top every item up to k annotators
+    python -m eval_ui status                                  # items, annotators, progress
+    python -m eval_ui export labels.csv                       # or .jsonl; --history for every version
+    python -m eval_ui build-demo --data ../shared/data        # rebuild assets/eval/demo_items.jsonl
+    python -m eval_ui hash-password                           # for a users file; reads the password from stdin
+
+The store is ``<annotation_dir>/annotations.sqlite`` (setting ``annotation_dir``, env
+``LAWLUO_ANNOTATION_DIR``; ``--config`` names a settings file). Errors go to stderr with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+
+from lawluo.config import ConfigError, Settings
+from lawluo.jsonl import JSONLError
+
+from .store import AnnotationStore, StoreError
+
+STORE_FILE = "annotations.sqlite"
+
+
+def open_store(settings: Settings) -> AnnotationStore:
+    settings.annotation_dir.mkdir(parents=True, exist_ok=True)
+    return AnnotationStore(settings.annotation_dir / STORE_FILE)
+
+
+def _emit(obj: dict) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+
+
+def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+    from .items import items_from_answers, read_items
+
+    if args.file:
+        items = read_items(args.file)
+    else:
+        if not (args.answers and args.references and args.pair):
+            raise StoreError("give an items file, or --answers, --references and --pair SYSTEM_A:SYSTEM_B")
+        system_a, sep, system_b = args.pair.partition(":")
+        if not sep:
+            raise StoreError(f"--pair {args.pair!r} is not SYSTEM_A:SYSTEM_B")
+        items = items_from_answers(args.answers, args.references, system_a, system_b, args.n, args.seed)
+    with open_store(settings) as store:
+        _emit({"imported": store.import_items(items), "items": store.item_count()})
+    return 0
+
+
+def cmd_add_annotator(args: argparse.Namespace, settings: Settings) -> int:
+    with open_store(settings) as store:
+        _emit({"annotator": args.name, "role": store.add_annotator(args.name, args.role)})
+    return 0
+
+
+def cmd_assign(args: argparse.Namespace, settings: Settings) -> int:
+    overlap = args.overlap or settings.annotation_overlap
+    with open_store(settings) as store:
+        _emit({"new_assignments": store.assign(overlap, settings.annotation_seed), "overlap": overlap})
+    return 0
+
+
+def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
+    with open_store(settings) as store:
+        _emit({"items": store.item_count(), "schema_version": store.schema_version()})
+        for annotator in store.annotators():
+            done, assigned = store.progress(annotator["name"])
+            _emit({**annotator, "done": done, "assigned": assigned})
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    fmt = "jsonl" if args.path.endswith(".jsonl") else "csv"
+    with open_store(settings) as store:
+        n = store.export(args.path, fmt=fmt, current_only=not args.history)
+    _emit({"exported": n, "path": args.path, "format": fmt})
+    return 0
+
+
+def cmd_build_demo(args: argparse.Namespace, settings: Settings) -> int:
+    from .demo import DEMO_ITEMS, build_demo
+
+    items = build_demo(args.data)
+    _emit({"items": len(items), "path": str(DEMO_ITEMS)})
+    return 0
+
+
+def cmd_hash_password(args: argparse.Namespace, settings: Settings) -> int:
+    from .auth import hash_password
+
+    password = getpass.getpass("password: ") if sys.stdin.isatty() else sys.stdin.readline().rstrip("\n")
+    if not password:
+        raise StoreError("the password is empty")
+    print(hash_password(password))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m eval_ui", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", help="settings file (YAML; default $LAWLUO_CONFIG)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    imp = sub.add_parser(
+        "import", help="import comparison items (JSONL/CSV, or two systems of an answers file)"
+    )
+    imp.add_argument("file", nargs="?", help="items .jsonl or .csv")
+    imp.add_argument("--answers", help="an answers file of the batch evaluator")
+    imp.add_argument("--references", help="its references file")
+    imp.add_argument("--pair", help="SYSTEM_A:SYSTEM_B to compare")
+    imp.add_argument("-n", type=int, default=100, help="questions to sample (default 100)")
+    imp.add_argument("--seed", type=int, default=0)
+    imp.set_defaults(func=cmd_import)
+    add = sub.add_parser("add-annotator", help="register an annotator (or an admin)")
+    add.add_argument("name")
+    add.add_argument("--role", choices=["annotator", "admin"], default="annotator")
+    add.set_defaults(func=cmd_add_annotator)
+    assign = sub.add_parser("assign", help="top every item up to k annotators")
+    assign.add_argument(
+        "--overlap", type=int, default=None, help="k (default: the setting annotation_overlap)"
+    )
+    assign.set_defaults(func=cmd_assign)
+    sub.add_parser("status", help="items, annotators and their progress").set_defaults(func=cmd_status)
+    export = sub.add_parser("export", help="write the labels as CSV or JSONL")
+    export.add_argument("path", help="labels.csv or labels.jsonl")
+    export.add_argument(
+        "--history", action="store_true", help="every version of every label, not only the current"
+    )
+    export.set_defaults(func=cmd_export)
+    demo = sub.add_parser("build-demo", help="rebuild assets/eval/demo_items.jsonl from the shared data")
+    demo.add_argument("--data", default="../shared/data")
+    demo.set_defaults(func=cmd_build_demo)
+    sub.add_parser("hash-password", help="a pbkdf2 hash for a users file").set_defaults(
+        func=cmd_hash_password
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings.load(args.config)
+    except ConfigError as exc:
+        print(f"eval_ui: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return args.func(args, settings)
+    except (StoreError, JSONLError, ValueError, OSError) as exc:
+        print(f"eval_ui {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
