@@ -377,7 +377,11 @@ class AnnotationStore:
         self._lock = threading.Lock()
         self._connections: list[tuple[int, sqlite3.Connection]] = []
         self._closed = False
-        self._migrate(self._con(), tuple(migrations))
+        try:
+            self._migrate(self._con(), tuple(migrations))
+        except BaseException:
+            self.close()
+            raise
 
     # -- connections and transactions ---------------------------------------------------------
 

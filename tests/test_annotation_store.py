@@ -326,7 +326,7 @@ def test_assignment_tops_up_without_removing(store):
 # -- serving order --------------------------------------------------------------------------------
 
 
-def test_next_item_resumes_skips_and_never_reserves_done(filled, tmp_path):
+def test_next_item_resumes_skips_and_never_reserves_done(filled):
     name = "张"
     own = [r for r in assignments(filled) if r[0] == name]
     order = [i for _, i, _, _ in sorted(own, key=lambda r: (r[2], r[1]))]
@@ -636,28 +636,28 @@ def test_labels_acknowledged_before_sigkill_are_all_on_disk(tmp_path):
         s.add_annotator("k")
         s.assign(overlap=1)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen(
+    acknowledged = []
+    with subprocess.Popen(
         [sys.executable, "-c", CHILD, str(path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
         cwd=ROOT,
-    )
-    acknowledged = []
-    try:
-        for line in child.stdout:
-            acknowledged.append(line.split())
-            if len(acknowledged) == 150:  # past the 80 first labels: the child is editing
-                break
-        assert child.poll() is None, child.stderr.read()
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=10)
-        rest = child.stdout.read()  # lines written before the kill are acknowledged too
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
+    ) as child:
+        try:
+            for line in child.stdout:
+                acknowledged.append(line.split())
+                if len(acknowledged) == 150:  # past the 80 first labels: the child is editing
+                    break
+            assert child.poll() is None, child.stderr.read()
+            os.kill(child.pid, signal.SIGKILL)
+            child.wait(timeout=10)
+            rest = child.stdout.read()  # lines written before the kill are acknowledged too
+        finally:
+            if child.poll() is None:  # only when the test failed before the kill
+                child.kill()
+                child.wait()
     acknowledged += [line.split() for line in rest.splitlines(keepends=True) if line.endswith("\n")]
     assert child.returncode == -signal.SIGKILL
     assert len(acknowledged) >= 150
