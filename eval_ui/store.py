@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eval_ui.items import Item, item_problems
+from lawluo.files import write_atomically
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -906,7 +907,7 @@ class AnnotationStore:
             data = text.encode("utf-8-sig")  # the BOM makes Excel read Chinese text correctly
         else:
             data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
-        _write_atomically(Path(path), data)
+        write_atomically(path, data)
         return len(rows)
 
     def snapshot(self, dest: str | Path) -> Path:
@@ -927,22 +928,6 @@ class AnnotationStore:
             Path(tmp).unlink(missing_ok=True)
             raise
         return dest
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    """``data`` at ``path`` via a temporary file in the same folder, fsynced, then renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; an export is meant to be shared
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def start_sync(

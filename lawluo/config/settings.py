@@ -83,7 +83,9 @@ class Settings:
     )
     annotation_dir: Path = field(
         default=PROJECT_ROOT / "data" / "annotation",
-        metadata={"help": "Where the annotation store lives (on a Hugging Face Space: /data/annotation, persistent)."},
+        metadata={
+            "help": "Where the annotation store lives (on a Hugging Face Space: /data/annotation, persistent)."
+        },
     )
     annotation_users: str | None = field(
         default=None,
@@ -101,7 +103,9 @@ class Settings:
     )
     annotation_sync_repo: str | None = field(
         default=None,
-        metadata={"help": "A Hugging Face dataset repo the annotation data is pushed to every 10 minutes (HF_TOKEN)."},
+        metadata={
+            "help": "A Hugging Face dataset repo the annotation data is pushed to every 10 minutes (HF_TOKEN)."
+        },
     )
     models: ModelsConfig = field(
         default_factory=ModelsConfig, metadata={"help": "The language model of each role."}

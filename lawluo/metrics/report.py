@@ -16,9 +16,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
+
+from lawluo.files import write_atomically
 
 from .evaluate import Results
 from .plots import turns_chart, win_rate_chart
@@ -92,12 +93,6 @@ def render_markdown(results: Results, command: str | None = None) -> str:
     return "\n".join(parts)
 
 
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _csv(rows: Sequence[dict]) -> str:
     keys = list(dict.fromkeys(k for r in rows for k in r))
     buffer = io.StringIO()
@@ -118,7 +113,7 @@ def write_results(results: Results, out_dir: str | Path, command: str | None = N
     written = []
 
     def put(name: str, text: str) -> None:
-        _write(out / name, text)
+        write_atomically(out / name, text)
         written.append(out / name)
 
     put("summary.csv", _csv(results.summary))

@@ -23,14 +23,13 @@ import gzip
 import hashlib
 import io
 import json
-import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from ..agents.domains import DOMAIN_NAMES
+from ..files import write_atomically
 
 SOURCES = ("cail", "typical", "disc")
 
@@ -121,16 +120,7 @@ def write_case_bank(cases: Iterable[Case], path: Path) -> None:
     buf = io.BytesIO()
     with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=9, mtime=0) as gz:
         gz.write(payload)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(buf.getvalue())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the asset is an ordinary shipped file
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, buf.getvalue())
 
 
 def load_case_bank(path: Path) -> list[Case]:

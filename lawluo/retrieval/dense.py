@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from ..files import write_atomically
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -192,7 +194,7 @@ class DenseIndex:
         index_tmp = directory / f"{INDEX_FILE}.tmp"
         faiss.write_index(self._index, str(index_tmp))
         os.replace(index_tmp, directory / INDEX_FILE)
-        _write_atomic(directory / METADATA_FILE, json.dumps(metadata, ensure_ascii=False, indent=2))
+        write_atomically(directory / METADATA_FILE, json.dumps(metadata, ensure_ascii=False, indent=2))
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str], encoder: EncoderLike) -> DenseIndex:
@@ -289,9 +291,3 @@ def _read_metadata(path: Path) -> dict[str, Any]:
             f"{path}: not a format-{FORMAT_VERSION} dense index metadata file; rebuild the index."
         )
     return metadata
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f"{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

@@ -1,0 +1,33 @@
+"""Writing a file so that readers see the old file or the new one, never half of it.
+
+    write_atomically(path, "text")          # or bytes
+
+The data goes to a temporary file in the same folder, is flushed and fsynced, and the temporary file
+is renamed over ``path`` (an atomic replace on POSIX and Windows). On any error the temporary file
+is removed and ``path`` is left as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_atomically(path: str | Path, data: str | bytes) -> Path:
+    """Write ``data`` (text as UTF-8) to ``path`` atomically; returns the path."""
+    path = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; these are ordinary files meant to be read
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
