@@ -311,19 +311,9 @@ def test_bad_answer_files_are_refused_with_the_line_and_nothing_is_written(
 def test_binary_and_missing_files_and_unknown_metrics_are_clear_errors(capsys, tmp_path, no_model):
     (tmp_path / "a.jsonl").write_bytes(b"\x89PNG\x00\x00\x00")
     write_jsonl(tmp_path / "r.jsonl", [{"id": "q0", "question": "问", "reference": "答"}])
-    code, _, err = evaluate(
-        capsys,
-        tmp_path / "a.jsonl",
-        tmp_path / "r.jsonl",
-        tmp_path / "o",
-    )
+    code, _, err = evaluate(capsys, tmp_path / "a.jsonl", tmp_path / "r.jsonl", tmp_path / "o")
     assert code == 2 and "binary" in err
-    code, _, err = evaluate(
-        capsys,
-        tmp_path / "nope.jsonl",
-        tmp_path / "r.jsonl",
-        tmp_path / "o",
-    )
+    code, _, err = evaluate(capsys, tmp_path / "nope.jsonl", tmp_path / "r.jsonl", tmp_path / "o")
     assert code == 2 and "no such file" in err
     code, _, err = evaluate(
         capsys, tmp_path / "r.jsonl", tmp_path / "r.jsonl", tmp_path / "o", "--metrics", "nhsr,bleu"
@@ -337,13 +327,7 @@ def test_hostile_text_in_answers_is_data_not_markup(capsys, tmp_path, no_model):
         tmp_path / "a.jsonl",
         [{"id": "q0", "system": "<script>alert(1)</script>|x", "answer": "<img src=x onerror=alert(1)>"}],
     )
-    code, rows, err = evaluate(
-        capsys,
-        tmp_path / "a.jsonl",
-        tmp_path / "r.jsonl",
-        tmp_path / "o",
-        "--quiet",
-    )
+    code, rows, err = evaluate(capsys, tmp_path / "a.jsonl", tmp_path / "r.jsonl", tmp_path / "o", "--quiet")
     assert code == 0, err
     md = (tmp_path / "o" / "summary.md").read_text(encoding="utf-8")
     assert "<script>alert(1)</script>\\|x" in md  # a pipe cannot break the table
@@ -365,11 +349,7 @@ def test_a_blank_reference_leaves_only_its_overlap_scores_missing(capsys, tmp_pa
         ],
     )
     code, (row,), err = evaluate(
-        capsys,
-        tmp_path / "a.jsonl",
-        tmp_path / "r.jsonl",
-        tmp_path / "o",
-        "--quiet",
+        capsys, tmp_path / "a.jsonl", tmp_path / "r.jsonl", tmp_path / "o", "--quiet"
     )
     assert code == 0, err
     assert "rouge_l: 1 answer(s) have a blank reference" in err

@@ -86,15 +86,7 @@ def test_rerunning_skips_answered_questions_and_the_file_is_valid_answers_input(
     assert code == 0 and summary["written"] == 0 and summary["already_answered"] == 3
     assert server.responder.calls["lawyer"] == lawyer_calls
     # A second system goes into the same file.
-    generate(
-        capsys,
-        questions,
-        "Plain",
-        "--baseline",
-        "--out",
-        out,
-        "--quiet",
-    )
+    generate(capsys, questions, "Plain", "--baseline", "--out", out, "--quiet")
     assert len(rows_of(out)) == 6
     refs = tmp_path / "refs.jsonl"
     refs.write_text(
@@ -120,17 +112,7 @@ def test_rerunning_skips_answered_questions_and_the_file_is_valid_answers_input(
 
 def test_baseline_sends_the_question_alone(capsys, tmp_path, server, questions):
     out = tmp_path / "answers.jsonl"
-    code, _, _ = generate(
-        capsys,
-        questions,
-        "Plain",
-        "--baseline",
-        "--out",
-        out,
-        "--limit",
-        "1",
-        "--quiet",
-    )
+    code, _, _ = generate(capsys, questions, "Plain", "--baseline", "--out", out, "--limit", "1", "--quiet")
     assert code == 0
     (request,) = server.requests
     assert request["messages"] == [{"role": "user", "content": QUESTIONS[0]["question"]}]
@@ -148,28 +130,12 @@ def test_a_failed_question_is_not_written_and_the_next_run_retries_it(capsys, tm
 
     server.responder = flaky
     out = tmp_path / "answers.jsonl"
-    code, (summary,), err = generate(
-        capsys,
-        questions,
-        "Plain",
-        "--baseline",
-        "--out",
-        out,
-        "--quiet",
-    )
+    code, (summary,), err = generate(capsys, questions, "Plain", "--baseline", "--out", out, "--quiet")
     assert code == 1 and summary["written"] == 2 and summary["failed"] == 1
     assert "question c:" in err and "run the same command again" in err
     assert sorted(r["id"] for r in rows_of(out)) == ["a", "b"]
     server.responder = responder
-    code, (summary,), _ = generate(
-        capsys,
-        questions,
-        "Plain",
-        "--baseline",
-        "--out",
-        out,
-        "--quiet",
-    )
+    code, (summary,), _ = generate(capsys, questions, "Plain", "--baseline", "--out", out, "--quiet")
     assert code == 0 and summary["written"] == 1 and summary["already_answered"] == 2
 
 

@@ -20,6 +20,7 @@ import json
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -93,7 +94,7 @@ class BatchGenerator:
         if self.baseline:
             text = self.firm.models["lawyer"].chat([{"role": "user", "content": question}])
             result = self.firm.checker.check(text)
-            domain, nhsr, counts = None, result.nhsr, result.counts()
+            domain, nhsr, verdicts = None, result.nhsr, [c.verdict for c in result.citations]
         else:
             state = self.firm.new()
             self.firm.receive(state, question)
@@ -103,9 +104,7 @@ class BatchGenerator:
             if turn.note:
                 raise GenerationFailed(turn.note)
             text, domain, nhsr = turn.text, state.domain, turn.nhsr
-            counts = {}
-            for c in turn.citations:
-                counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+            verdicts = [c["verdict"] for c in turn.citations]
         if not text.strip():
             raise GenerationFailed("the model returned an empty answer")
         return {
@@ -115,7 +114,7 @@ class BatchGenerator:
             "mode": "baseline" if self.baseline else "lawluo",
             "domain": domain,
             "nhsr": nhsr,
-            "verdicts": counts,
+            "verdicts": dict(Counter(verdicts)),
             "seconds": round(time.perf_counter() - start, 3),
         }
 
