@@ -19,6 +19,12 @@ import time
 
 import gradio as gr
 
+from eval_ui.annotate_tab import TAB_LABEL as ANNOTATE_TAB_LABEL
+from eval_ui.annotate_tab import build_annotate_tab
+from eval_ui.auth import UsersError, load_users
+from eval_ui.service import AnnotationService
+from eval_ui.stats_tab import build_stats_tab
+from eval_ui.store import StoreError, start_sync
 from lawluo.config import ConfigError, Settings, describe_settings
 from lawluo.firm import Firm
 from lawluo.law.checker import CitationChecker
@@ -67,6 +73,7 @@ def build_app(settings: Settings | None = None, models: LanguageModels | None = 
     """
     settings = settings or Settings.load()
     models = models or LanguageModels(settings.models)
+    checker = None
     with gr.Blocks(title="LawLuo 律罗") as demo:
         gr.Markdown("# LawLuo 律罗 · 法律咨询与法条核查")
         try:
@@ -86,6 +93,13 @@ def build_app(settings: Settings | None = None, models: LanguageModels | None = 
                 with gr.Tab(CONSULT_TAB_LABEL, id="consult"):
                     gr.Markdown(firm)
             build_statute_tab(searcher, cases, checker)
+        annotation = _load_annotation(settings, checker)
+        if isinstance(annotation, AnnotationService):
+            build_annotate_tab(annotation, demo)
+            build_stats_tab(annotation)
+        else:
+            with gr.Tab(ANNOTATE_TAB_LABEL, id="annotate"):
+                gr.Markdown(annotation)
         with gr.Tab("关于 / About", id="about"):
             about = UI_COPY_DIR / "about.md"
             if about.exists():
@@ -93,6 +107,28 @@ def build_app(settings: Settings | None = None, models: LanguageModels | None = 
             build_models_panel(models)
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_SIZE)
     return demo
+
+
+def _load_annotation(settings: Settings, checker: CitationChecker | None) -> AnnotationService | str:
+    """The annotation service (store opened, demo items seeded, users registered), or why not."""
+    try:
+        service = AnnotationService.from_settings(settings, checker)
+    except (UsersError, StoreError, OSError) as exc:
+        logger.error("annotation disabled: %s", exc)
+        return f"## 标注不可用 Annotation is not available\n\n{exc}"
+    if settings.annotation_sync_repo:
+        start_sync(settings.annotation_dir, settings.annotation_sync_repo)
+    return service
+
+
+def launch_auth(settings: Settings):
+    """Gradio's ``auth`` for ``launch``: the users file's check when ``annotation_users`` is set, else None.
+
+    With it the whole app is behind Gradio's login form (the annotators' deployment); without it the
+    app is open and annotation needs Hugging Face sign-in on a Space.
+    """
+    users = load_users(settings.annotation_users)
+    return None if users is None else users.check
 
 
 def _warm_up(searcher: StatuteSearcher, cases: CaseSearcher | None) -> None:
@@ -133,9 +169,18 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"LawLuo cannot start: {exc}", file=sys.stderr)
         return 2
+    try:
+        auth = launch_auth(settings)
+    except UsersError as exc:
+        print(f"LawLuo cannot start: {exc}", file=sys.stderr)
+        return 2
     logger.info("%s", describe_settings(settings))
     # server_port=None lets Gradio read GRADIO_SERVER_PORT (default 7860).
-    build_app(settings).launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
+    build_app(settings).launch(
+        server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
+        auth=auth,
+        auth_message="LawLuo 标注 · Sign in with the name and password your admin gave you.",
+    )
     return 0
 
 

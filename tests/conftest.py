@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def pytest_configure(config):
+    # The app opens an annotation store on start: never the repository's data/annotation in tests.
+    os.environ.setdefault("LAWLUO_ANNOTATION_DIR", tempfile.mkdtemp(prefix="lawluo-test-annotation-"))
 
 
 @pytest.fixture(scope="session")

@@ -62,7 +62,7 @@ def test_app_without_statute_database_explains_how_to_build(tmp_path):
     from app import BUILD_COMMAND, build_app
     from lawluo.config import Settings
 
-    demo = build_app(Settings(assets_dir=tmp_path))
+    demo = build_app(Settings(assets_dir=tmp_path, annotation_dir=tmp_path / "annotation"))
     texts = [c.get("props", {}).get("value") for c in demo.config["components"]]
     assert any(isinstance(t, str) and BUILD_COMMAND in t for t in texts)
     assert not any(d.get("api_name") == "check_citations" for d in demo.config["dependencies"])

@@ -101,6 +101,20 @@ class Settings:
     annotation_seed: int = field(
         default=0, metadata={"help": "Seed of the per-annotator item order and left/right swaps."}
     )
+    annotation_admins: str | None = field(
+        default=None,
+        metadata={
+            "help": "Comma-separated names who are admins when signing in with Hugging Face (OAuth on a Space); "
+            "with a users file the file's roles apply."
+        },
+    )
+    annotation_show_checker: bool = field(
+        default=False,
+        metadata={
+            "help": "Show annotators the citation checker's verdicts next to each cited statute (off: they "
+            "would bias the human labels the checker is measured against)."
+        },
+    )
     annotation_sync_repo: str | None = field(
         default=None,
         metadata={

@@ -3,7 +3,9 @@
 - :func:`win_rate_chart` — one horizontal bar per system pair, split into win / draw / loss of the
   first system (LawLuo Fig. 6);
 - :func:`turns_chart` — the mean single-answer score at each turn of a dialogue, one line per
-  system (LawLuo Fig. 7).
+  system (LawLuo Fig. 7);
+- :func:`scatter_chart` — an automatic metric against the lawyers' mean score per answer
+  (LegalHalBench §5.6), for the statistics tab.
 
 matplotlib's non-interactive Agg backend is used, so the charts render on a server without a
 display; system names and labels in Chinese need a CJK font (Noto Sans CJK, WenQuanYi or SimHei;
@@ -82,6 +84,36 @@ def turns_chart(
         ax.xaxis.get_major_locator().set_params(integer=True)
     else:
         ax.text(0.5, 0.5, "no scored turns", ha="center", va="center", transform=ax.transAxes)
+    return _save(fig, plt, path)
+
+
+def scatter_chart(
+    points: Mapping[str, Sequence[tuple[float, float]]],
+    path: str | Path,
+    xlabel: str = "automatic metric",
+    ylabel: str = "mean human score",
+    title: str = "Automatic metric against lawyers",
+    limits: tuple[float, float] = (0, 10),
+) -> Path:
+    """One scatter per series (e.g. Rel, T_LC): x the metric, y the annotators' mean, with the diagonal."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    low, high = limits
+    pad = (high - low) * 0.04
+    ax.plot([low, high], [low, high], color="#b0b0b0", linewidth=1, linestyle="--", zorder=0)
+    for name, pts in points.items():
+        if pts:
+            xs, ys = zip(*pts, strict=True)
+            ax.scatter(xs, ys, s=22, alpha=0.7, label=f"{name} (n={len(pts)})")
+    ax.set_xlim(low - pad, high + pad)
+    ax.set_ylim(low - pad, high + pad)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if ax.collections:
+        ax.legend(fontsize=8, loc="upper left")
+    else:
+        ax.text(0.5, 0.5, "no answers with both scores", ha="center", va="center", transform=ax.transAxes)
     return _save(fig, plt, path)
 
 

@@ -66,7 +66,7 @@ def live_app(
     **environ: str,
 ) -> Iterator[LiveApp]:
     """Launch ``build_app`` on a free loopback port (and the fake server when ``model``); close both after."""
-    from app import build_app
+    from app import build_app, launch_auth
     from lawluo.config import load_settings
 
     with ExitStack() as stack:
@@ -79,10 +79,17 @@ def live_app(
             responder = responder or FirmResponder()
             server.responder = responder
             env.update(model_environ(server))
+        if "LAWLUO_ANNOTATION_DIR" in os.environ:  # set for the test session by tests/conftest.py
+            env["LAWLUO_ANNOTATION_DIR"] = os.environ["LAWLUO_ANNOTATION_DIR"]
         env.update(environ)
-        demo = build_app(load_settings(environ=env))
+        settings = load_settings(environ=env)
+        demo = build_app(settings)
         _, url, _ = demo.launch(
-            server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True
+            server_name="127.0.0.1",
+            server_port=free_port(),
+            prevent_thread_lock=True,
+            quiet=True,
+            auth=launch_auth(settings),
         )
         stack.callback(demo.close)
         yield LiveApp(url, server, responder if model else None, demo)
