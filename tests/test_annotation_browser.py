@@ -1,0 +1,187 @@
+"""The annotation tab in a real browser (Debian's Chromium, headless, Playwright): two annotators sign in
+with Gradio's login form and label items shown in random left/right order, one goes back and edits a
+label, and the admin exports the labels; the exported rows match what each annotator did.
+
+Screenshots go to ``tests/artifacts/screenshots/``. Skipped without ``/usr/bin/chromium`` unless
+``REQUIRE_BROWSER_TESTS=1`` (set by ``.ci/run``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from eval_ui.service import STORE_FILE
+from eval_ui.store import AnnotationStore
+
+from .fakes.live_app import CHROMIUM, CHROMIUM_ARGS, live_app
+
+SHOTS = Path(__file__).parent / "artifacts" / "screenshots" / "annotation"
+USERS = "root:rootpw:admin,alice:alicepw,bob:bobpw"
+
+if not Path(CHROMIUM).exists():
+    reason = f"{CHROMIUM} not found (apt-get install -y chromium)"
+    if os.environ.get("REQUIRE_BROWSER_TESTS") == "1":
+        raise RuntimeError(f"REQUIRE_BROWSER_TESTS=1 but {reason}")
+    pytest.skip(reason, allow_module_level=True)
+
+sync_api = pytest.importorskip("playwright.sync_api")
+pytestmark = [pytest.mark.browser, pytest.mark.filterwarnings("ignore::UserWarning")]
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("annotation-browser")
+    with live_app(model=False, LAWLUO_ANNOTATION_USERS=USERS, LAWLUO_ANNOTATION_DIR=str(folder)) as running:
+        running.store = AnnotationStore(folder / STORE_FILE)
+        yield running
+        running.store.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def sign_in(browser, app, name: str, password: str):
+    context = browser.new_context(viewport={"width": 1400, "height": 1100}, accept_downloads=True)
+    page = context.new_page()
+    page.goto(app.url)
+    page.fill('input[data-testid="textbox"]', name)
+    page.fill('input[data-testid="password"]', password)
+    page.click("button:has-text('Login')")
+    page.get_by_role("tab", name="标注 / Annotation").click()
+    page.wait_for_selector("#ann-status:has-text('Progress')")
+    folder = SHOTS / name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    page.shots = iter(range(1, 100))
+    page.shot = lambda label: page.screenshot(
+        path=str(folder / f"{next(page.shots):02d}-{label}.png"), full_page=True
+    )
+    return page
+
+
+def squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+#: The element's text changed and Gradio shows no component as pending (its status tracker) any more.
+CHANGED_AND_SETTLED = """([selector, before]) => {
+  const busy = document.querySelectorAll('[class*="pending"], [class*="generating"]').length > 0;
+  return document.querySelector(selector).innerText !== before && !busy;
+}"""
+
+
+def current_item(app, page, annotator: str):
+    """The assignment the page shows, found by its question text, checked against the left answer shown."""
+    question = squash(page.inner_text("#ann-question")).split("问题Question", 1)[1]
+    left = squash(page.inner_text("#ann-left")).split("左Left", 1)[1]  # after any "processing" overlay
+    for item_id in _assigned(app, annotator):
+        a = app.store.assignment(annotator, item_id)
+        if squash(a.item.question) == question and squash(a.left) == left:
+            return a
+    raise AssertionError(
+        f"the page shows no item of {annotator} with question {question[:40]!r} and left answer {left[:40]!r}"
+    )
+
+
+def _assigned(app, annotator: str) -> list[str]:
+    with app.store._read() as con:
+        return [
+            r[0] for r in con.execute("SELECT item_id FROM assignments WHERE annotator = ?", (annotator,))
+        ]
+
+
+def save(page, button: str | None = None, key: str | None = None) -> None:
+    before = page.inner_text("#ann-status")
+    if key:
+        page.locator("body").click(position={"x": 5, "y": 5})  # focus the page, not a field
+        page.keyboard.press(key)
+    else:
+        page.click(f"#ann-verdict-{button}")
+    page.wait_for_function(CHANGED_AND_SETTLED, arg=["#ann-status", before], timeout=15000)
+    assert "已保存" in page.inner_text("#ann-message")
+
+
+def go_back(page) -> None:
+    before = page.inner_text("#ann-question")
+    page.click("#ann-back")
+    page.wait_for_function(CHANGED_AND_SETTLED, arg=["#ann-question", before], timeout=15000)
+
+
+def test_two_annotators_label_one_edits_and_the_admin_export_matches(browser, app):
+    # alice labels until she has seen both orders; ticks a statute and scores the first item; keys work
+    alice = sign_in(browser, app, "alice", "alicepw")
+    assert not alice.locator("#ann-admin").is_visible()  # no admin tools for annotators
+    expected: dict[tuple[str, str], str] = {}
+    orders = set()
+    for n in range(8):
+        a = current_item(app, alice, "alice")
+        if n == 0:
+            boxes = alice.locator("#ann-left-hall input[type=checkbox]")
+            if boxes.count():
+                boxes.first.check()
+            alice.fill("#ann-left-rel input", "7")
+            alice.fill("#ann-right-tlc input", "4")
+            alice.shot("first-item-filled")
+        shown = ["left", "right", "tie"][n % 3]
+        if n == 1:
+            save(alice, key="2")  # the keyboard shortcut of 右更好 Right
+            shown = "right"
+        else:
+            save(alice, button=shown)
+        expected[("alice", a.item.id)] = a.unswap(shown)
+        orders.add(a.swapped)
+        if orders == {True, False} and n >= 2:
+            break
+    assert orders == {True, False}, "the left/right order is randomised per item"
+    alice.shot("after-labels")
+    assert "已保存" in alice.inner_text("#ann-message")
+
+    # bob labels two items, goes back to the first and changes his verdict
+    bob = sign_in(browser, app, "bob", "bobpw")
+    first = current_item(app, bob, "bob")
+    save(bob, button="left")
+    second = current_item(app, bob, "bob")
+    save(bob, button="left")
+    expected[("bob", second.item.id)] = second.unswap("left")
+    go_back(bob)
+    assert current_item(app, bob, "bob").item.id == second.item.id
+    assert "Editing your label (version 1" in bob.inner_text("#ann-message")
+    go_back(bob)
+    assert current_item(app, bob, "bob").item.id == first.item.id
+    bob.fill("#ann-comment textarea", "改为差不多 changed my mind")
+    bob.click("#ann-verdict-tie")
+    bob.wait_for_selector("#ann-message:has-text('version 2')")
+    bob.shot("edited")
+    expected[("bob", first.item.id)] = "tie"
+    assert [h["verdict"] for h in app.store.history("bob", first.item.id)] == [first.unswap("left")]
+
+    # the admin exports; every row is what the annotators did
+    root = sign_in(browser, app, "root", "rootpw")
+    root.click("#ann-admin")  # open the accordion
+    root.click("#ann-export")
+    link = root.locator("#ann-exported a").first
+    link.wait_for(timeout=15000)
+    with root.expect_download() as download:
+        link.click()
+    text = Path(download.value.path()).read_text(encoding="utf-8-sig")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    root.shot("exported")
+    assert {(r["annotator"], r["item_id"]): r["verdict"] for r in rows} == expected
+    edited = next(r for r in rows if r["annotator"] == "bob" and r["item_id"] == first.item.id)
+    assert edited["version"] == "2" and edited["comment"] == "改为差不多 changed my mind"
+    scored = [r for r in rows if r["annotator"] == "alice" and "7.0" in (r["rel_a"], r["rel_b"])]
+    assert len(scored) == 1 and "4.0" in (scored[0]["tlc_a"], scored[0]["tlc_b"])
+    for page in (alice, bob, root):
+        page.context.close()
