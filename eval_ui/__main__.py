@@ -23,9 +23,8 @@ import sys
 from lawluo.config import ConfigError, Settings
 from lawluo.jsonl import JSONLError
 
+from .service import STORE_FILE
 from .store import AnnotationStore, StoreError
-
-STORE_FILE = "annotations.sqlite"
 
 
 def open_store(settings: Settings) -> AnnotationStore:
