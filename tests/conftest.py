@@ -68,3 +68,16 @@ def firm_services(statute_searcher, case_searcher, checker, receptionist):
         "checker": checker,
         "receptionist": receptionist,
     }
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium, headless, driven by Playwright (browser tests call ``require_chromium`` first)."""
+    from playwright.sync_api import sync_playwright
+
+    from .fakes.live_app import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -10,26 +10,18 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from eval_ui.service import STORE_FILE
-from eval_ui.store import AnnotationStore
-
-from .fakes.live_app import CHROMIUM, CHROMIUM_ARGS, live_app
+from .fakes.live_app import annotation_app, require_chromium
 
 SHOTS = Path(__file__).parent / "artifacts" / "screenshots" / "annotation"
 USERS = "root:rootpw:admin,alice:alicepw,bob:bobpw"
 
-if not Path(CHROMIUM).exists():
-    reason = f"{CHROMIUM} not found (apt-get install -y chromium)"
-    if os.environ.get("REQUIRE_BROWSER_TESTS") == "1":
-        raise RuntimeError(f"REQUIRE_BROWSER_TESTS=1 but {reason}")
-    pytest.skip(reason, allow_module_level=True)
+require_chromium()
 
 sync_api = pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.browser, pytest.mark.filterwarnings("ignore::UserWarning")]
@@ -37,19 +29,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.filterwarnings("ignore::UserWarni
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("annotation-browser")
-    with live_app(model=False, LAWLUO_ANNOTATION_USERS=USERS, LAWLUO_ANNOTATION_DIR=str(folder)) as running:
-        running.store = AnnotationStore(folder / STORE_FILE)
+    with annotation_app(tmp_path_factory.mktemp("annotation-browser"), USERS) as running:
         yield running
-        running.store.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def sign_in(browser, app, name: str, password: str):

@@ -13,10 +13,8 @@ import json
 import pytest
 
 from eval_ui import annotate_tab
-from eval_ui.service import STORE_FILE
-from eval_ui.store import AnnotationStore
 
-from .fakes.live_app import live_app
+from .fakes.live_app import annotation_app
 
 USERS = "root:rootpw:admin,alice:alicepw,bob:bobpw"
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -24,11 +22,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("annotation")
-    with live_app(model=False, LAWLUO_ANNOTATION_USERS=USERS, LAWLUO_ANNOTATION_DIR=str(folder)) as running:
-        running.store = AnnotationStore(folder / STORE_FILE)
+    with annotation_app(tmp_path_factory.mktemp("annotation"), USERS) as running:
         yield running
-        running.store.close()
 
 
 def client(app, name: str, password: str):

@@ -8,7 +8,6 @@ when they fail instead.
 
 from __future__ import annotations
 
-import os
 import shutil
 import zipfile
 from pathlib import Path
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from .fakes.firm_models import LAWYER_ANSWER
-from .fakes.live_app import CHROMIUM, CHROMIUM_ARGS, live_app
+from .fakes.live_app import live_app, require_chromium
 
 SHOTS = Path(__file__).parent / "artifacts" / "screenshots"
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
@@ -25,11 +24,7 @@ HOSTILE_QUESTION = (
 )
 HOSTILE_ANSWER = '建议申请劳动仲裁。<script>window.__pwned=3</script><img src=x onerror="window.__pwned=4">'
 
-if not Path(CHROMIUM).exists():
-    reason = f"{CHROMIUM} not found (apt-get install -y chromium)"
-    if os.environ.get("REQUIRE_BROWSER_TESTS") == "1":
-        raise RuntimeError(f"REQUIRE_BROWSER_TESTS=1 but {reason}")
-    pytest.skip(reason, allow_module_level=True)
+require_chromium()
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -39,14 +34,6 @@ def app():
     # ~40 tokens/s so the answer visibly streams; each call waits 0.2 s like a (fast) real server
     with live_app(latency=0.2, tokens_per_second=40) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture

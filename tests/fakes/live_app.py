@@ -14,6 +14,7 @@ import socket
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from .firm_models import FirmResponder
 from .openai_server import FakeOpenAIServer
@@ -93,3 +94,29 @@ def live_app(
         )
         stack.callback(demo.close)
         yield LiveApp(url, server, responder if model else None, demo)
+
+
+def require_chromium() -> None:
+    """Skip the calling test module when Debian's Chromium is missing, or fail under REQUIRE_BROWSER_TESTS=1."""
+    import pytest
+
+    if not Path(CHROMIUM).exists():
+        reason = f"{CHROMIUM} not found (apt-get install -y chromium)"
+        if os.environ.get("REQUIRE_BROWSER_TESTS") == "1":
+            raise RuntimeError(f"REQUIRE_BROWSER_TESTS=1 but {reason}")
+        pytest.skip(reason, allow_module_level=True)
+
+
+@contextmanager
+def annotation_app(folder: str | os.PathLike, users: str) -> Iterator[LiveApp]:
+    """The app with annotators ``users`` (``name:password[:role],…``) and its store in ``folder``;
+    ``app.store`` opens the same store for the test to check."""
+    from eval_ui.service import STORE_FILE
+    from eval_ui.store import AnnotationStore
+
+    with live_app(model=False, LAWLUO_ANNOTATION_USERS=users, LAWLUO_ANNOTATION_DIR=str(folder)) as running:
+        running.store = AnnotationStore(Path(folder) / STORE_FILE)
+        try:
+            yield running
+        finally:
+            running.store.close()
