@@ -108,7 +108,8 @@ class RunLog:
         class _Metrics(TrainerCallback):
             def on_log(self, args, state, control, logs=None, **kwargs):
                 if state.is_world_process_zero and logs:
-                    run.log(**fields, step=state.global_step, epoch=state.epoch, **logs)
+                    # the trainer's logs carry their own (rounded) epoch: theirs wins, no duplicate keyword
+                    run.log(**{**fields, "step": state.global_step, "epoch": state.epoch, **logs})
 
         return _Metrics()
 
