@@ -16,6 +16,15 @@ order, keywords), ``vocab.json`` (the n-gram of each column), ``idf.npy``, ``wei
 scikit-learn version that trained it).
 How it is trained, on which weak labels, and how accurate it is: ``training/train_receptionist.py``,
 ``assets/receptionist/PROVENANCE.md`` and ``benchmarks/receptionist_accuracy.py``.
+
+**Encoder upgrade.** :class:`EncoderReceptionist` has the same interface but embeds the prepared
+question with a sentence-transformers encoder fine-tuned contrastively on same-domain/different-domain
+question pairs (LawLuo §3.2, eq. 3) and routes with a linear (logistic-regression) head over the
+embedding. ``training/train_receptionist_encoder.py`` writes its directory — ``model.json`` with
+``"format": "encoder/1"``, ``head_weights.npy``, ``head_bias.npy`` and the encoder in ``encoder/``.
+:meth:`Receptionist.from_dir` (and so :meth:`Receptionist.load`) returns one when the directory holds
+that format; the shipped asset stays the linear model, which needs neither torch nor
+sentence-transformers (imported only when an encoder directory is loaded).
 """
 
 from __future__ import annotations
@@ -33,7 +42,9 @@ from .domains import DOMAIN_IDS, OTHER, domain
 
 ASSET_DIR = "receptionist"  # under settings.assets_dir
 FORMAT = 1
+ENCODER_FORMAT = "encoder/1"
 REBUILD = "python training/train_receptionist.py --output_dir {path}"
+REBUILD_ENCODER = "python training/train_receptionist_encoder.py --output_dir {path}"
 
 #: Longer questions are cut to their first MAX_CHARS characters (after :func:`prepare`): the domain
 #: shows in the opening of a question, and the cost of classifying grows with the length.
@@ -183,8 +194,11 @@ class Receptionist:
 
     @classmethod
     def from_dir(cls, path: str | Path) -> Receptionist:
-        """Load the asset directory written by ``training/train_receptionist.py``."""
+        """Load the asset directory written by ``training/train_receptionist.py``, or an
+        :class:`EncoderReceptionist` when ``model.json`` says ``"format": "encoder/1"``."""
         path = Path(path)
+        if _asset_format(path) == ENCODER_FORMAT:
+            return EncoderReceptionist.from_dir(path)
         files = ["model.json", "vocab.json", "idf.npy", "weights.npy", "bias.npy"]
         missing = [f for f in files if not (path / f).exists()]
         if missing:
@@ -284,3 +298,105 @@ class Receptionist:
             ):
                 return routing
         return None
+
+
+def _asset_format(path: Path) -> object:
+    """The ``format`` of ``path/model.json``, or None when it is missing or unreadable (the loader says why)."""
+    try:
+        return json.loads((path / "model.json").read_text(encoding="utf-8")).get("format")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+class EncoderReceptionist(Receptionist):
+    """The receptionist's encoder upgrade (LawLuo §3.2, eq. 3): a sentence-transformers encoder,
+    fine-tuned with a contrastive loss so that questions of one domain lie close together, and a
+    linear head over the normalised embedding: probabilities = softmax((e·W + b) / temperature).
+
+    Same interface as :class:`Receptionist` (``classify``, ``probabilities``, ``reroute``, ``from_dir``,
+    ``load``): only :meth:`decision` differs. Questions go through :func:`prepare` as for the linear model.
+    """
+
+    def __init__(
+        self,
+        *,
+        encoder,
+        domains: Sequence[str],
+        weights: np.ndarray,
+        bias: np.ndarray,
+        temperature: float = 1.0,
+        meta: dict | None = None,
+    ):
+        # Not Receptionist.__init__: no n-gram vocabulary here. What the inherited methods read is set.
+        if sorted(domains) != sorted(DOMAIN_IDS):
+            raise ValueError(f"the head's domains {sorted(domains)} are not the 16 of domains.yaml")
+        n = len(domains)
+        if weights.ndim != 2 or weights.shape[1] != n or bias.shape != (n,):
+            raise ValueError(f"inconsistent head: weights {weights.shape}, bias {bias.shape}, {n} domains")
+        if temperature <= 0:
+            raise ValueError(f"temperature must be positive, not {temperature}")
+        self.encoder = encoder
+        self.domains = tuple(domains)
+        self._weights = weights.astype(np.float32)
+        self._bias = bias.astype(np.float32)
+        self._temperature = float(temperature)
+        self.meta = dict(meta or {})
+        index = {d: i for i, d in enumerate(self.domains)}
+        self._order = np.array([index[d] for d in DOMAIN_IDS])
+
+    @classmethod
+    def from_dir(cls, path: str | Path) -> EncoderReceptionist:
+        """Load a directory written by ``training/train_receptionist_encoder.py`` (imports
+        sentence-transformers and torch)."""
+        path = Path(path)
+        rebuild = REBUILD_ENCODER.format(path=path)
+        files = ["model.json", "head_weights.npy", "head_bias.npy", "encoder"]
+        missing = [f for f in files if not (path / f).exists()]
+        if missing:
+            raise ReceptionistAssetError(
+                f"receptionist encoder not found in {path} (missing {', '.join(missing)}); build it with `{rebuild}`"
+            )
+        try:
+            meta = json.loads((path / "model.json").read_text(encoding="utf-8"))
+            if meta.get("format") != ENCODER_FORMAT:
+                raise ValueError(f"format {meta.get('format')!r}, this code reads format {ENCODER_FORMAT}")
+            weights = np.load(path / "head_weights.npy", allow_pickle=False)
+            bias = np.load(path / "head_bias.npy", allow_pickle=False)
+            from sentence_transformers import SentenceTransformer
+
+            encoder = SentenceTransformer(str(path / "encoder"), device=meta.get("device"))
+            if encoder.get_embedding_dimension() != weights.shape[0]:
+                raise ValueError(
+                    f"the encoder gives {encoder.get_embedding_dimension()}-dimensional embeddings, "
+                    f"the head reads {weights.shape[0]}"
+                )
+            return cls(
+                encoder=encoder,
+                domains=meta["domains"],
+                weights=weights,
+                bias=bias,
+                temperature=meta.get("temperature", 1.0),
+                meta=meta,
+            )
+        except ImportError as exc:
+            raise ReceptionistAssetError(
+                f"the receptionist in {path} is an encoder and needs sentence-transformers ({exc}); "
+                "pip install sentence-transformers, or use the linear receptionist"
+            ) from exc
+        except (ValueError, KeyError, TypeError, OSError) as exc:
+            raise ReceptionistAssetError(
+                f"receptionist encoder in {path} is unreadable ({exc}); rebuild it with `{rebuild}`"
+            ) from exc
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Normalised embeddings of prepared questions, one row each (as the head was trained on)."""
+        return np.asarray(
+            self.encoder.encode(
+                list(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            ),
+            dtype=np.float32,
+        )
+
+    def decision(self, text: str) -> np.ndarray:
+        """The head's logits for a prepared question, one per domain in the model's order."""
+        return self.embed([text])[0] @ self._weights + self._bias
