@@ -64,24 +64,11 @@ def _train_tokenizer(sentences: list[str]):
 @pytest.fixture(scope="session")
 def encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A saved tiny BERT + tokenizer, the layout of any Hugging Face model folder."""
-    import torch
-    from transformers import BertConfig, BertModel
+    from .fakes.tiny_lm import save_tiny_bert
 
     folder = tmp_path_factory.mktemp("tiny-encoder")
     tokenizer = _train_tokenizer(CORPUS)
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=32,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(0)
-    BertModel(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return save_tiny_bert(folder, tokenizer, max_positions=32)
 
 
 @pytest.fixture(scope="session")

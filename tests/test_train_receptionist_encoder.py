@@ -50,9 +50,10 @@ def questions() -> list[dict]:
 
 def save_tiny_bert(path: Path) -> Path:
     """A random 2-layer BERT (hidden 32) with a character-level WordLevel tokenizer of the questions."""
-    import torch
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
+
+    from .fakes.tiny_lm import save_tiny_bert
 
     raw = Tokenizer(models.WordLevel(unk_token="[UNK]"))
     raw.normalizer = normalizers.BertNormalizer(handle_chinese_chars=True, lowercase=True)
@@ -69,19 +70,7 @@ def save_tiny_bert(path: Path) -> Path:
         tokenizer_object=raw, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
         model_max_length=64,
     )  # fmt: skip
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(0)
-    BertModel(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    return save_tiny_bert(path, tokenizer, max_positions=64)
 
 
 @pytest.fixture(scope="module")

@@ -141,3 +141,24 @@ def save_tiny_lora_adapter(base_path: str | Path, path: str | Path, *, seed: int
     torch.manual_seed(seed)
     get_peft_model(base, config).save_pretrained(path)
     return path
+
+
+def save_tiny_bert(path: str | Path, tokenizer, *, max_positions: int = 64, seed: int = 0) -> Path:
+    """A random 2-layer BERT (hidden 32) over ``tokenizer``, saved with it (encoders, rerankers, BERTScore)."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=max_positions,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    path = Path(path)
+    BertModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
