@@ -81,3 +81,14 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture
+def firm_server():
+    """The fake OpenAI-compatible server answering every role of the firm (``FirmResponder``)."""
+    from .fakes.firm_models import FirmResponder
+    from .fakes.openai_server import FakeOpenAIServer
+
+    with FakeOpenAIServer() as fake:
+        fake.responder = FirmResponder()
+        yield fake

@@ -32,26 +32,14 @@ def last(outputs_iter, with_question: bool = False) -> dict:
     return shown(list(outputs_iter)[-1], with_question)
 
 
-@pytest.fixture(scope="module")
-def services(firm_services):
-    return firm_services
-
-
-@pytest.fixture
-def server():
-    with FakeOpenAIServer() as fake:
-        fake.responder = FirmResponder()
-        yield fake
-
-
-def make_firm(services, server=None, **env) -> Firm:
-    environ = {**(model_environ(server) if server else {}), **env}
+def make_firm(firm_services, firm_server=None, **env) -> Firm:
+    environ = {**(model_environ(firm_server) if firm_server else {}), **env}
     settings = load_settings(environ=environ)
-    return Firm.from_settings(settings, models=LanguageModels(settings.models), **services)
+    return Firm.from_settings(settings, models=LanguageModels(settings.models), **firm_services)
 
 
-def test_asking_routes_the_question_and_grows_the_tree_level_by_level(services, server):
-    firm = make_firm(services, server)
+def test_asking_routes_the_question_and_grows_the_tree_level_by_level(firm_services, firm_server):
+    firm = make_firm(firm_services, firm_server)
     steps = [shown(o, True) for o in tab.ask(firm, None, QUESTION, True, 3, 2)]
     state = steps[-1]["state"]
     assert state.domain == "labor" and steps[-1]["domain"] == "labor"
@@ -64,8 +52,8 @@ def test_asking_routes_the_question_and_grows_the_tree_level_by_level(services, 
     assert "提交已标记的事实" in steps[-1]["message"]
 
 
-def test_marks_fold_a_no_and_the_answer_streams_with_checked_citations(services, server):
-    firm = make_firm(services, server)
+def test_marks_fold_a_no_and_the_answer_streams_with_checked_citations(firm_services, firm_server):
+    firm = make_firm(firm_services, firm_server)
     state = last(tab.ask(firm, None, QUESTION, True, 3, 2), True)["state"]
     yes = shown(tab.mark(firm, state, "1", "yes"))
     assert 'class="ll-node yes" data-node="1"' in yes["tree"] and "已标记 1：是" in yes["message"]
@@ -81,24 +69,24 @@ def test_marks_fold_a_no_and_the_answer_streams_with_checked_citations(services,
     assert "二倍的工资" in final["chat"][-1]["content"] and "主任评分" in final["chat"][-1]["content"]
     assert "核实无误" in final["citations"] and "查无此条" in final["citations"]
     assert [e.agent for e in state.trace].count("checker") == 1 and 'data-agent="lawyer"' in final["trace"]
-    confirmed = firm_lawyer_request(server)
+    confirmed = firm_lawyer_request(firm_server)
     assert "要素" in confirmed  # the confirmed fact reached the lawyer
 
 
-def firm_lawyer_request(server) -> str:
-    return server.responder.lawyer_requests[-1][-1]["content"]
+def firm_lawyer_request(firm_server) -> str:
+    return firm_server.responder.lawyer_requests[-1][-1]["content"]
 
 
-def test_answering_twice_does_not_run_the_lawyer_again(services, server):
-    firm = make_firm(services, server)
+def test_answering_twice_does_not_run_the_lawyer_again(firm_services, firm_server):
+    firm = make_firm(firm_services, firm_server)
     state = last(tab.ask(firm, None, QUESTION, True, 2, 1), True)["state"]
     list(tab.answer(firm, state))
     again = last(tab.answer(firm, state))
-    assert "已经回答过" in again["message"] and server.responder.calls["lawyer"] == 1
+    assert "已经回答过" in again["message"] and firm_server.responder.calls["lawyer"] == 1
 
 
-def test_without_tolc_the_answer_streams_straight_away(services, server):
-    firm = make_firm(services, server)
+def test_without_tolc_the_answer_streams_straight_away(firm_services, firm_server):
+    firm = make_firm(firm_services, firm_server)
     final = last(tab.ask(firm, None, QUESTION, False, 3, 3), True)
     assert final["state"].tree is None and final["state"].turns[-1].role == "lawyer"
     assert "核实无误" in final["citations"]
@@ -112,18 +100,18 @@ def test_without_tolc_the_answer_streams_straight_away(services, server):
         ("问" * 20_000, "问题过长：20,000 字，上限 4,000 字"),
     ],
 )
-def test_an_empty_or_overlong_question_gets_a_message_and_stays_in_the_box(services, question, expected):
-    firm = make_firm(services)
+def test_an_empty_or_overlong_question_gets_a_message_and_stays_in_the_box(firm_services, question, expected):
+    firm = make_firm(firm_services)
     (out,) = [shown(o, True) for o in tab.ask(firm, None, question, True, 3, 3)]
     assert expected in out["message"] and out["question"] == question and out["state"] is None
 
 
-def test_hostile_html_in_a_question_and_an_answer_is_shown_as_text(services):
+def test_hostile_html_in_a_question_and_an_answer_is_shown_as_text(firm_services):
     with FakeOpenAIServer() as server:
         server.responder = FirmResponder(
             lawyer_answer="答复<script>alert(3)</script><img src=x onerror=alert(4)>"
         )
-        firm = make_firm(services, server)
+        firm = make_firm(firm_services, server)
         final = last(tab.ask(firm, None, HOSTILE, False, 3, 3), True)
     question, answer = (m["content"] for m in final["chat"])
     assert "<script>" not in question + answer and "<img" not in question + answer
@@ -133,8 +121,8 @@ def test_hostile_html_in_a_question_and_an_answer_is_shown_as_text(services):
     assert "<script>" not in final["routing"] + final["trace"]
 
 
-def test_without_a_model_the_tree_comes_from_cases_and_the_answer_shows_what_was_retrieved(services):
-    firm = make_firm(services)
+def test_without_a_model_the_tree_comes_from_cases_and_the_answer_shows_what_was_retrieved(firm_services):
+    firm = make_firm(firm_services)
     state = last(tab.ask(firm, None, QUESTION, True, 2, 3), True)["state"]
     assert state.tree.source == "cases"
     final = last(tab.answer(firm, state))
@@ -143,24 +131,28 @@ def test_without_a_model_the_tree_comes_from_cases_and_the_answer_shows_what_was
     assert "依据案例" in final["tree"]  # a node's supporting cases, one click away
 
 
-def test_the_domain_can_be_overridden_and_the_change_is_shown(services):
-    firm = make_firm(services)
+def test_the_domain_can_be_overridden_and_the_change_is_shown(firm_services):
+    firm = make_firm(firm_services)
     state = last(tab.ask(firm, None, QUESTION, True, 2, 1), True)["state"]
     out = shown(tab.set_domain(firm, state, "contract"))
     assert state.domain == "contract" and "合同纠纷" in out["routing"] and "改派" in out["routing"]
     assert "请先提问" in shown(tab.set_domain(firm, None, "contract"))["message"]
 
 
-def test_regenerate_replaces_the_last_answer(services, server):
-    firm = make_firm(services, server)
+def test_regenerate_replaces_the_last_answer(firm_services, firm_server):
+    firm = make_firm(firm_services, firm_server)
     state = last(tab.ask(firm, None, QUESTION, False, 3, 3), True)["state"]
     final = last(tab.regenerate(firm, state))
-    assert [t.role for t in state.turns] == ["client", "lawyer"] and server.responder.calls["lawyer"] == 2
+    assert [t.role for t in state.turns] == ["client", "lawyer"] and firm_server.responder.calls[
+        "lawyer"
+    ] == 2
     assert any(e.action == "regenerate" for e in state.trace) and "二倍的工资" in final["chat"][-1]["content"]
 
 
-def test_ending_writes_the_report_as_markdown_and_docx_and_closes_the_consultation(services, server):
-    firm = make_firm(services, server)
+def test_ending_writes_the_report_as_markdown_and_docx_and_closes_the_consultation(
+    firm_services, firm_server
+):
+    firm = make_firm(firm_services, firm_server)
     state = last(tab.ask(firm, None, QUESTION, False, 3, 3), True)["state"]
     state_out, markdown, md_file, docx_file, *view = tab.end(firm, state)
     assert "法律分析" in markdown and "主任评分" in markdown and state.status == "closed"
@@ -174,30 +166,30 @@ def test_ending_writes_the_report_as_markdown_and_docx_and_closes_the_consultati
     assert "已结束" in shown(closed, True)["message"] and shown(closed, True)["question"] == "还有一个问题"
 
 
-def test_a_failing_step_is_shown_as_a_message_and_keeps_the_consultation(services, monkeypatch):
-    firm = make_firm(services)
+def test_a_failing_step_is_shown_as_a_message_and_keeps_the_consultation(firm_services, monkeypatch):
+    firm = make_firm(firm_services)
     state = last(tab.ask(firm, None, QUESTION, True, 2, 1), True)["state"]
     monkeypatch.setattr(firm, "close", lambda s: (_ for _ in ()).throw(RuntimeError("disk full")))
     out = tab.end(firm, state)
     assert "RuntimeError: disk full" in out[-1] and out[0] is state and state.turns
 
 
-def test_new_consultation_forgets_the_session(services):
-    firm = make_firm(services)
+def test_new_consultation_forgets_the_session(firm_services):
+    firm = make_firm(firm_services)
     state, question, report, md, docx, *view = tab.new_consultation(firm)
     assert state is None and question == "" and view[0] == [] and md["visible"] is False
 
 
-def test_without_a_model_ending_gives_a_partial_report_that_says_so(services):
-    firm = make_firm(services)
+def test_without_a_model_ending_gives_a_partial_report_that_says_so(firm_services):
+    firm = make_firm(firm_services)
     state = last(tab.ask(firm, None, QUESTION, False, 3, 3), True)["state"]
     _, markdown, md_file, docx_file, *view = tab.end(firm, state)
     assert state.status == "closed" and Path(md_file["value"]).exists() and Path(docx_file["value"]).exists()
     assert "咨询事项" in markdown and "未配置" in view[-1]  # the notice says why the report is partial
 
 
-def test_a_saved_consultation_resumes_where_it_stopped(services, tmp_path):
-    firm = make_firm(services)
+def test_a_saved_consultation_resumes_where_it_stopped(firm_services, tmp_path):
+    firm = make_firm(firm_services)
     state = last(tab.ask(firm, None, QUESTION, True, 2, 2), True)["state"]
     tab.mark(firm, state, "1", "yes")
     saved, *_ = tab.save_consultation(firm, state)
@@ -210,8 +202,8 @@ def test_a_saved_consultation_resumes_where_it_stopped(services, tmp_path):
     ("content", "expected"),
     [("{not json", "invalid JSON"), ('{"version": 99}', "version 99"), ("[1, 2]", "JSON object")],
 )
-def test_a_bad_saved_file_changes_nothing_and_says_why(services, tmp_path, content, expected):
-    firm = make_firm(services)
+def test_a_bad_saved_file_changes_nothing_and_says_why(firm_services, tmp_path, content, expected):
+    firm = make_firm(firm_services)
     state = last(tab.ask(firm, None, QUESTION, True, 2, 1), True)["state"]
     bad = tmp_path / "bad.json"
     bad.write_text(content, encoding="utf-8")

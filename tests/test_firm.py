@@ -13,34 +13,21 @@ from lawluo.llm import LanguageModels
 
 from .fakes.firm_models import LAWYER_ANSWER, FirmResponder
 from .fakes.live_app import model_environ
-from .fakes.openai_server import FakeOpenAIServer
 
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
 FOLLOW_UP = "那二倍工资最多能要几个月？"
 
 
-@pytest.fixture(scope="module")
-def services(firm_services):
-    return firm_services
-
-
-@pytest.fixture
-def server():
-    with FakeOpenAIServer() as fake:
-        fake.responder = FirmResponder()
-        yield fake
-
-
-def make_firm(services, server=None, **environ) -> Firm:
+def make_firm(firm_services, firm_server=None, **environ) -> Firm:
     env = {}
-    if server is not None:  # every role on the fake server, but no judge
-        env = {**model_environ(server), "LAWLUO_DEFAULT_TIMEOUT": "5", "LAWLUO_JUDGE_BACKEND": "none"}
+    if firm_server is not None:  # every role on the fake server, but no judge
+        env = {**model_environ(firm_server), "LAWLUO_DEFAULT_TIMEOUT": "5", "LAWLUO_JUDGE_BACKEND": "none"}
     settings = load_settings(environ={**env, **environ})
-    return Firm.from_settings(settings, models=LanguageModels(settings.models), **services)
+    return Firm.from_settings(settings, models=LanguageModels(settings.models), **firm_services)
 
 
-def test_a_consultation_follows_the_sop_end_to_end(services, server):
-    firm = make_firm(services, server)
+def test_a_consultation_follows_the_sop_end_to_end(firm_services, firm_server):
+    firm = make_firm(firm_services, firm_server)
     state = firm.new(client="张先生")
     routing = firm.receive(state, QUESTION)
     assert state.domain == "labor" and routing["name"] == "劳动纠纷"
@@ -59,7 +46,7 @@ def test_a_consultation_follows_the_sop_end_to_end(services, server):
     assert [c["verdict"] for c in lawyer.citations] == ["verified", "not_found"]
     assert lawyer.nhsr == 0.5 and lawyer.score["p_better"] == 0.8 and lawyer.score["method"] == "judge"
     assert lawyer.statutes and all(s["law"] for s in lawyer.statutes)
-    request = server.responder.lawyer_requests[0]
+    request = firm_server.responder.lawyer_requests[0]
     assert "劳动" in request[0]["content"]  # the labour lawyer's role prompt
     grounding = request[-1]["content"]
     assert tree.node("1").statement in grounding.split("否认的事实")[0]
@@ -71,7 +58,7 @@ def test_a_consultation_follows_the_sop_end_to_end(services, server):
     "".join(firm.answer(state))
     assert [t.role for t in state.turns] == ["client", "lawyer", "client", "lawyer"]
     assert (
-        len(server.responder.lawyer_requests[1]) == 4
+        len(firm_server.responder.lawyer_requests[1]) == 4
     )  # system, earlier question, earlier answer, this turn
 
     report = firm.close(state)
@@ -96,9 +83,11 @@ def test_a_consultation_follows_the_sop_end_to_end(services, server):
         firm.receive(state, "还有一个问题")
 
 
-def test_broken_json_for_the_tree_falls_back_to_similar_cases_and_the_turn_goes_on(services, server):
-    server.responder = FirmResponder(clarifier_reply="好的，我来列出要素：1. 是否签了合同 2. 是否被辞退")
-    firm = make_firm(services, server)
+def test_broken_json_for_the_tree_falls_back_to_similar_cases_and_the_turn_goes_on(
+    firm_services, firm_server
+):
+    firm_server.responder = FirmResponder(clarifier_reply="好的，我来列出要素：1. 是否签了合同 2. 是否被辞退")
+    firm = make_firm(firm_services, firm_server)
     state = firm.new()
     firm.receive(state, QUESTION)
     for _ in firm.clarify(state):
@@ -109,11 +98,11 @@ def test_broken_json_for_the_tree_falls_back_to_similar_cases_and_the_turn_goes_
     assert "".join(firm.answer(state)) == LAWYER_ANSWER
 
 
-def test_a_lawyer_timing_out_mid_answer_keeps_the_partial_answer(services, server):
-    firm = make_firm(services, server, LAWLUO_LAWYER_TIMEOUT="0.3")
+def test_a_lawyer_timing_out_mid_answer_keeps_the_partial_answer(firm_services, firm_server):
+    firm = make_firm(firm_services, firm_server, LAWLUO_LAWYER_TIMEOUT="0.3")
     state = firm.new()
     firm.receive(state, QUESTION)
-    server.tokens_per_second = 1  # one piece, then a stall longer than the lawyer's timeout
+    firm_server.tokens_per_second = 1  # one piece, then a stall longer than the lawyer's timeout
     pieces = list(firm.answer(state))
     turn = state.turns[-1]
     assert turn.role == "lawyer" and pieces and turn.text == "".join(pieces)
@@ -121,35 +110,35 @@ def test_a_lawyer_timing_out_mid_answer_keeps_the_partial_answer(services, serve
     assert "broke off" in turn.note and turn.score is None
     lawyer_events = [e for e in state.trace if e.agent == "lawyer"]
     assert not lawyer_events[-1].ok
-    server.tokens_per_second = None  # the client asks again: the consultation goes on
+    firm_server.tokens_per_second = None  # the client asks again: the consultation goes on
     firm.receive(state, "请再回答一次")
     assert "".join(firm.answer(state)) == LAWYER_ANSWER
 
 
-def test_a_client_who_answers_no_to_everything(services, server):
-    firm = make_firm(services, server)
+def test_a_client_who_answers_no_to_everything(firm_services, firm_server):
+    firm = make_firm(firm_services, firm_server)
     script = Script.model_validate({"turns": [{"text": QUESTION, "default_mark": "no"}], "report": False})
     state = run_script(firm, script)
     first_level = [n.statement for n in state.tree.level(1)]
     assert state.confirmed == [] and state.denied == first_level
     assert [n.mark for n in state.tree.level(2)] == ["unknown"] * 9  # pruned before being reached
-    grounding = server.responder.lawyer_requests[0][-1]["content"]
+    grounding = firm_server.responder.lawyer_requests[0][-1]["content"]
     confirmed_part, denied_part = grounding.split("【客户在澄清中否认的事实】")
     assert "（无）" in confirmed_part.split("确认的事实】")[1]
     assert all(s in denied_part for s in first_level)
 
 
-def test_best_of_n_keeps_the_answer_the_boss_scores_highest(services, server):
+def test_best_of_n_keeps_the_answer_the_boss_scores_highest(firm_services, firm_server):
     answers = iter(["回答甲", "回答乙：" + LAWYER_ANSWER, "回答丙"])
-    server.responder = FirmResponder(judge_score=lambda answer: 9 if answer.startswith("回答乙") else 3)
-    base = server.responder
+    firm_server.responder = FirmResponder(judge_score=lambda answer: 9 if answer.startswith("回答乙") else 3)
+    base = firm_server.responder
 
     def responder(body):
         text = base(body)
         return next(answers) if text == LAWYER_ANSWER else text
 
-    server.responder = responder
-    firm = make_firm(services, server, LAWLUO_BEST_OF="3")
+    firm_server.responder = responder
+    firm = make_firm(firm_services, firm_server, LAWLUO_BEST_OF="3")
     state = firm.new()
     firm.receive(state, QUESTION)
     assert list(firm.answer(state)) == ["回答乙：" + LAWYER_ANSWER]
@@ -159,8 +148,8 @@ def test_best_of_n_keeps_the_answer_the_boss_scores_highest(services, server):
     assert sorted(scores) == ["0.30", "0.30", "0.90"]  # drafts run in parallel: in any order
 
 
-def test_without_any_model_the_sop_still_runs_and_says_what_is_missing(services):
-    firm = make_firm(services)
+def test_without_any_model_the_sop_still_runs_and_says_what_is_missing(firm_services):
+    firm = make_firm(firm_services)
     state = run_script(
         firm,
         Script.model_validate({"client": "李女士", "turns": [{"text": QUESTION, "marks": {"1": "yes"}}]}),
@@ -173,8 +162,8 @@ def test_without_any_model_the_sop_still_runs_and_says_what_is_missing(services)
     assert state.report_score is None
 
 
-def test_a_consultation_saved_as_json_resumes_where_it_stopped(services, server):
-    firm = make_firm(services, server)
+def test_a_consultation_saved_as_json_resumes_where_it_stopped(firm_services, firm_server):
+    firm = make_firm(firm_services, firm_server)
     state = firm.new(client="王先生")
     firm.receive(state, QUESTION)
     for _ in firm.clarify(state):
@@ -185,7 +174,7 @@ def test_a_consultation_saved_as_json_resumes_where_it_stopped(services, server)
 
     resumed = Consultation.from_json(saved)
     assert resumed == state
-    other_firm = make_firm(services, server)  # a new process would build a new firm
+    other_firm = make_firm(firm_services, firm_server)  # a new process would build a new firm
     other_firm.receive(resumed, FOLLOW_UP)
     "".join(other_firm.answer(resumed))
     assert resumed.domain == "labor" and resumed.confirmed == [state.tree.node("1").statement]
@@ -207,8 +196,8 @@ def test_a_malformed_saved_consultation_is_refused_clearly(text, message):
         Consultation.from_json(text)
 
 
-def test_empty_questions_and_marks_without_a_tree_are_refused(services):
-    firm = make_firm(services)
+def test_empty_questions_and_marks_without_a_tree_are_refused(firm_services):
+    firm = make_firm(firm_services)
     state = firm.new()
     with pytest.raises(ValueError, match="empty"):
         firm.receive(state, "   ")
