@@ -166,12 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
     try:
         settings = Settings.load(args.config)
-    except ConfigError as exc:
-        print(f"LawLuo cannot start: {exc}", file=sys.stderr)
-        return 2
-    try:
         auth = launch_auth(settings)
-    except UsersError as exc:
+    except (ConfigError, UsersError) as exc:
         print(f"LawLuo cannot start: {exc}", file=sys.stderr)
         return 2
     logger.info("%s", describe_settings(settings))

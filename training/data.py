@@ -117,18 +117,29 @@ def counsel_dialogue(history: Iterable[str]) -> tuple[tuple[str, str], ...]:
     >>> counsel_dialogue(["[客户] 能离婚吗", "[客户] 他打我", "[律师] 可以起诉。", "[客户] 谢谢"])
     (('client', '能离婚吗\\n他打我'), ('lawyer', '可以起诉。'), ('client', '谢谢'))
     """
-    turns: list[list[str]] = []
+    spoken: list[tuple[str, str]] = []
+    last = "client"  # a line without a speaker continues the last turn that said something
     for line in history:
         prefix = next((p for p in COUNSEL_SPEAKERS if line.startswith(p)), None)
-        role = COUNSEL_SPEAKERS[prefix] if prefix else (turns[-1][0] if turns else "client")
-        text = line.removeprefix(prefix).strip() if prefix else line.strip()
+        role = COUNSEL_SPEAKERS[prefix] if prefix else last
+        text = line.removeprefix(prefix) if prefix else line
+        last = role if text.strip() else last
+        spoken.append((role, text))
+    return tuple((role, text) for role, text in _merged_turns(spoken))
+
+
+def _merged_turns(spoken: Iterable[tuple[str, str]]) -> list[list[str]]:
+    """Turns with their text stripped, empty ones dropped, consecutive turns of one speaker joined by newlines."""
+    turns: list[list[str]] = []
+    for role, text in spoken:
+        text = text.strip()
         if not text:
             continue
         if turns and turns[-1][0] == role:
             turns[-1][1] += "\n" + text
         else:
             turns.append([role, text])
-    return tuple((role, text) for role, text in turns)
+    return turns
 
 
 def zixun_gpt4(data: Path) -> list[Consultation]:
@@ -252,15 +263,7 @@ def dialogue_of(record: Consultation) -> tuple[tuple[str, str], ...]:
     >>> dialogue_of(Consultation("s", "2", "能离婚吗", ""))
     ()
     """
-    turns: list[list[str]] = []
-    for role, text in record.dialogue or (("client", record.question), ("lawyer", record.answer)):
-        text = text.strip()
-        if not text:
-            continue
-        if turns and turns[-1][0] == role:
-            turns[-1][1] += "\n" + text
-        else:
-            turns.append([role, text])
+    turns = _merged_turns(record.dialogue or (("client", record.question), ("lawyer", record.answer)))
     while turns and turns[-1][0] != "lawyer":
         turns.pop()
     if not turns or turns[0][0] != "client":
