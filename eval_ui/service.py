@@ -121,7 +121,8 @@ class AnnotationService:
             logger.info("annotation store was empty: imported %d demo items", n)
         if users is not None:
             for name in users.passwords:
-                service.register(name, users.role(name) or "annotator")
+                service.register(name, users.role(name) or "annotator", assign=False)
+            service.assign()  # once for everyone, not once per user
         return service
 
     @property
@@ -129,7 +130,7 @@ class AnnotationService:
         """``password`` (Gradio's login form), ``oauth`` (Hugging Face) or None (not configured)."""
         return "password" if self.users is not None else "oauth" if self.oauth else None
 
-    def register(self, name: str, role: str) -> Identity:
+    def register(self, name: str, role: str, assign: bool = True) -> Identity:
         """Add the annotator (the users file's role wins over the store's) and top up the assignments."""
         with self._lock:
             known = self.store.role(name)
@@ -137,7 +138,8 @@ class AnnotationService:
                 self.store.add_annotator(name, role)
             elif known != role and (self.users is not None or role == "admin"):
                 self.store.set_role(name, role)
-            self.assign()
+            if assign:
+                self.assign()
             return Identity(name, role)
 
     def assign(self) -> int:
