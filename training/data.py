@@ -210,6 +210,13 @@ SOURCES: dict[str, Callable[[Path], list[Consultation]]] = {
 }
 
 
+def check_sources(names: Iterable[str]) -> None:
+    """Raise ValueError naming any of ``names`` that is not a key of :data:`SOURCES` (a script's flag check)."""
+    unknown = [s for s in names if s not in SOURCES]
+    if unknown:
+        raise ValueError(f"unknown sources {unknown}; sources: {', '.join(SOURCES)}")
+
+
 def consultations(data: Path = SHARED_DATA, sources: Iterable[str] | None = None) -> Iterator[Consultation]:
     """Records of the named sources (all of :data:`SOURCES` by default), in a fixed order."""
     for name in sources if sources is not None else SOURCES:

@@ -45,7 +45,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from data import PROMPT_FORMATS, SHARED_DATA, SOURCES
+from data import PROMPT_FORMATS, SHARED_DATA, SOURCES, check_sources
 from trl import ModelConfig, SFTConfig, TrlParser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,9 +111,7 @@ class LawyerDataArguments:
     )
 
     def __post_init__(self) -> None:
-        unknown = [s for s in self.sources if s not in SOURCES]
-        if unknown:
-            raise ValueError(f"unknown sources {unknown}; sources: {', '.join(SOURCES)}")
+        check_sources(self.sources)
         if self.prompt_format not in PROMPT_FORMATS:
             raise ValueError(f"prompt_format must be one of {', '.join(PROMPT_FORMATS)}")
         if self.system_prompt and self.prompt_format == "app":

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
 
-from data import SHARED_DATA, SOURCES, consultations, dedupe_key, domain_questions
+from data import SHARED_DATA, SOURCES, check_sources, consultations, dedupe_key, domain_questions
 from transformers import HfArgumentParser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,9 +87,7 @@ class ReceptionistConfig:
     seed: int = field(default=0, metadata={"help": "Seed of the folds, the SVM and the per-domain sampling."})
 
     def __post_init__(self) -> None:
-        unknown = [s for s in self.sources if s not in SOURCES]
-        if unknown:
-            raise ValueError(f"unknown sources {unknown}; sources: {', '.join(SOURCES)}")
+        check_sources(self.sources)
         if self.folds < 2:
             raise ValueError("folds must be at least 2")
         if self.ngram_max < 1 or self.min_df < 1:

@@ -45,7 +45,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from data import SHARED_DATA, SOURCES
+from data import SHARED_DATA, SOURCES, check_sources
 from sentence_transformers import SentenceTransformerTrainingArguments
 from trl import TrlParser
 
@@ -83,9 +83,7 @@ class EncoderDataArguments:
     )
 
     def __post_init__(self) -> None:
-        unknown = [s for s in self.sources if s not in SOURCES]
-        if unknown:
-            raise ValueError(f"unknown sources {unknown}; sources: {', '.join(SOURCES)}")
+        check_sources(self.sources)
         if not 0 <= self.dev_eval_fraction < 1:
             raise ValueError("dev_eval_fraction must be in [0, 1)")
         if self.positives < 0 or self.negatives < 0 or self.positives + self.negatives == 0:
