@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
+# The training scripts import each other as top-level modules (``import data``), as when run from training/.
+sys.path.insert(0, str(ROOT / "training"))
 
 
 def pytest_configure(config):

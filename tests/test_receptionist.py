@@ -238,7 +238,6 @@ def test_cli_classify_without_asset_exits_1_with_the_rebuild_command(capsys, mon
 
 
 def test_weak_labels_follow_the_cited_laws_and_drop_ambiguous_questions(db):
-    sys.path.insert(0, str(ROOT / "training"))
     import weak_labels as wl
 
     rules = wl.load_rules()
@@ -282,7 +281,6 @@ def test_training_script_runs_end_to_end_on_a_subset(tmp_path):
 def test_worked_examples_in_docstrings_hold():
     import doctest
 
-    sys.path.insert(0, str(ROOT / "training"))
     import data
     import train_receptionist
     import weak_labels

@@ -5,7 +5,6 @@ by the app's reward_model backend, gives the boss P(better) that ranks the bette
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
@@ -13,12 +12,10 @@ from lawluo.agents.boss import Boss
 from lawluo.llm.options import RewardModelOptions
 from lawluo.llm.reward_backend import RewardModelBackend, encode_pair
 
-from .conftest import ROOT
 from .fakes.tiny_lm import build_tiny_tokenizer, tiny_qwen2_config
 
 pytest.importorskip("torch")
 pytest.importorskip("trl")
-sys.path.insert(0, str(ROOT / "training"))
 
 QUESTIONS = [
     "我的房东不退押金，我该怎么办？",

@@ -7,11 +7,11 @@ tests/fakes/tiny_training.py) and a statute database of three articles.
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
+import hipo
 import pytest
 
+from tests.conftest import ROOT
 from tests.fakes.tiny_lm import save_tiny_lm, save_tiny_lora_adapter
 from tests.fakes.tiny_training import (
     NO_SUCH_LAW,
@@ -24,11 +24,6 @@ from tests.fakes.tiny_training import (
     write_tiny_consultations,
     write_tiny_statutes,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "training"))
-
-import hipo  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ tiny BERT built here (contrastive loss goes down, resume), the directory it writ
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,10 +12,7 @@ import pytest
 from lawluo.agents.domains import DOMAIN_IDS
 from lawluo.agents.receptionist import EncoderReceptionist, Receptionist, ReceptionistAssetError, Routing
 
-from .conftest import ROOT
-
 pytest.importorskip("sentence_transformers")
-sys.path.insert(0, str(ROOT / "training"))
 
 #: Two words per domain that no other domain's questions contain.
 WORDS = {

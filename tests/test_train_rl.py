@@ -3,11 +3,10 @@ reward model loaded through lawluo's reward_model backend. Offline, CPU."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+import train_rl
 
+from tests.conftest import ROOT
 from tests.fakes.tiny_lm import save_tiny_lm, save_tiny_lora_adapter
 from tests.fakes.tiny_training import (
     NO_SUCH_LAW,
@@ -19,11 +18,6 @@ from tests.fakes.tiny_training import (
     write_tiny_consultations,
     write_tiny_statutes,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "training"))
-
-import train_rl  # noqa: E402
 
 
 @pytest.fixture(scope="module")

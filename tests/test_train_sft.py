@@ -19,7 +19,6 @@ from .fakes.tiny_lm import CHATML_TEMPLATE, save_tiny_lm
 pytest.importorskip("torch")
 pytest.importorskip("peft")
 pytest.importorskip("trl")
-sys.path.insert(0, str(ROOT / "training"))
 
 #: ChatML with ``{% generation %}`` around each assistant answer and its end-of-turn token.
 GENERATION_TEMPLATE = (

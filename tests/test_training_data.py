@@ -6,9 +6,9 @@ questions for the receptionist."""
 from __future__ import annotations
 
 import json
-import sys
 import uuid
 
+import data
 import pytest
 
 from eval_ui.items import Item
@@ -19,10 +19,7 @@ from lawluo.agents.secretary import Report, render_markdown
 from lawluo.firm.state import Consultation as State
 from lawluo.firm.state import Turn
 
-from .conftest import ROOT, SHARED_DATA
-
-sys.path.insert(0, str(ROOT / "training"))
-import data  # noqa: E402
+from .conftest import SHARED_DATA
 
 needs_shared = pytest.mark.skipif(not (SHARED_DATA / "lawyer_llama").exists(), reason="needs ../shared/data")
 
