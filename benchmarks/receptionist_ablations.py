@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import logging
 import random
-import sqlite3
 import sys
 import time
 from dataclasses import dataclass, field
@@ -43,7 +42,7 @@ class Variant:
     words: bool = False  # add jieba word 1–2-gram TF-IDF
     classifier: str = "svm"  # or "logreg"
     source_weight: dict[str, float] = field(default_factory=dict)
-    weak_set: str = "shipped"  # or "no_law_votes"
+    law_weight: float = 3.0  # of the cited laws' votes in a weak label (training/weak_labels.py)
     self_training: bool = False
     statutes: bool = False
     fine_labels: bool = False  # train on LawBench's 20 labels, map the prediction to the 16 domains
@@ -66,7 +65,7 @@ VARIANTS = [
     Variant(
         "no_law_votes",
         "weak labels from keywords only (answers' cited laws ignored)",
-        weak_set="no_law_votes",
+        law_weight=0.0,
     ),
     Variant(
         "self_training",
@@ -93,18 +92,14 @@ def statute_articles(per_domain: int = 400, seed: int = 0) -> tuple[list[str], l
     import weak_labels as wl
 
     from lawluo.agents.receptionist import prepare
-    from lawluo.config import Settings
+    from lawluo.law import default_db
 
     rules = wl.load_rules()
     by: dict[str, list[str]] = {}
-    with sqlite3.connect(Settings.load().assets_dir / "statutes.sqlite") as db:
-        rows = db.execute(
-            "SELECT l.name, a.number, a.text FROM articles a JOIN laws l ON l.id = a.law_id WHERE l.in_force = 1"
-        )
-        for name, number, text in rows:
-            dom = wl.law_domain(name, number, rules)
-            if dom:
-                by.setdefault(dom, []).append(prepare(text)[:300])
+    for article in default_db().articles:
+        dom = wl.law_domain(article.law.name, article.number, rules) if article.law.in_force else None
+        if dom:
+            by.setdefault(dom, []).append(prepare(article.text)[:300])
     rng = random.Random(seed)
     texts, labels = [], []
     for dom in sorted(by):
@@ -128,20 +123,6 @@ def unlabelled_questions(weak_texts: list[str], dev_questions: list[str]) -> lis
             taken.add(key)
             out.append(prepare(rec.question))
     return out
-
-
-def build_weak(kind: str, cfg, dev_questions: list[str]):
-    import train_receptionist as tr
-    import weak_labels as wl
-
-    if kind == "shipped":
-        return tr.build_weak_set(cfg, exclude=dev_questions)
-    saved = wl.LAW_WEIGHT
-    wl.LAW_WEIGHT = 0.0  # the labeller's module constant; restored below
-    try:
-        return tr.build_weak_set(cfg, exclude=dev_questions)
-    finally:
-        wl.LAW_WEIGHT = saved
 
 
 def run_variant(
@@ -250,23 +231,26 @@ def main() -> None:
     _, questions, gold = tr.dev_set(DATA)
     raw = [r["label"] for r in read_jsonl(DATA / "lawbench" / "domain_questions.dev.jsonl")]
     fine_gold = [f"lb:{r}" if from_lawbench(r).name != r else g for r, g in zip(raw, gold, strict=True)]
-    cfg = tr.ReceptionistConfig(tune=False)
-    weak_sets = {kind: build_weak(kind, cfg, questions) for kind in {v.weak_set for v in variants}}
+    weak_sets = {
+        w: tr.build_weak_set(tr.ReceptionistConfig(tune=False, law_weight=w), exclude=questions)
+        for w in sorted({v.law_weight for v in variants}, reverse=True)
+    }
     extra: dict[str, object] = {}
     if any(v.statutes for v in variants):
         extra["statutes"] = statute_articles()
-    if any(v.self_training for v in variants):
-        extra["unlabelled"] = unlabelled_questions(weak_sets["shipped"].texts, questions)
+    self_trained = [v for v in variants if v.self_training]
+    if self_trained:
+        extra["unlabelled"] = unlabelled_questions(weak_sets[self_trained[0].law_weight].texts, questions)
     print(
         f"{len(questions)} dev questions, stratified 5-fold CV with fold seeds {args.seeds}; weak-labelled "
-        + ", ".join(f"{kind}: {len(w.texts)}" for kind, w in weak_sets.items())
+        + ", ".join(f"{len(ws.texts)} (law-vote weight {w:g})" for w, ws in weak_sets.items())
         + (f"; unlabelled legal_advice: {len(extra['unlabelled'])}" if "unlabelled" in extra else "")
         + (f"; statute articles: {len(extra['statutes'][0])}" if "statutes" in extra else "")
     )
     print(f"\n{'variant':<20} {'accuracy':>8}  {'per seed':<20} {'top-3':>6}  {'time':>5}  change")
     for v in variants:
         start = time.perf_counter()
-        acc, top3 = run_variant(v, weak_sets[v.weak_set], extra, questions, gold, fine_gold, args.seeds)
+        acc, top3 = run_variant(v, weak_sets[v.law_weight], extra, questions, gold, fine_gold, args.seeds)
         print(
             f"{v.name:<20} {statistics.mean(acc):>8.3f}  {' '.join(f'{a:.3f}' for a in acc):<20} "
             f"{statistics.mean(top3):>6.3f}  {time.perf_counter() - start:>4.0f}s  {v.what}",

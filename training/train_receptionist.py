@@ -42,6 +42,7 @@ from pathlib import Path
 
 from data import SHARED_DATA, SOURCES, check_sources, consultations, dedupe_key, domain_questions
 from transformers import HfArgumentParser
+from weak_labels import LAW_WEIGHT
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -64,6 +65,12 @@ class ReceptionistConfig:
     )
     max_per_domain: int | None = field(
         default=None, metadata={"help": "Keep at most this many weak examples per domain (a quick run)."}
+    )
+    law_weight: float = field(
+        default=LAW_WEIGHT,
+        metadata={
+            "help": "Weight of the cited laws' votes in a weak label (0: the question's keywords alone)."
+        },
     )
     min_keyword_support: int = field(
         default=5, metadata={"help": "Drop rule keywords found in fewer questions of the sources."}
@@ -161,7 +168,7 @@ def build_weak_set(cfg: ReceptionistConfig, exclude: list[str]) -> WeakSet:
         if _overlaps(key, dev_keys, long_dev_keys):
             c["dev_overlap"] += 1
             continue
-        label = wl.weak_label(question, rec.answer, rec.laws, rules, db)
+        label = wl.weak_label(question, rec.answer, rec.laws, rules, db, law_weight=cfg.law_weight)
         if label.domain is None:
             c["ambiguous"] += 1
             continue
@@ -428,7 +435,7 @@ def provenance(
         "  - the keywords of the question (weight 1, or 0.5 for weak ones) and of the answer (a quarter);",
         f"    keywords found in fewer than {cfg.min_keyword_support} questions of the sources are dropped",
         f"    ({len(weak.keywords)} kept), so every keyword is attested by the training sources;",
-        "  - score = 3·(share of law votes) + 2·(question keywords) + 0.5·(answer keywords); the best domain",
+        f"  - score = {cfg.law_weight:g}·(share of law votes) + 2·(question keywords) + 0.5·(answer keywords); the best domain",
         "    is kept when its score ≥ 2 and ≥ 1.5 × the second, otherwise the question is dropped.",
         "  The rules were written by hand; their author had read the LawBench dev questions (the",
         "  benchmark's test set) beforehand — see the caveat at the top of the rules file.",

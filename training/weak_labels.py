@@ -128,15 +128,19 @@ class WeakLabel:
     by: str  # "law+words", "law", "words" or "" — which evidence the winner had
 
 
-def weak_label(question: str, answer: str, laws: Iterable[str], rules: Rules, db=None) -> WeakLabel:
-    """Combine law votes and keywords into one domain, or None when the evidence is not clear."""
+def weak_label(
+    question: str, answer: str, laws: Iterable[str], rules: Rules, db=None, law_weight: float = LAW_WEIGHT
+) -> WeakLabel:
+    """Combine law votes and keywords into one domain, or None when the evidence is not clear.
+
+    ``law_weight`` scales the law votes' share (0: keywords alone decide)."""
     lv = law_votes([answer, *laws], rules, db)
     total = sum(lv.values())
     qv = keyword_votes(question, rules)
     av = keyword_votes(answer, rules) if answer else Counter()
     scores: Counter = Counter()
     for dom, n in lv.items():
-        scores[dom] += LAW_WEIGHT * n / total
+        scores[dom] += law_weight * n / total
     for dom, w in qv.items():
         scores[dom] += QUESTION_WEIGHT * w
     for dom, w in av.items():
