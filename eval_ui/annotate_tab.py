@@ -9,6 +9,14 @@ Rel and T_LC (0–10); a verdict button (keys 1–4) saves the label and serves 
 an item aside, 上一条 Back reopens their earlier labels to edit (the store keeps every version). An
 admin also imports items and exports labels. Nobody sees another annotator's labels.
 
+A held-down key or a hasty second click labels one item, not the next one too: the page ignores key
+repeats, disables the verdict buttons while a label is being saved and for :data:`GRACE_MS` after a new
+item is shown (:data:`KEYS_JS`). The server does not refuse fast labels: a double submit of one item is
+already idempotent, and a minimum time would also refuse scripted API use and quick re-saves; each
+label records ``seconds_spent`` for the analysis to filter on. Text from items, labels and names is
+shown escaped (HTML, and Markdown in the status line), so none of it can make the browser fetch an
+image or anything else.
+
 Handlers are plain functions; the :class:`~eval_ui.service.AnnotationService` is bound first with
 ``functools.partial`` and the caller is identified from the request on every call (never from state),
 so the HTTP API enforces the same rules as the page. They never raise: a problem (not signed in, a
@@ -26,6 +34,7 @@ Through the API (``gradio_client`` with ``auth=(name, password)``)::
 
 import inspect
 import logging
+import re
 import tempfile
 import time
 import uuid
@@ -42,7 +51,7 @@ from lawluo.ui.render import CSS, badge, esc, notice
 from .auth import UsersError
 from .items import read_items
 from .service import AnnotationService, Identity
-from .store import AnswerLabel, Assignment, LabelInput, StoreError
+from .store import AnswerLabel, Assignment, LabelInput, StoreError, StoreWriteError
 
 logger = logging.getLogger(__name__)
 
@@ -76,20 +85,58 @@ ANNOTATE_CSS = (
 """
 )
 
-#: Keys 1–4 press the verdict buttons (not while typing in a field).
+#: Milliseconds a newly shown item ignores verdicts: a held key or a second click meant for the item
+#: just saved must not label one nobody has read.
+GRACE_MS = 1000
+
+#: Keys 1–4 press the verdict buttons (not while typing in a field). A verdict (key or click) is taken
+#: only when no verdict is in flight and the item has been shown for GRACE_MS; the buttons are disabled
+#: meanwhile. Auto-repeated keydowns (a held key, ``event.repeat``) are ignored, Enter on a focused
+#: button included. ``window.__annGuard.settled()`` (SETTLED_JS, after every event that shows an item)
+#: starts the grace period.
 KEYS_JS = """
-if (!window.__annKeys) {
-  window.__annKeys = true;
+if (!window.__annGuard) {
+  const GRACE_MS = __GRACE_MS__, MAX_BUSY_MS = 120000;
+  const guard = window.__annGuard = {busy: false, readyAt: 0, timer: null};
+  const verdictButton = (el) => (el && el.closest ? el.closest('button[id^="ann-verdict-"]') : null);
+  const setDisabled = (on) => document.querySelectorAll('button[id^="ann-verdict-"]').forEach((b) => {
+    b.disabled = on;
+  });
+  const holdFor = (ms) => {
+    clearTimeout(guard.timer);
+    guard.readyAt = performance.now() + ms;
+    setDisabled(true);
+    guard.timer = setTimeout(() => { guard.busy = false; setDisabled(false); }, ms);
+  };
+  guard.settled = () => { guard.busy = false; holdFor(GRACE_MS); };
+  document.addEventListener('click', (event) => {
+    if (!verdictButton(event.target)) return;
+    if (guard.busy || performance.now() < guard.readyAt) {
+      event.preventDefault();
+      event.stopImmediatePropagation();  // capture phase: Gradio's own handler never sees it
+      return;
+    }
+    guard.busy = true;
+    setTimeout(() => { if (guard.busy) setDisabled(true); }, 0);  // after this click has reached Gradio
+    clearTimeout(guard.timer);
+    guard.timer = setTimeout(() => guard.settled(), MAX_BUSY_MS);  // no answer: usable again, later
+  }, true);
   document.addEventListener('keydown', (event) => {
     const tag = (event.target.tagName || '').toLowerCase();
     if (['input', 'textarea', 'select'].includes(tag) || event.target.isContentEditable) return;
+    if (event.repeat) {  // a held key: neither a shortcut nor Enter on a focused verdict button repeats
+      if (/^[1-4]$/.test(event.key) || verdictButton(event.target)) event.preventDefault();
+      return;
+    }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const ids = {'1': 'ann-verdict-left', '2': 'ann-verdict-right', '3': 'ann-verdict-tie', '4': 'ann-verdict-both_bad'};
     const button = ids[event.key] && document.getElementById(ids[event.key]);
     if (button && button.offsetParent !== null) { event.preventDefault(); button.click(); }
-  });
+  }, true);
 }
-"""
+""".replace("__GRACE_MS__", str(GRACE_MS))
+#: Run after every event that shows an item: the grace period before it takes a verdict.
+SETTLED_JS = "() => { if (window.__annGuard) window.__annGuard.settled(); }"
 
 
 def bind(fn: Callable[..., Any], *bound: Any) -> Callable[..., Any]:
@@ -147,7 +194,20 @@ def _status(who: Identity | None, service: AnnotationService) -> str:
         return _sign_in_help(service)
     done, assigned = service.store.progress(who.name)
     role = "管理员 admin" if who.is_admin else "标注员 annotator"
-    return f"**{esc(who.name)}** ({role}) · 进度 Progress: **{done} / {assigned}**"
+    return f"**{md_text(who.name)}** ({role}) · 进度 Progress: **{done} / {assigned}**"
+
+
+def md_text(value: object) -> str:
+    r"""``value`` as literal text inside Markdown: Markdown's punctuation backslashed and HTML escaped,
+    so a name like ``![x](//host/p.png)`` is shown, not fetched as an image (CommonMark §2.4).
+
+    >>> print(md_text("![x](//evil/p.png) <b>"))
+    \!\[x\]\(//evil/p\.png\) &lt;b&gt;
+    """
+    return esc(_MD_PUNCTUATION.sub(r"\\\g<0>", "" if value is None else str(value)))
+
+
+_MD_PUNCTUATION = re.compile(r"[\\`*_{}\[\]()#+\-.!|~]")  # `<>&"'` are escaped as HTML
 
 
 def _sign_in_help(service: AnnotationService) -> str:
@@ -360,6 +420,9 @@ def submit_label(
         saved = service.store.save_label(
             who.name, item_id, label, str(state.get("submission_id") or uuid.uuid4().hex)
         )
+    except StoreWriteError as exc:  # the disk refused: the message says so in both languages
+        logger.error("annotation: a label was not saved: %s", exc.__cause__)
+        return _keep(str(exc))
     except (StoreError, ValueError) as exc:
         return _keep(f"没有保存 Not saved: {exc}")
     except Exception:
@@ -623,15 +686,20 @@ def build_annotate_tab(service: AnnotationService, demo: gr.Blocks) -> None:
         comment,
     ]
     once = {"trigger_mode": "once", "concurrency_id": "annotation"}
-    for v, button in buttons.items():
-        button.click(bind(submit_label, service, v), form, outputs, api_name=f"label_{v}", **once)
-    back.click(bind(go_back, service), [state], outputs, api_name="annotation_back", **once)
-    skip.click(bind(skip_item, service), [state], outputs, api_name="annotation_skip", **once)
-    forward.click(bind(next_item, service), None, outputs, api_name="annotation_next", **once)
+    settled = {"js": SETTLED_JS, "queue": False, "api_visibility": "private"}  # in the browser only
+    # every event that shows an item ends in the browser's grace period (SETTLED_JS)
+    shows_item = [(b, bind(submit_label, service, v), form, f"label_{v}") for v, b in buttons.items()]
+    shows_item += [
+        (back, bind(go_back, service), [state], "annotation_back"),
+        (skip, bind(skip_item, service), [state], "annotation_skip"),
+        (forward, bind(next_item, service), None, "annotation_next"),
+    ]
+    for button, handler, inputs, api_name in shows_item:
+        button.click(handler, inputs, outputs, api_name=api_name, **once).then(None, **settled)
     do_import.click(bind(import_items, service), [upload], [admin_message, table], api_name="import_items")
     do_export.click(
         bind(export_labels, service), [fmt, history], [admin_message, exported], api_name="export_labels"
     )
     refresh.click(bind(list_annotators, service), None, [admin_message, table], api_name="annotators")
-    demo.load(bind(open_annotation, service), None, outputs, api_name="annotation_open")
+    demo.load(bind(open_annotation, service), None, outputs, api_name="annotation_open").then(None, **settled)
     demo.load(bind(_admin_table_on_load, service), None, table, api_visibility="private")

@@ -19,8 +19,16 @@ terms of ``system_a``/``system_b``), the answer labels under ``a``/``b``, and ``
 only after the commit has been fsynced, so a label acknowledged as saved survives the process being
 killed and (as far as SQLite and the disk guarantee) power loss — "all state an annotator cannot
 afford to lose is written to disk before the UI says saved" (DESIGN.md). Every write is one
-``BEGIN IMMEDIATE`` transaction; each thread of each process has its own connection and waits up to
-:data:`BUSY_TIMEOUT_S` for the write lock, which is plenty for 16 concurrent annotators.
+``BEGIN IMMEDIATE`` transaction on a connection checked out of a small pool for that one operation
+and returned after it (at most :data:`POOL_SIZE` are kept open, so a server's worker threads coming and
+going leave no connections behind); a writer waits up to :data:`BUSY_TIMEOUT_S` for the write lock,
+which is plenty for 16 concurrent annotators. A write the disk refuses (full, read-only, the lock held
+past the timeout) raises :class:`StoreWriteError`, whose message tells the annotator in Chinese and
+English that nothing was saved and that what they typed is still in the form.
+
+**Export.** The CSV opens in Excel, so a text cell that would start a formula (``=``, ``+``, ``-``,
+``@``, tab, carriage return; OWASP "CSV injection") is written with a leading apostrophe; the JSONL
+export is the data verbatim.
 
 **Idempotent saves.** Every save carries a client-made ``submission_id``; the same submission saved
 twice (double click, retry after a timeout, a late retry after a newer edit) returns what the first
@@ -67,6 +75,10 @@ STATUSES = ("todo", "skipped", "done")
 MAX_COMMENT = 5_000
 MAX_STATUTES = 200
 MAX_KEY = 500
+#: Idle connections kept open for reuse (each holds a descriptor on the database and one on its -wal).
+POOL_SIZE = 8
+#: What starts a formula in a spreadsheet cell (OWASP, CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -77,6 +89,53 @@ class StoreError(ValueError):
 
 class SchemaError(StoreError):
     """The file's schema cannot be used by this code (written by a newer version, or not a store)."""
+
+
+class StoreWriteError(StoreError):
+    """The disk refused a write (full, read-only, locked too long): nothing was saved; the message says so.
+
+    The message is for the annotator as it is (Chinese and English); the SQLite error is the ``__cause__``.
+    """
+
+
+_KEPT = "你填写的内容都还在页面上，没有丢失。Everything you typed is still in the form; nothing is lost."
+
+
+def _write_problem(exc: sqlite3.OperationalError) -> str | None:
+    """The annotator's message for a write SQLite refused because of the disk or the lock; None otherwise."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF  # the primary result code
+    if code == sqlite3.SQLITE_FULL:
+        what = (
+            "服务器磁盘已满，标注库写不进去；请管理员腾出空间后再点一次。"
+            " The server's disk is full, so the annotation store cannot write; once an admin has freed "
+            "some space, press the button again."
+        )
+    elif code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
+        what = (
+            "标注库现在只读（文件或磁盘不可写）；请告诉管理员。"
+            " The annotation store is read-only (its file or disk cannot be written); tell an admin."
+        )
+    elif code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        what = (
+            f"标注库忙了 {BUSY_TIMEOUT_S:g} 秒仍未空出，请稍后再点一次。"
+            f" The annotation store stayed busy for over {BUSY_TIMEOUT_S:g} s; press the button again in a moment."
+        )
+    elif code == sqlite3.SQLITE_IOERR:
+        what = "写入磁盘出错；请告诉管理员。 Writing to the disk failed (an I/O error); tell an admin."
+    else:
+        return None
+    return f"没有保存 NOT saved: {what} {_KEPT}"
+
+
+def _spreadsheet_safe(value: object) -> object:
+    """``value`` with a leading apostrophe when it is text a spreadsheet would run as a formula.
+
+    >>> print(_spreadsheet_safe('=HYPERLINK("https://evil.example")'))
+    '=HYPERLINK("https://evil.example")
+    >>> _spreadsheet_safe("理由充分"), _spreadsheet_safe(-1.5)
+    ('理由充分', -1.5)
+    """
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
 
 
 def _schema_1(con: sqlite3.Connection) -> None:
@@ -366,20 +425,21 @@ STATUTE_COLUMNS = ("annotator", "item_id", "side", "system", "statute", "halluci
 class AnnotationStore:
     """Items, annotators, assignments and labels in one SQLite file (WAL, ``synchronous=FULL``).
 
-    Safe to share between threads (each thread gets its own connection) and to open from several
-    processes at once (each process opens its own ``AnnotationStore``). ``migrations`` exists for
-    tests of the upgrade path; the app always uses :data:`MIGRATIONS`.
+    Safe to share between threads (every operation checks a connection out of a pool and returns it;
+    at most :data:`POOL_SIZE` idle ones stay open, however many threads have used the store) and to
+    open from several processes at once (each process opens its own ``AnnotationStore``).
+    ``migrations`` exists for tests of the upgrade path; the app always uses :data:`MIGRATIONS`.
     """
 
     def __init__(self, path: str | Path, migrations: Sequence[Migration] = MIGRATIONS) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
         self._lock = threading.Lock()
-        self._connections: list[tuple[int, sqlite3.Connection]] = []
+        self._idle: list[sqlite3.Connection] = []  # connections of process ``_pid`` nobody is using
+        self._pid = os.getpid()
         self._closed = False
         try:
-            self._migrate(self._con(), tuple(migrations))
+            self._migrate(tuple(migrations))
         except BaseException:
             self.close()
             raise
@@ -405,44 +465,82 @@ class AnnotationStore:
         con.row_factory = sqlite3.Row
         return con
 
-    def _con(self) -> sqlite3.Connection:
-        """This thread's connection (a new one after ``fork``: SQLite connections must not cross it)."""
-        if self._closed:
-            raise StoreError(f"{self.path}: the store is closed")
-        local = self._local
-        if getattr(local, "con", None) is None or local.pid != os.getpid():
-            local.con, local.pid = self._connect(), os.getpid()
-            with self._lock:
-                self._connections.append((local.pid, local.con))
-        return local.con
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        """A connection for one operation, from the pool (or a new one), returned to it afterwards.
+
+        Nothing is tied to the calling thread, so threads that come and go (a server's worker
+        threads) leave no connection behind; beyond :data:`POOL_SIZE` idle ones, returned connections
+        are closed. After ``fork`` the parent's connections are neither used nor closed (SQLite
+        connections must not cross a fork): the child opens its own.
+        """
+        with self._lock:
+            if self._closed:
+                raise StoreError(f"{self.path}: the store is closed")
+            if self._pid != os.getpid():
+                self._idle, self._pid = [], os.getpid()
+            con = self._idle.pop() if self._idle else None
+        if con is None:
+            con = self._connect()
+        try:
+            yield con
+        finally:
+            self._return(con)
+
+    def _return(self, con: sqlite3.Connection) -> None:
+        if con.in_transaction:  # a caller's transaction left open: never hand it to the next one
+            try:
+                con.execute("ROLLBACK")
+            except sqlite3.Error:
+                con.close()
+                return
+        with self._lock:
+            if not self._closed and self._pid == os.getpid() and len(self._idle) < POOL_SIZE:
+                self._idle.append(con)
+                return
+        con.close()
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE`` transaction, committed (and fsynced) before the block's caller goes on."""
-        con = self._con()
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            yield con
-            con.execute("COMMIT")
-        except BaseException:
-            if con.in_transaction:
-                con.execute("ROLLBACK")
-            raise
+        """One ``BEGIN IMMEDIATE`` transaction, committed (and fsynced) before the block's caller goes on.
+
+        A write the disk refuses raises :class:`StoreWriteError` (see :func:`_write_problem`), after
+        the transaction is rolled back: nothing of it is saved.
+        """
+        with self._connection() as con:
+            try:
+                con.execute("BEGIN IMMEDIATE")
+                yield con
+                con.execute("COMMIT")
+            except BaseException as exc:
+                if con.in_transaction:
+                    try:
+                        con.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass  # _return closes a connection still in a transaction
+                problem = _write_problem(exc) if isinstance(exc, sqlite3.OperationalError) else None
+                if problem is not None:
+                    raise StoreWriteError(problem) from exc
+                raise
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: several queries see one consistent snapshot."""
-        con = self._con()
-        con.execute("BEGIN")
-        try:
-            yield con
-        finally:
-            if con.in_transaction:
-                con.execute("COMMIT")
+        with self._connection() as con:
+            con.execute("BEGIN")
+            try:
+                yield con
+            finally:
+                if con.in_transaction:
+                    con.execute("COMMIT")
 
-    def _migrate(self, con: sqlite3.Connection, migrations: tuple[Migration, ...]) -> None:
+    def _migrate(self, migrations: tuple[Migration, ...]) -> None:
+        """Apply the migrations the file lacks, in one transaction; an up-to-date file is only read
+        (so a store on a full or read-only disk still opens, to read and export)."""
         try:
-            with self._write():
+            if self._one("PRAGMA user_version")[0] == len(migrations):
+                return
+            with self._write() as con:
                 version = con.execute("PRAGMA user_version").fetchone()[0]
                 if version > len(migrations):
                     raise SchemaError(
@@ -455,20 +553,31 @@ class AnnotationStore:
         except sqlite3.DatabaseError as exc:
             raise SchemaError(f"{self.path}: cannot be opened as an annotation store ({exc})") from exc
 
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
+        """The first row of one query (on a pooled connection)."""
+        with self._connection() as con:
+            return con.execute(sql, params).fetchone()
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """Every row of one query (fetched before the connection goes back to the pool)."""
+        with self._connection() as con:
+            return con.execute(sql, params).fetchall()
+
     def schema_version(self) -> int:
-        return self._con().execute("PRAGMA user_version").fetchone()[0]
+        with self._connection() as con:
+            return con.execute("PRAGMA user_version").fetchone()[0]
 
     def close(self) -> None:
-        """Close every connection this process opened; the store cannot be used afterwards.
+        """Close the idle connections; one in use is closed when its operation ends. Final.
 
         Connections inherited through ``fork`` belong to the parent and are left alone.
         """
         with self._lock:
             self._closed = True
-            for pid, con in self._connections:
-                if pid == os.getpid():
-                    con.close()
-            self._connections.clear()
+            idle = self._idle if self._pid == os.getpid() else []
+            self._idle = []
+        for con in idle:
+            con.close()
 
     def __enter__(self) -> AnnotationStore:
         return self
@@ -519,11 +628,11 @@ class AnnotationStore:
         return len(items)
 
     def item(self, item_id: str) -> Item | None:
-        row = self._con().execute("SELECT * FROM items WHERE id = ?", (item_id,)).fetchone()
+        row = self._one("SELECT * FROM items WHERE id = ?", (item_id,))
         return None if row is None else _item_of(row)
 
     def item_count(self) -> int:
-        return self._con().execute("SELECT COUNT(*) FROM items").fetchone()[0]
+        return self._one("SELECT COUNT(*) FROM items")[0]
 
     def add_annotator(self, name: str, role: str = "annotator") -> str:
         """Register ``name`` (idempotent); returns the role in effect.
@@ -550,7 +659,7 @@ class AnnotationStore:
 
     def annotators(self) -> list[dict]:
         """Every annotator with role, creation time and how many items are assigned and done."""
-        rows = self._con().execute(
+        rows = self._all(
             """SELECT a.name, a.role, a.created,
                       COUNT(s.item_id) AS assigned,
                       COALESCE(SUM(s.status = 'done'), 0) AS done
@@ -560,7 +669,7 @@ class AnnotationStore:
         return [dict(r) for r in rows]
 
     def role(self, name: str) -> str | None:
-        row = self._con().execute("SELECT role FROM annotators WHERE name = ?", (name,)).fetchone()
+        row = self._one("SELECT role FROM annotators WHERE name = ?", (name,))
         return None if row is None else row[0]
 
     def check_admin(self, name: str) -> None:
@@ -639,26 +748,27 @@ class AnnotationStore:
 
     def next_item(self, annotator: str) -> Assignment | None:
         """The annotator's next item: the first 'todo' by position, else the least recently skipped one."""
-        con = self._con()
         query = (
             "SELECT s.annotator, s.swapped, s.position, s.status, i.* FROM assignments s "
             "JOIN items i ON i.id = s.item_id WHERE s.annotator = ? AND s.status = ? "
         )
-        row = con.execute(query + "ORDER BY s.position, s.item_id LIMIT 1", (annotator, "todo")).fetchone()
-        if row is None:
+        with self._read() as con:
             row = con.execute(
-                query + "ORDER BY s.updated_at, s.position, s.item_id LIMIT 1", (annotator, "skipped")
+                query + "ORDER BY s.position, s.item_id LIMIT 1", (annotator, "todo")
             ).fetchone()
+            if row is None:
+                row = con.execute(
+                    query + "ORDER BY s.updated_at, s.position, s.item_id LIMIT 1", (annotator, "skipped")
+                ).fetchone()
         return None if row is None else self._assignment_of(row)
 
     def assignment(self, annotator: str, item_id: str) -> Assignment:
         """The item as ``annotator`` sees it (to edit a label); an admin may open any item, unswapped."""
-        con = self._con()
-        row = con.execute(
+        row = self._one(
             "SELECT s.annotator, s.swapped, s.position, s.status, i.* FROM assignments s "
             "JOIN items i ON i.id = s.item_id WHERE s.annotator = ? AND s.item_id = ?",
             (annotator, item_id),
-        ).fetchone()
+        )
         if row is not None:
             return self._assignment_of(row)
         item = self.item(item_id)
@@ -782,27 +892,19 @@ class AnnotationStore:
 
     def submission(self, submission_id: str) -> dict | None:
         """What a submission id produced (annotator, item, version), or None if it was never saved."""
-        row = (
-            self._con()
-            .execute("SELECT * FROM submissions WHERE submission_id = ?", (submission_id,))
-            .fetchone()
-        )
+        row = self._one("SELECT * FROM submissions WHERE submission_id = ?", (submission_id,))
         return None if row is None else dict(row)
 
     def label(self, annotator: str, item_id: str) -> dict | None:
         """``annotator``'s current label of the item (``answer_labels`` parsed, ``verdict_shown`` added)."""
-        row = (
-            self._con()
-            .execute(
-                f"SELECT {LABEL_FIELDS} FROM labels WHERE annotator = ? AND item_id = ?", (annotator, item_id)
-            )
-            .fetchone()
+        row = self._one(
+            f"SELECT {LABEL_FIELDS} FROM labels WHERE annotator = ? AND item_id = ?", (annotator, item_id)
         )
         return None if row is None else _label_dict(row)
 
     def history(self, annotator: str, item_id: str) -> list[dict]:
         """Earlier versions of ``annotator``'s label of the item, oldest first, each with ``replaced_at``."""
-        rows = self._con().execute(
+        rows = self._all(
             f"SELECT {LABEL_FIELDS}, replaced_at FROM label_history WHERE annotator = ? AND item_id = ? "
             "ORDER BY version",
             (annotator, item_id),
@@ -811,20 +913,16 @@ class AnnotationStore:
 
     def done_items(self, annotator: str) -> list[str]:
         """Ids of the items ``annotator`` has labelled, in the order first labelled (to go back and edit)."""
-        rows = self._con().execute(
+        rows = self._all(
             "SELECT item_id FROM labels WHERE annotator = ? ORDER BY created_at, item_id", (annotator,)
         )
         return [r[0] for r in rows]
 
     def progress(self, annotator: str) -> tuple[int, int]:
         """(done, assigned) for ``annotator``."""
-        row = (
-            self._con()
-            .execute(
-                "SELECT COALESCE(SUM(status = 'done'), 0), COUNT(*) FROM assignments WHERE annotator = ?",
-                (annotator,),
-            )
-            .fetchone()
+        row = self._one(
+            "SELECT COALESCE(SUM(status = 'done'), 0), COUNT(*) FROM assignments WHERE annotator = ?",
+            (annotator,),
         )
         return int(row[0]), int(row[1])
 
@@ -903,7 +1001,10 @@ class AnnotationStore:
             raise StoreError(f"export format {fmt!r} is not csv or jsonl")
         rows = self._label_rows(current_only)
         if fmt == "csv":
-            text = self.labels_frame(current_only).to_csv(index=False, lineterminator="\n")
+            # No text cell may start a formula, and CRLF rows (RFC 4180) make a cell holding a line
+            # break or a carriage return quoted, so it cannot split a row.
+            frame = self.labels_frame(current_only).map(_spreadsheet_safe)
+            text = frame.to_csv(index=False, lineterminator="\r\n")
             data = text.encode("utf-8-sig")  # the BOM makes Excel read Chinese text correctly
         else:
             data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
@@ -919,7 +1020,8 @@ class AnnotationStore:
         try:
             target = sqlite3.connect(tmp)
             try:
-                self._con().backup(target)
+                with self._connection() as con:
+                    con.backup(target)
                 target.execute("PRAGMA journal_mode = DELETE")
             finally:
                 target.close()

@@ -1,6 +1,8 @@
 """The annotation tab in a real browser (Debian's Chromium, headless, Playwright): two annotators sign in
 with Gradio's login form and label items shown in random left/right order, one goes back and edits a
-label, and the admin exports the labels; the exported rows match what each annotator did.
+label, and the admin exports the labels; the exported rows match what each annotator did. A held-down
+verdict key or a second click on a verdict button labels one item, not the next one too; text in items,
+comments and names never makes the browser fetch anything.
 
 Screenshots go to ``tests/artifacts/screenshots/``. Skipped without ``/usr/bin/chromium`` unless
 ``REQUIRE_BROWSER_TESTS=1`` (set by ``.ci/run``).
@@ -19,7 +21,7 @@ import pytest
 from .fakes.live_app import annotation_app, require_chromium
 
 SHOTS = Path(__file__).parent / "artifacts" / "screenshots" / "annotation"
-USERS = "root:rootpw:admin,alice:alicepw,bob:bobpw"
+USERS = "root:rootpw:admin,alice:alicepw,bob:bobpw,carol:carolpw,dave:davepw"
 
 require_chromium()
 
@@ -87,6 +89,7 @@ def save(page, button: str | None = None, key: str | None = None) -> None:
     before = page.inner_text("#ann-status")
     if key:
         page.locator("body").click(position={"x": 5, "y": 5})  # focus the page, not a field
+        page.wait_for_selector("#ann-verdict-left:enabled")  # keys, like clicks, wait for a shown item
         page.keyboard.press(key)
     else:
         page.click(f"#ann-verdict-{button}")
@@ -166,3 +169,108 @@ def test_two_annotators_label_one_edits_and_the_admin_export_matches(browser, ap
     assert len(scored) == 1 and "4.0" in (scored[0]["tlc_a"], scored[0]["tlc_b"])
     for page in (alice, bob, root):
         page.context.close()
+
+
+# -- a held key or a quick second click labels one item ----------------------------------------------
+
+#: The last verdict has been answered (no component pending) and the verdict buttons take input again.
+SETTLED_AND_READY = """() => {
+  const busy = document.querySelectorAll('[class*="pending"], [class*="generating"]').length > 0;
+  return !busy && !document.getElementById('ann-verdict-left').disabled;
+}"""
+
+
+def test_holding_a_verdict_key_down_saves_one_label(browser, app):
+    carol = sign_in(browser, app, "carol", "carolpw")
+    carol.wait_for_function(SETTLED_AND_READY)
+    carol.locator("body").click(position={"x": 5, "y": 5})
+    carol.keyboard.down("1")
+    for _ in range(30):  # held for 3 s: the keyboard repeats the key (keydown with event.repeat)
+        carol.wait_for_timeout(100)
+        carol.keyboard.down("1")
+    carol.keyboard.up("1")
+    carol.wait_for_function(SETTLED_AND_READY, timeout=15000)
+    assert "已保存" in carol.inner_text("#ann-message")
+    assert len(app.store.done_items("carol")) == 1
+    carol.context.close()
+
+
+def test_a_second_click_soon_after_a_verdict_does_not_label_the_next_item(browser, app):
+    dave = sign_in(browser, app, "dave", "davepw")
+    dave.wait_for_function(SETTLED_AND_READY)
+    left = dave.locator("#ann-verdict-left")
+    left.click(force=True)  # force: a person's click, which does not wait for the button to be enabled
+    dave.wait_for_timeout(600)  # a double click that came out slow, or an impatient second click
+    left.click(force=True)
+    dave.wait_for_function(SETTLED_AND_READY, timeout=15000)
+    assert len(app.store.done_items("dave")) == 1
+    dave.shot("one-label-after-two-clicks")
+
+    dave.click("#ann-verdict-right")  # once the new item has been shown for a moment, it takes a verdict
+    dave.wait_for_selector("#ann-status:has-text('2 / ')", timeout=15000)
+    assert len(app.store.done_items("dave")) == 2
+    dave.context.close()
+
+
+# -- nothing shown in the tab fetches a remote resource -------------------------------------------------
+
+LEAK = "//leak.invalid/"  # a host that cannot resolve; the browser would still send the request
+HOSTILE = (
+    f"![x](https:{LEAK}md.png) <img src='https:{LEAK}img.png'> <img src=x onerror=\"fetch('https:{LEAK}js')\">"
+    f"<link rel=stylesheet href='https:{LEAK}css'> <video poster='https:{LEAK}poster.png'></video>"
+    f"<div style=\"background:url('https:{LEAK}bg.png')\">x</div> [link](https:{LEAK}a) "
+    f"<iframe src='https:{LEAK}frame'></iframe> <object data='https:{LEAK}obj'></object>"
+)
+HOSTILE_NAME = f"![n]({LEAK}name.png)"  # a name in the users file, shown in the status line
+
+
+@pytest.fixture(scope="module")
+def hostile_app(tmp_path_factory):
+    users = f"{HOSTILE_NAME}:pw:admin,erin:erinpw"
+    with annotation_app(tmp_path_factory.mktemp("annotation-hostile"), users) as running:
+        from eval_ui.items import Item
+
+        running.store.import_items(
+            [
+                Item(
+                    "evil",
+                    "问题 " + HOSTILE,
+                    "左回答《民法典》第1079条 " + HOSTILE,
+                    "右回答 " + HOSTILE,
+                    "sysA",
+                    "sysB",
+                    reference="参考 " + HOSTILE,
+                    statutes=(HOSTILE,),
+                )
+            ]
+        )
+        running.store.assign(overlap=1, annotators=[HOSTILE_NAME])  # the admin's only item
+        yield running
+
+
+def test_text_in_items_comments_and_names_never_fetches_a_remote_resource(browser, hostile_app):
+    requests: list[str] = []
+    page = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(hostile_app.url)
+    page.fill('input[data-testid="textbox"]', HOSTILE_NAME)
+    page.fill('input[data-testid="password"]', "pw")
+    page.click("button:has-text('Login')")
+    page.get_by_role("tab", name="标注 / Annotation").click()
+    page.wait_for_selector("#ann-question:has-text('leak.invalid')")
+    for summary in page.locator("#ann-reference, .ann-statute summary").all():
+        summary.click()  # open the reference and the statutes' texts
+    page.fill("#ann-comment textarea", HOSTILE)
+    page.click("#ann-verdict-tie")
+    page.wait_for_selector("#ann-message:has-text('已保存')")
+    page.click("#ann-back")  # the saved comment is shown again in the form
+    page.wait_for_selector("#ann-message:has-text('Editing your label')")
+    assert page.input_value("#ann-comment textarea") == HOSTILE
+    page.click("#ann-admin")  # the annotators table names the admin
+    page.get_by_role("tab", name="统计 / Statistics").click()
+    page.click("#st-compute")
+    page.wait_for_selector("#st-report .st-note")
+    page.wait_for_function(SETTLED_AND_READY)
+    assert "leak.invalid" in page.inner_text("#ann-question")  # shown, as text
+    assert [u for u in requests if "leak" in u] == []
+    page.context.close()

