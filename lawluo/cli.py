@@ -17,8 +17,9 @@
     python -m lawluo --config configs/vllm.yaml generate --questions Q.jsonl --system LawLuo --out A.jsonl
 
 Every result is one JSON object per line on stdout (``chat`` streams plain text). Errors go to stderr
-with exit status 2 (bad input or settings) or 1 (missing assets, a model that cannot be reached), and
-a message that says what to do. ``--config`` (or ``$LAWLUO_CONFIG``) names the settings file.
+with exit status 2 (bad input or settings) or 1 (missing assets, a model that cannot be reached, a
+file or stdout that cannot be written: a full disk, a read-only folder, a closed pipe), one message
+that says what to do, never a traceback. ``--config`` (or ``$LAWLUO_CONFIG``) names the settings file.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import argparse
 import json
 import logging
 import os
+import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +40,20 @@ MAX_TEXT_CHARS = 200_000
 
 class UsageError(Exception):
     """Bad input: reported on stderr with exit status 2."""
+
+
+class StdoutError(Exception):
+    """Stdout cannot be written (a closed pipe, a full disk): reported with exit status 1."""
+
+
+def describe(exc: OSError) -> str:
+    """``No space left on device: out/summary.csv`` — an ``OSError`` as a person reads it."""
+    what = exc.strerror or str(exc)
+    return f"{what}: {exc.filename}" if exc.filename else what
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def read_jsonl_queries(path: str) -> Iterator[tuple[str, str]]:
@@ -84,8 +100,18 @@ def _warn_cut(command: str, what: str, length: int, limit: int, verb: str) -> No
     )
 
 
+def _write(text: str, flush: bool = False) -> None:
+    """Text to stdout; a failed write raises :class:`StdoutError` (``main`` reports it)."""
+    try:
+        sys.stdout.write(text)
+        if flush:
+            sys.stdout.flush()
+    except OSError as exc:
+        raise StdoutError(describe(exc)) from None
+
+
 def _emit(obj: dict) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    _write(json.dumps(obj, ensure_ascii=False) + "\n")
 
 
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
@@ -223,15 +249,14 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     messages.append({"role": "user", "content": text})
     try:
         for piece in LanguageModels(settings.models)[args.role].stream(messages):
-            sys.stdout.write(piece)
-            sys.stdout.flush()
+            _write(piece, flush=True)
     except StreamInterrupted as exc:
         print(f"\nlawluo chat: {exc}", file=sys.stderr)
         return 1
     except LLMError as exc:
         print(f"lawluo chat: {exc}", file=sys.stderr)
         return 1
-    sys.stdout.write("\n")
+    _write("\n")
     return 0
 
 
@@ -251,9 +276,22 @@ def cmd_consult(args: argparse.Namespace, settings: Settings) -> int:
         state = run_script(firm, script, state)
     except ValueError as exc:  # a mark naming a node the tree does not have, a closed consultation
         raise UsageError(str(exc)) from None
+    save_error = None
     if args.save:
-        Path(args.save).write_text(state.to_json(), encoding="utf-8")
+        from .files import write_atomically
+
+        try:
+            write_atomically(args.save, state.to_json())
+        except OSError as exc:  # the consultation is not lost: its transcript still goes to stdout
+            save_error = exc
     _emit(transcript(state))
+    if save_error is not None:
+        print(
+            f"lawluo consult: cannot save the consultation to {args.save}: {save_error.strerror or save_error} "
+            "(the transcript is on stdout; an earlier file there is unchanged)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
@@ -323,7 +361,10 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     )
     results = evaluator.run(inputs)
     command = "python -m lawluo " + " ".join(shlex.quote(a) for a in (args.argv or []))
-    written = write_results(results, args.out, command)
+    try:
+        written, write_error = write_results(results, args.out, command), None
+    except OSError as exc:  # nothing was written; the scores still go to stdout below
+        written, write_error = [], exc
     for row in results.summary:
         _emit(row)
     print(markdown_table(results.summary), file=sys.stderr)
@@ -335,6 +376,14 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
             f"lawluo evaluate: judge cache {cache.path}: {cache.hits} hits, {cache.misses} calls",
             file=sys.stderr,
         )
+    if write_error is not None:
+        print(
+            f"lawluo evaluate: cannot write the results to {args.out}: {write_error.strerror or write_error}; "
+            "no result file there was written or changed — run the same command again once it can be"
+            + (" (the judge's answers are cached)" if cache is not None else ""),
+            file=sys.stderr,
+        )
+        return 1
     print(f"lawluo evaluate: wrote {', '.join(p.name for p in written)} to {args.out}", file=sys.stderr)
     return 1 if results.failed else 0
 
@@ -368,6 +417,8 @@ def cmd_generate(args: argparse.Namespace, settings: Settings) -> int:
             report = generator.run(questions, args.out, on_done=bar.update)
     except JSONLError as exc:
         raise UsageError(f"{exc} (the output file; it was not changed)") from None
+    if report.dropped:
+        print(f"lawluo generate: warning: {report.dropped}; its question is answered again", file=sys.stderr)
     for qid, error in report.failed:
         print(f"lawluo generate: question {qid}: {error}", file=sys.stderr)
     _emit(
@@ -382,6 +433,15 @@ def cmd_generate(args: argparse.Namespace, settings: Settings) -> int:
     )
     if report.stopped:
         print(f"lawluo generate: stopped: {report.stopped}", file=sys.stderr)
+    if report.write_error is not None:
+        print(
+            f"lawluo generate: cannot write {args.out}: {report.write_error.strerror or report.write_error}; "
+            f"{plural(report.written, 'answer')} written ({report.skipped + report.written:,} of "
+            f"{len(questions):,} questions now answered) — run the same command again to resume once "
+            "the disk can be written",
+            file=sys.stderr,
+        )
+        return 1
     if report.failed:
         print("lawluo generate: run the same command again to retry the failed questions", file=sys.stderr)
         return 1
@@ -503,14 +563,46 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lawluo: {exc}", file=sys.stderr)
         return 2
     try:
+        status = _run(args, settings)
+        _write("", flush=True)  # a full stdout shows at the last flush: report it here, not at exit
+    except StdoutError as exc:
+        _detach_stdout()
+        print(f"lawluo {args.command}: cannot write to stdout: {exc}", file=sys.stderr)
+        return 1
+    return status
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    """The command's exit status, its errors reported on stderr (a :class:`StdoutError` is raised)."""
+    try:
         return args.func(args, settings)
     except UsageError as exc:
         print(f"lawluo {args.command}: {exc}", file=sys.stderr)
         return 2
-    except Exception as exc:  # missing assets, unreadable database: say what, not a traceback
+    except OSError as exc:  # missing assets, a full disk, a read-only folder: say what, not a traceback
+        print(f"lawluo {args.command}: {describe(exc)}", file=sys.stderr)
+        return 1
+    except sqlite3.Error as exc:  # the judge cache on a full or read-only disk, or not a file
+        where = f" (the judge cache {args.cache}; --no-cache runs without it)" if "cache" in args else ""
+        print(f"lawluo {args.command}: SQLite: {exc}{where}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # an unreadable database
         from .law.database import StatuteDBError
 
-        if isinstance(exc, StatuteDBError | FileNotFoundError):
+        if isinstance(exc, StatuteDBError):
             print(f"lawluo {args.command}: {exc}", file=sys.stderr)
             return 1
         raise
+
+
+def _detach_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's flush at exit does not fail (and print) again.
+
+    The pattern of the Python documentation's note on SIGPIPE (``signal`` module, "Note on SIGPIPE").
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a file descriptor (captured, in tests)
+        pass

@@ -9,6 +9,7 @@ import pytest
 
 from lawluo.cli import main
 from lawluo.firm import Firm
+from tests.fakes.disks import file_size_limit, fill, tmpfs
 from tests.fakes.firm_models import LAWYER_ANSWER, FirmResponder
 from tests.fakes.live_app import model_environ
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -165,3 +166,87 @@ def test_bad_question_files_and_a_corrupt_output_file_are_refused(capsys, tmp_pa
     assert code == 2 and "o.jsonl:2" in err and "not changed" in err
     assert corrupt.read_text(encoding="utf-8").endswith("{not json\n")
     assert server.requests == []
+
+
+@pytest.fixture
+def ten_questions(tmp_path):
+    path = tmp_path / "q10.jsonl"
+    rows = [{"id": f"q{i}", "question": QUESTIONS[i % 3]["question"]} for i in range(10)]
+    path.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in rows), encoding="utf-8")
+    return path
+
+
+def row_size(capsys, tmp_path, questions):
+    """Bytes one baseline answer takes in the answers file."""
+    probe = tmp_path / "probe.jsonl"
+    generate(capsys, questions, "Plain", "--baseline", "--out", probe, "--limit", "1", "--quiet")
+    return probe.stat().st_size
+
+
+def test_a_write_that_fails_midway_keeps_every_complete_answer_and_the_same_command_resumes(
+    capsys, tmp_path, server, ten_questions
+):
+    size = row_size(capsys, tmp_path, ten_questions)
+    out = tmp_path / "answers.jsonl"
+    command = (ten_questions, "Plain", "--baseline", "--out", out, "--quiet", "--concurrency", "1")
+    with file_size_limit(2 * size + size // 2):  # room for two answers and half of the third
+        code, (summary,), err = generate(capsys, *command)
+    assert code == 1 and summary["written"] == 2
+    assert "Traceback" not in err
+    (message,) = [line for line in err.splitlines() if "cannot write" in line]
+    assert "answers.jsonl" in message and "File too large" in message
+    assert "2 answers written" in message and "run the same command again" in message
+    # The half-written third answer was cut back off: the file is two complete lines.
+    assert out.read_bytes().endswith(b"\n") and [r["id"] for r in rows_of(out)] == ["q0", "q1"]
+    # Once the file could not be written no further question was sent: the probe and q0–q2 only.
+    assert server.responder.calls["lawyer"] == 1 + 3
+    code, (summary,), err = generate(capsys, *command)
+    assert code == 0, err
+    assert summary["written"] == 8 and summary["already_answered"] == 2
+    assert sorted(r["id"] for r in rows_of(out)) == sorted(f"q{i}" for i in range(10))
+
+
+def test_on_a_full_disk_generate_stops_cleanly_and_resumes_once_there_is_space(
+    capsys, tmp_path, server, ten_questions
+):
+    size = row_size(capsys, tmp_path, ten_questions)
+    assert size * 10 > 4096  # ten answers do not fit in the one page left free below
+    with tmpfs(tmp_path / "disk", size="64k") as disk:
+        filler = fill(disk, leave=4096)
+        out = disk / "answers.jsonl"
+        command = (ten_questions, "Plain", "--baseline", "--out", out, "--quiet", "--concurrency", "1")
+        code, (summary,), err = generate(capsys, *command)
+        assert code == 1 and "Traceback" not in err
+        written = summary["written"]
+        assert 0 < written < 10 and len(rows_of(out)) == written
+        assert f"No space left on device; {written} answers written" in err
+        filler.unlink()
+        code, (summary,), err = generate(capsys, *command)
+        assert code == 0, err
+        assert summary["written"] == 10 - written and len(rows_of(out)) == 10
+
+
+def test_a_last_line_cut_off_by_a_crash_is_dropped_with_a_warning_and_answered_again(
+    capsys, tmp_path, server, questions
+):
+    out = tmp_path / "answers.jsonl"
+    generate(capsys, questions, "Plain", "--baseline", "--out", out, "--limit", "2", "--quiet")
+    complete = out.read_bytes()
+    with out.open("ab") as f:
+        f.write('{"id": "c", "system": "Plain", "answer": "醉酒'.encode()[:-1])  # cut inside a character
+    code, (summary,), err = generate(capsys, questions, "Plain", "--baseline", "--out", out, "--quiet")
+    assert code == 0, err
+    assert "answers.jsonl:3: dropped an incomplete last line" in err
+    assert summary["written"] == 1 and summary["already_answered"] == 2
+    assert out.read_bytes().startswith(complete) and sorted(r["id"] for r in rows_of(out)) == ["a", "b", "c"]
+
+
+def test_a_bad_line_before_the_last_is_still_refused_and_nothing_is_changed(
+    capsys, tmp_path, server, questions
+):
+    out = tmp_path / "answers.jsonl"
+    text = '{"id": "a", "system": "S", "answer": "甲"}\n{not json\n{"id": "b", "sys'
+    out.write_text(text, encoding="utf-8")
+    code, _, err = generate(capsys, questions, "S", "--baseline", "--out", out, "--quiet")
+    assert code == 2 and "answers.jsonl:2: not valid JSON" in err and "not changed" in err
+    assert out.read_text(encoding="utf-8") == text and server.requests == []

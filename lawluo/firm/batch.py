@@ -8,25 +8,27 @@ client to answer Yes/No, and a batch has none (the paper's automatic evaluation 
 The baseline (``--baseline``) sends the question alone to the lawyer role's model: no role prompt,
 no retrieval — the ablation of everything the firm adds.
 
-Rows are appended to the output file as they complete (flushed to disk), and questions the file
-already answers for the same system are skipped: an interrupted run loses nothing, and running the
-same command again finishes it. A question that fails (a model error, an interrupted stream) is
-reported and not written, so the next run retries it.
+Rows are appended to the output file as they complete, each as one whole line, fsynced
+(:class:`lawluo.jsonl.JSONLAppender`), and questions the file already answers for the same system are
+skipped: an interrupted run loses nothing, and running the same command again finishes it. When the
+file cannot be written (a full disk, a read-only or failing one) the run stops at once with the
+error in :attr:`BatchReport.write_error`, the part-written line cut back off; a last line that a crash
+cut off anyway is dropped by the next run (:attr:`BatchReport.dropped` says so) and its question
+answered again. A question that fails (a model error, an interrupted stream) is reported and not
+written, so the next run retries it.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import threading
+import itertools
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lawluo.jsonl import JSONLError, read_jsonl, report
+from lawluo.jsonl import JSONLAppender, JSONLError, drop_partial_last_line, read_jsonl, report
 from lawluo.llm import AuthenticationFailed, LLMError, ModelUnavailable
 
 from .firm import Firm
@@ -77,6 +79,8 @@ class BatchReport:
     failed: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     stopped: str | None = None  # why the run stopped early, if it did
+    write_error: OSError | None = None  # the output file could not be written: the run stopped
+    dropped: str | None = None  # a cut-off last line of the output file that was dropped first
 
 
 @dataclass
@@ -118,6 +122,26 @@ class BatchGenerator:
             "seconds": round(time.perf_counter() - start, 3),
         }
 
+    def _keep(self, future: Future, qid: str, out: JSONLAppender, report_: BatchReport) -> None:
+        """Append one finished question's answer to the file, or record why there is none."""
+        try:
+            row = future.result()
+        except FATAL as exc:  # every other question would fail the same way: stop now
+            report_.failed.append((qid, f"{type(exc).__name__}: {exc}"))
+            report_.stopped = str(exc)
+            return
+        except (LLMError, GenerationFailed, ValueError) as exc:
+            report_.failed.append((qid, f"{type(exc).__name__}: {exc}"))
+            return
+        if report_.write_error is not None:  # an answer finished beside the one that could not be written
+            return
+        try:
+            out.append(row)
+        except OSError as exc:  # nothing more can be kept: stop sending questions
+            report_.write_error = exc
+            return
+        report_.written += 1
+
     def run(
         self,
         questions: list[tuple[str, str]],
@@ -125,35 +149,32 @@ class BatchGenerator:
         on_done: Callable[[], None] | None = None,
     ) -> BatchReport:
         start = time.perf_counter()
+        dropped = drop_partial_last_line(out_path)
         done = answered(out_path, self.system)
         todo = [(qid, q) for qid, q in questions if qid not in done]
-        report_ = BatchReport(skipped=len(questions) - len(todo))
-        lock = threading.Lock()
+        report_ = BatchReport(skipped=len(questions) - len(todo), dropped=dropped)
         Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-        with (
-            open(out_path, "a", encoding="utf-8") as out,
-            ThreadPoolExecutor(max(1, self.concurrency)) as pool,
-        ):
-            futures = {pool.submit(self.answer, qid, q): qid for qid, q in todo}
-            for future in as_completed(futures):
-                qid = futures[future]
-                try:
-                    row = future.result()
-                except FATAL as exc:  # every other question would fail the same way: stop now
-                    report_.failed.append((qid, f"{type(exc).__name__}: {exc}"))
-                    report_.stopped = str(exc)
-                    for other in futures:
-                        other.cancel()
-                    break
-                except (LLMError, GenerationFailed, ValueError) as exc:
-                    report_.failed.append((qid, f"{type(exc).__name__}: {exc}"))
-                else:
-                    with lock:
-                        out.write(json.dumps(row, ensure_ascii=False) + "\n")
-                        out.flush()
-                        os.fsync(out.fileno())
-                    report_.written += 1
-                if on_done is not None:
-                    on_done()
+        workers = max(1, self.concurrency)
+        pending, running = iter(todo), dict[Future, str]()
+
+        def send(n: int) -> None:  # questions are sent as others finish: at most `workers` at once
+            for qid, question in itertools.islice(pending, n):
+                running[pool.submit(self.answer, qid, question)] = qid
+
+        with JSONLAppender(out_path) as out, ThreadPoolExecutor(workers) as pool:
+            send(workers)
+            try:
+                while running:
+                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        self._keep(future, running.pop(future), out, report_)
+                        if on_done is not None:
+                            on_done()
+                    if report_.stopped or report_.write_error:
+                        break
+                    send(len(finished))
+            finally:  # stopped early (or Ctrl-C): no further question is sent; answers in flight are dropped
+                for future in running:
+                    future.cancel()
         report_.seconds = time.perf_counter() - start
         return report_

@@ -7,8 +7,12 @@ pairwise results and charts (PNG).
       pairwise.csv  pairwise.jsonl           per system pair / per question and pair (pairwise only)
       win_rate.png  score_over_turns.png     charts (pairwise / score only)
 
-Every file is written to a temporary name and renamed into place, so an interrupted write never
-leaves half a file where a complete one was.
+A run's files are written all or nothing: each goes first into a hidden temporary folder inside
+``out/`` (flushed and fsynced), and only when every one is complete are they renamed into place —
+the details and charts first, the summaries last, after an earlier run's summaries are removed — so
+a full disk or a crash never leaves half a file, nor a summary beside details it does not describe.
+When writing fails the temporary folder is removed, an earlier run's files are left as they were,
+and the ``OSError`` is raised.
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-
-from lawluo.files import write_atomically
 
 from .evaluate import Results
 from .plots import turns_chart, win_rate_chart
@@ -106,15 +111,51 @@ def _jsonl(rows: Sequence[dict]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
+SUMMARY_FILES = ("summary.csv", "summary.md", "summary.json")
+#: The other files a run may write. A new run's files replace all of an earlier run's, not some.
+OTHER_FILES = ("details.jsonl", "pairwise.csv", "pairwise.jsonl", "win_rate.png", "score_over_turns.png")
+
+
 def write_results(results: Results, out_dir: str | Path, command: str | None = None) -> list[Path]:
-    """Write every output file of ``results`` under ``out_dir``; returns the paths written."""
+    """Write every output file of ``results`` under ``out_dir``, all or none; returns the paths written."""
     out = Path(out_dir)
+    made = [p for p in (out, *out.parents) if not p.exists()]
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    staging = Path(tempfile.mkdtemp(dir=out, prefix=".lawluo-evaluate-"))
+    try:
+        names = _write_all(results, staging, command)
+        for name in SUMMARY_FILES + OTHER_FILES:
+            (out / name).unlink(missing_ok=True)
+        for name in sorted(names, key=lambda n: n in SUMMARY_FILES):  # the summaries last
+            os.replace(staging / name, out / name)
+        _fsync_folder(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        for folder in made:  # the folders this call made, innermost first, if they are still empty
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+    shutil.rmtree(staging, ignore_errors=True)
+    return [out / name for name in names]
+
+
+def _fsync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_all(results: Results, folder: Path, command: str | None) -> list[str]:
+    """Every output file into ``folder``, each fsynced; their names."""
+    written: list[str] = []
 
     def put(name: str, text: str) -> None:
-        write_atomically(out / name, text)
-        written.append(out / name)
+        (folder / name).write_text(text, encoding="utf-8")
+        written.append(name)
 
     put("summary.csv", _csv(results.summary))
     put("summary.md", render_markdown(results, command))
@@ -132,7 +173,10 @@ def write_results(results: Results, out_dir: str | Path, command: str | None = N
     if "pairwise" in results.metrics and results.pairs:
         put("pairwise.csv", _csv(results.pairs))
         put("pairwise.jsonl", _jsonl(results.pair_details))
-        written.append(win_rate_chart(results.pairs, out / "win_rate.png"))
+        written.append(win_rate_chart(results.pairs, folder / "win_rate.png").name)
     if results.turns:
-        written.append(turns_chart(results.turns, out / "score_over_turns.png"))
+        written.append(turns_chart(results.turns, folder / "score_over_turns.png").name)
+    for name in written:  # on the disk, charts included, before any file is renamed into place
+        with open(folder / name, "rb+") as f:
+            os.fsync(f.fileno())
     return written
