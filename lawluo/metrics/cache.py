@@ -94,12 +94,15 @@ class CachedBackend(ChatBackend):
     def describe(self) -> str:
         return self.inner.describe()
 
+    def log_name(self) -> str:
+        return self.inner.log_name()
+
     def unavailable_reason(self) -> str | None:
         return self.inner.unavailable_reason()
 
     def chat(self, messages: Sequence[Message], **overrides: Any) -> str:
         clean, gen = validate_messages(messages), check_overrides(overrides)
-        model = self.inner.describe()
+        model = self.inner.log_name()  # with the server's URL: one model name on two servers is two models
         key = JudgeCache.key(model, clean, gen)
         answer = self.cache.get(key)
         if answer is None:

@@ -10,6 +10,10 @@ Without a clarifier model — or for a node whose model call failed (bad JSON tw
 children are read off the retrieved cases (:mod:`.from_cases`) and the tree says so in ``notes``.
 :meth:`TreeBuilder.levels` yields the tree after each level so the UI can show the first level as soon
 as it exists.
+
+The question, the path's elements and the cases go into ``tolc/expand`` through
+:func:`~lawluo.prompts.untrusted.quote` (a ``<<<`` or ``>>>`` in them is written full-width), so none can
+close the quotation of the client's question.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from .. import prompts
 from ..llm import ChatBackend, LLMError, gather
+from ..prompts.untrusted import quote
 from ..retrieval.casebank import Case
 from .from_cases import NO_MODEL_NOTE, elements_from_cases
 from .tree import Tree, statement_key
@@ -109,10 +114,10 @@ class TreeBuilder:
                 "role": "user",
                 "content": prompts.render(
                     "tolc/expand",
-                    question=question,
+                    question=quote(question),
                     k=self.k,
-                    path="\n".join(f"- {s}" for s in path) or "（无，这是第一层）",
-                    cases="\n\n".join(_describe(c) for c in cases) or "（未检索到相似案例）",
+                    path=quote("\n".join(f"- {s}" for s in path)) or "（无，这是第一层）",
+                    cases=quote("\n\n".join(_describe(c) for c in cases)) or "（未检索到相似案例）",
                 ),
             },
         ]

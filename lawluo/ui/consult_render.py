@@ -209,7 +209,7 @@ def _turn_markdown(turn: Turn) -> str:
         footer.append(f"引用核查 Citations: {len(turn.citations)} 条，{verified} 条核实无误（详见右侧）")
     if turn.score:
         footer.append(
-            f"主任评分 Boss: P(更好) = {float(turn.score['p_better']):.2f} ({turn.score.get('method', '')})"
+            f"主任评分 Boss: P(更好) = {float(turn.score['p_better']):.2f} ({md_text(str(turn.score.get('method', '')))})"
         )
     if turn.note:
         footer.append(f"⚠ {md_text(turn.note)}")
@@ -242,10 +242,12 @@ def retrieved_html(turn: Turn | None) -> str:
 
 
 def score_line(score: Mapping | None) -> str:
+    """The boss's score as one line of Markdown (its note is the judge model's reason: escaped)."""
     if not score:
         return ""
-    note = f" — {score['note']}" if score.get("note") else ""
-    return f"主任评分 Boss score: P(更好 better) = {float(score['p_better']):.2f} ({score.get('method', '')}){note}"
+    note = f" — {md_text(str(score['note']))}" if score.get("note") else ""
+    method = md_text(str(score.get("method", "")))
+    return f"主任评分 Boss score: P(更好 better) = {float(score['p_better']):.2f} ({method}){note}"
 
 
 def trace_html(trace: Sequence[TraceEvent]) -> str:
