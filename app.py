@@ -22,6 +22,7 @@ import gradio as gr
 from eval_ui.annotate_tab import TAB_LABEL as ANNOTATE_TAB_LABEL
 from eval_ui.annotate_tab import build_annotate_tab
 from eval_ui.auth import UsersError, load_users
+from eval_ui.login import SignIn, SignInLimits, client_address_middleware
 from eval_ui.service import AnnotationService
 from eval_ui.stats_tab import build_stats_tab
 from eval_ui.store import StoreError, start_sync
@@ -34,14 +35,17 @@ from lawluo.retrieval.cases import CaseSearcher
 from lawluo.retrieval.statutes import StatuteSearcher
 from lawluo.ui.consult_tab import TAB_LABEL as CONSULT_TAB_LABEL
 from lawluo.ui.consult_tab import build_consult_tab
+from lawluo.ui.headers import security_headers_middleware
 from lawluo.ui.models_panel import build_models_panel
 from lawluo.ui.statute_tab import UI_COPY_DIR, build_statute_tab, build_unavailable_tab
+from lawluo.ui.visitors import VisitorLimits, visitor_cookie_middleware
 
 logger = logging.getLogger("lawluo.app")
 
 BUILD_COMMAND = "python -m lawluo build all --data ../shared/data"
 DEFAULT_CONCURRENCY = 4
 QUEUE_SIZE = 64
+STATE_SESSIONS = 2000
 
 
 def _missing_db_message(
@@ -74,7 +78,9 @@ def build_app(settings: Settings | None = None, models: LanguageModels | None = 
     settings = settings or Settings.load()
     models = models or LanguageModels(settings.models)
     checker = None
-    with gr.Blocks(title="LawLuo 律罗") as demo:
+    # Gradio's copies of files served for download (reports, saved consultations) go after a session's life.
+    ttl = int(settings.session_ttl_s)
+    with gr.Blocks(title="LawLuo 律罗", delete_cache=(min(ttl, 600), ttl)) as demo:
         gr.Markdown("# LawLuo 律罗 · 法律咨询与法条核查")
         try:
             db = StatuteDB(settings.statutes_path)
@@ -88,7 +94,7 @@ def build_app(settings: Settings | None = None, models: LanguageModels | None = 
             _warm_up(searcher, cases)
             firm = _load_firm(settings, models, searcher, cases, checker)
             if isinstance(firm, Firm):
-                build_consult_tab(firm, models)
+                build_consult_tab(firm, models, VisitorLimits.from_settings(settings), demo)
             else:
                 with gr.Tab(CONSULT_TAB_LABEL, id="consult"):
                     gr.Markdown(firm)
@@ -125,10 +131,40 @@ def launch_auth(settings: Settings):
     """Gradio's ``auth`` for ``launch``: the users file's check when ``annotation_users`` is set, else None.
 
     With it the whole app is behind Gradio's login form (the annotators' deployment); without it the
-    app is open and annotation needs Hugging Face sign-in on a Space.
+    app is open and annotation needs Hugging Face sign-in on a Space. The check is ``SignIn.check``
+    (eval_ui/login.py): a coroutine Gradio awaits, hashing off the event loop, with failed sign-ins
+    limited per name and per client address.
     """
     users = load_users(settings.annotation_users)
-    return None if users is None else users.check
+    return None if users is None else SignIn(users.check).check
+
+
+def launch_options(settings: Settings) -> dict:
+    """What every launch of the app passes to ``launch`` besides the address (``main`` and the tests).
+
+    - the sign-in check (:func:`launch_auth`) and the login page's text;
+    - the middleware on every request: the client's address for the sign-in limits
+      (``eval_ui/login.py``), the visitor cookie that binds a consultation to its browser
+      (``lawluo/ui/visitors.py``), and the security headers — CSP ``img-src``, ``Referrer-Policy``,
+      ``nosniff`` (``lawluo/ui/headers.py``);
+    - ``ssr_mode=False``: under server-side rendering (on by default on Spaces) Node renders the page,
+      without those headers;
+    - ``state_session_capacity``: at most this many sessions' state in memory (Gradio's default is 10,000).
+    """
+    return {
+        "auth": launch_auth(settings),
+        "auth_message": "LawLuo 标注 · Sign in with the name and password your admin gave you. "
+        + SignInLimits().notice(),
+        "app_kwargs": {
+            "middleware": [
+                client_address_middleware(),
+                visitor_cookie_middleware(),
+                security_headers_middleware(),
+            ]
+        },
+        "ssr_mode": False,
+        "state_session_capacity": STATE_SESSIONS,
+    }
 
 
 def _warm_up(searcher: StatuteSearcher, cases: CaseSearcher | None) -> None:
@@ -166,17 +202,13 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
     try:
         settings = Settings.load(args.config)
-        auth = launch_auth(settings)
+        options = launch_options(settings)
     except (ConfigError, UsersError) as exc:
         print(f"LawLuo cannot start: {exc}", file=sys.stderr)
         return 2
     logger.info("%s", describe_settings(settings))
     # server_port=None lets Gradio read GRADIO_SERVER_PORT (default 7860).
-    build_app(settings).launch(
-        server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"),
-        auth=auth,
-        auth_message="LawLuo 标注 · Sign in with the name and password your admin gave you.",
-    )
+    build_app(settings).launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), **options)
     return 0
 
 

@@ -169,7 +169,7 @@ def test_ending_writes_the_report_as_markdown_and_docx_and_closes_the_consultati
 def test_a_failing_step_is_shown_as_a_message_and_keeps_the_consultation(firm_services, monkeypatch):
     firm = make_firm(firm_services)
     state = last(tab.ask(firm, None, QUESTION, True, 2, 1), True)["state"]
-    monkeypatch.setattr(firm, "close", lambda s: (_ for _ in ()).throw(RuntimeError("disk full")))
+    monkeypatch.setattr(firm, "close", lambda *a: (_ for _ in ()).throw(RuntimeError("disk full")))
     out = tab.end(firm, state)
     assert "RuntimeError: disk full" in out[-1] and out[0] is state and state.turns
 

@@ -94,17 +94,25 @@ def test_receptionist_rows_are_weak_labels_plus_the_dev_questions():
 # -- saved consultations ---------------------------------------------------------------------------
 def saved_consultation() -> State:
     report = Report(
-        number="LL-1", date="2026年1月1日", client="王女士", subject="押金", purpose="退押金", facts="房东不退押金。",
+        number="LL-20260101-ABC123", date="2026年1月1日", client="王女士", subject="押金", purpose="退押金", facts="房东不退押金。",
         analysis="押金应当退还。", advice=["先协商"], risks=["保留证据"], generated_by="fake",
     )  # fmt: skip
-    statute = {
+    statute = {  # as the lawyer's retrieval stores it (StatuteHit.as_dict() + preferred)
         "law": "中华人民共和国民法典",
+        "article": 577,
         "article_label": "第五百七十七条",
+        "version": "2020",
+        "current": True,
+        "in_force": True,
+        "level": "法律",
         "text": "当事人一方不履行合同义务……",
+        "score": 12.5,
+        "preferred": True,
     }
     return State(
         client="王女士",
         domain="real_estate",
+        status="closed",
         turns=[
             Turn("client", "房东不退押金怎么办？"),
             Turn("lawyer", "您可以先协商，再起诉。", statutes=[statute]),

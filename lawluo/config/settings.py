@@ -81,6 +81,34 @@ class Settings:
         default=1,
         metadata={"help": "Answers the lawyer drafts per turn; the boss keeps the best (1 = stream one)."},
     )
+    visitor_tree_calls: int = field(
+        default=13,
+        metadata={
+            "help": "Most clarifier calls one tree may cost a visitor of the app (a tree of height H and width K "
+            "costs 1 + K + … + K^(H-2) calls: H=3, K=3 → 4; H=4, K=3 → 13). Larger trees asked for are reduced."
+        },
+    )
+    visitor_parallel: int = field(
+        default=2,
+        metadata={
+            "help": "Model steps (tree, answer, report) one client address may run at once in the app; a "
+            "browser session always runs one at a time."
+        },
+    )
+    step_budget_s: float = field(
+        default=120.0,
+        metadata={
+            "help": "Time budget in seconds of one model step in the app (building the tree, an answer, the "
+            "report), waiting for a free model slot included; a step over budget stops with a message."
+        },
+    )
+    session_ttl_s: float = field(
+        default=3600.0,
+        metadata={
+            "help": "Seconds a visitor's consultation is kept in the app's memory after its last change "
+            "(its download files go with it; closing the page frees it at once). Save it to keep it."
+        },
+    )
     annotation_dir: Path = field(
         default=PROJECT_ROOT / "data" / "annotation",
         metadata={
@@ -133,6 +161,15 @@ class Settings:
             raise ValueError(
                 f"tolc_height must be 2–5, tolc_k 1–6 and best_of 1–8 "
                 f"(got {self.tolc_height}, {self.tolc_k}, {self.best_of})"
+            )
+        if self.visitor_tree_calls < 1 or self.visitor_parallel < 1:
+            raise ValueError(
+                f"visitor_tree_calls and visitor_parallel must be >= 1 "
+                f"(got {self.visitor_tree_calls}, {self.visitor_parallel})"
+            )
+        if not self.step_budget_s > 0 or not self.session_ttl_s > 0:
+            raise ValueError(
+                f"step_budget_s and session_ttl_s must be > 0 (got {self.step_budget_s}, {self.session_ttl_s})"
             )
         if not 1 <= self.annotation_overlap <= 20:
             raise ValueError(f"annotation_overlap must be 1–20 (got {self.annotation_overlap})")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .firm import Firm
+from .firm import ConsultationClosed, Firm
 from .state import Consultation, TraceEvent, Turn
 
-__all__ = ["Consultation", "Firm", "TraceEvent", "Turn"]
+__all__ = ["Consultation", "ConsultationClosed", "Firm", "TraceEvent", "Turn"]

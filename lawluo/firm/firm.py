@@ -29,13 +29,23 @@ from ..agents.lawyer import Brief, Lawyer, retrieve_statutes
 from ..agents.receptionist import Receptionist
 from ..agents.secretary import ReportInput, Secretary
 from ..law.checker import CitationChecker
-from ..llm import LanguageModels, LLMError, StreamInterrupted
+from ..llm import Deadline, LanguageModels, LLMError, StreamInterrupted
+from ..llm.budget import within
 from ..tolc import Tree, TreeBuilder
+from .saved import MAX_ANSWER_CHARS, MAX_TRACE, MAX_TURN_CHARS, MAX_TURNS
 from .state import Consultation, TraceEvent, Turn
 
-MAX_TURN_CHARS = 4000
 STATUTES_K, CASES_K = 5, 3
 NO_LAWYER = "未配置律师模型，无法生成回答。以下是根据您的问题和已确认的事实检索到的法条与相似案例，供参考。"
+EMPTY_ANSWER = "律师模型没有给出任何内容（空回答），未作为建议显示。请重新生成，或稍后再试。The model returned an empty answer."
+
+
+class ConsultationClosed(ValueError):
+    """A step that needs an open consultation was asked of a closed one."""
+
+
+class ConsultationTooLong(ValueError):
+    """One more question would take the consultation past what a saved consultation may hold."""
 
 
 @dataclass
@@ -82,11 +92,15 @@ class Firm:
 
     def receive(self, state: Consultation, text: str) -> dict:
         """Add the client's turn; route the first one, re-route later ones that clearly changed domain."""
-        if state.status == "closed":
-            raise ValueError("this consultation is closed; start a new one")
+        _require_open(state)
         text = (text or "").strip()
         if not text:
             raise ValueError("the question is empty")
+        if len(state.turns) + 2 > MAX_TURNS:  # a question and its answer must fit in a saved consultation
+            raise ConsultationTooLong(
+                f"this consultation already has {len(state.turns)} turns, the most one can hold; "
+                "end it (the report sums it up) and start a new one"
+            )
         truncated = len(text) > MAX_TURN_CHARS
         text = text[:MAX_TURN_CHARS]
         state.turns.append(Turn("client", text))
@@ -114,11 +128,19 @@ class Firm:
             event.summary = f"domain set to {chosen.name}"
         state.domain = chosen.id
 
-    def clarify(self, state: Consultation, height: int | None = None, k: int | None = None) -> Iterator[Tree]:
+    def clarify(
+        self,
+        state: Consultation,
+        height: int | None = None,
+        k: int | None = None,
+        deadline: Deadline | None = None,
+    ) -> Iterator[Tree]:
         """Build the clarification tree for the latest question; yields it after each level.
 
-        ``height``/``k`` override the firm's tree size for this tree (the UI's settings panel).
+        ``height``/``k`` override the firm's tree size for this tree (the UI's settings panel). Within
+        ``deadline`` a node whose model call does not finish in time gets elements from similar cases.
         """
+        _require_open(state)
         if not state.client_turns:
             raise ValueError("the client has not asked anything yet")
         builder = self.tree_builder
@@ -129,8 +151,13 @@ class Firm:
         state.status = "clarifying"
         start = time.perf_counter()
         tree = None
-        for tree in builder.levels(question):
-            state.tree = tree
+        levels = builder.levels(question)
+        while True:
+            with within(deadline):  # activated per level: the budget must not span a yield
+                tree_or_none = next(levels, None)
+            if tree_or_none is None:
+                break
+            tree = state.tree = tree_or_none
             yield tree
         source = "clarifier model" if tree.source == "model" else "similar cases (no model)"
         state.trace.append(
@@ -146,13 +173,23 @@ class Firm:
         )
 
     def mark(self, state: Consultation, node_id: str, value: str) -> None:
+        _require_open(state)
         if state.tree is None:
             raise ValueError("there is no clarification tree to mark")
         state.tree.mark(node_id, value)
+        if len(state.trace) >= MAX_TRACE - 100:  # endless clicking: forget the oldest mark, keep the rest
+            oldest = next((e for e in state.trace if e.agent == "client" and e.action == "mark"), None)
+            if oldest is not None:
+                state.trace.remove(oldest)
         state.trace.append(TraceEvent("client", "mark", f"{node_id} = {value}", 0.0, at=_now()))
 
-    def answer(self, state: Consultation) -> Iterator[str]:
-        """The lawyer's answer to the latest question, streamed; the turn is stored when it ends."""
+    def answer(self, state: Consultation, deadline: Deadline | None = None) -> Iterator[str]:
+        """The lawyer's answer to the latest question, streamed; the turn is stored when it ends.
+
+        Within ``deadline`` the answer stops when the budget runs out (what was written is kept, with a
+        note); an empty answer is held back with a note, never stored as advice.
+        """
+        _require_open(state)
         if not state.client_turns or state.turns[-1].role != "client":
             raise ValueError("the latest turn is not a client question")
         question = state.client_turns[-1]
@@ -183,28 +220,30 @@ class Firm:
         brief = Brief(lawyer_domain, question, history, state.confirmed, state.denied, statutes)
         try:
             if self.best_of > 1 and self.boss.available:
-                yield from self._best_of(state, brief, turn)
+                yield from self._best_of(state, brief, turn, deadline)
             else:
-                yield from self._stream(state, brief, turn)
+                yield from self._stream(state, brief, turn, deadline)
         finally:
-            self._finish_answer(state, question, turn)
+            self._finish_answer(state, question, turn, deadline)
 
-    def regenerate(self, state: Consultation) -> Iterator[str]:
+    def regenerate(self, state: Consultation, deadline: Deadline | None = None) -> Iterator[str]:
         """Drop the latest answer and answer the same question again (streamed)."""
+        _require_open(state)
         if not state.turns or state.turns[-1].role != "lawyer":
             raise ValueError("there is no answer to regenerate")
-        if state.status == "closed":
-            raise ValueError("this consultation is closed; start a new one")
         dropped = state.turns.pop()
         state.trace.append(
             TraceEvent(
                 "lawyer", "regenerate", f"dropped an answer of {len(dropped.text)} characters", 0.0, at=_now()
             )
         )
-        yield from self.answer(state)
+        yield from self.answer(state, deadline)
 
-    def close(self, state: Consultation) -> dict:
-        """The secretary's nine-section report, scored by the boss; the consultation is closed."""
+    def close(self, state: Consultation, deadline: Deadline | None = None) -> dict:
+        """The secretary's nine-section report, scored by the boss; the consultation is closed.
+
+        Within ``deadline`` a secretary that does not answer in time gives the partial report.
+        """
         if not state.client_turns:
             raise ValueError("there is nothing to report: the client has not asked anything")
         cited = [
@@ -223,14 +262,14 @@ class Firm:
             number=f"LL-{date.today():%Y%m%d}-{state.id[:6].upper()}",
             date=f"{date.today():%Y年%m月%d日}",
         )
-        with self._step(state, "secretary", "write report") as event:
+        with self._step(state, "secretary", "write report") as event, within(deadline):
             report = self.secretary.write(request)
             event.summary = f"report {report.number} by {report.generated_by}"
         state.report = report.model_dump()
         if self.boss.available:
             from ..agents.secretary import render_markdown
 
-            with self._step(state, "boss", "score report") as event:
+            with self._step(state, "boss", "score report") as event, within(deadline):
                 try:
                     score = self.boss.score_report(state.first_question, render_markdown(report))
                     state.report_score = asdict(score)
@@ -244,29 +283,52 @@ class Firm:
     def _search_cases(self, query: str, k: int) -> list:
         return [hit.case for hit in self.case_searcher.search(query, k)]
 
-    def _stream(self, state: Consultation, brief: Brief, turn: Turn) -> Iterator[str]:
+    def _stream(
+        self, state: Consultation, brief: Brief, turn: Turn, deadline: Deadline | None = None
+    ) -> Iterator[str]:
         start = time.perf_counter()
+        pieces = None
         try:
-            for piece in self.lawyer.stream(brief):
+            with within(deadline):
+                pieces = self.lawyer.stream(brief)
+            while True:
+                with within(deadline):  # per piece: the budget must not span a yield
+                    if deadline is not None:
+                        deadline.check()
+                    piece = next(pieces, None)
+                if piece is None:
+                    break
                 turn.text += piece
                 yield piece
         except StreamInterrupted as exc:
             turn.note = str(exc)
         except LLMError as exc:
             turn.note = f"回答失败：{exc}"
+        finally:
+            if pieces is not None:
+                pieces.close()  # a stream stopped early releases its connection and its slot now
+        if not turn.text.strip() and not turn.note:
+            turn.text, turn.note = "", EMPTY_ANSWER
         summary = f"{len(turn.text)} characters streamed" + (f"; {turn.note}" if turn.note else "")
         state.trace.append(TraceEvent("lawyer", "answer", summary, _ms(start), ok=not turn.note, at=_now()))
 
-    def _best_of(self, state: Consultation, brief: Brief, turn: Turn) -> Iterator[str]:
+    def _best_of(
+        self, state: Consultation, brief: Brief, turn: Turn, deadline: Deadline | None = None
+    ) -> Iterator[str]:
         start = time.perf_counter()
         try:
-            answers = self.lawyer.answers(brief, self.best_of)
+            with within(deadline):
+                answers = [a for a in self.lawyer.answers(brief, self.best_of) if a.strip()]
+            if not answers:
+                turn.note = EMPTY_ANSWER
+                state.trace.append(TraceEvent("lawyer", "answer", turn.note, _ms(start), ok=False, at=_now()))
+                return
         except LLMError as exc:
             turn.note = f"回答失败：{exc}"
             state.trace.append(TraceEvent("lawyer", "answer", turn.note, _ms(start), ok=False, at=_now()))
             return
         state.trace.append(TraceEvent("lawyer", "answer", f"{len(answers)} drafts", _ms(start), at=_now()))
-        with self._step(state, "boss", "best of n") as event:
+        with self._step(state, "boss", "best of n") as event, within(deadline):
             try:
                 best, scores = self.boss.best_of(brief.question, answers)
             except LLMError as exc:
@@ -281,8 +343,11 @@ class Firm:
             turn.score = asdict(scores[best])
         yield turn.text
 
-    def _finish_answer(self, state: Consultation, question: str, turn: Turn) -> None:
+    def _finish_answer(
+        self, state: Consultation, question: str, turn: Turn, deadline: Deadline | None = None
+    ) -> None:
         """Check the answer's citations and have the boss score it; store the turn whatever happened."""
+        turn.text = turn.text[:MAX_ANSWER_CHARS]  # a runaway model: kept within what a saved file may hold
         if turn.text:
             with self._step(state, "checker", "check citations") as event:
                 result = self.checker.check(turn.text)
@@ -290,7 +355,7 @@ class Firm:
                 turn.nhsr = result.nhsr
                 event.summary = f"{len(turn.citations)} citations, NHSR {turn.nhsr}"
             if turn.score is None and self.boss.available and not turn.note:
-                with self._step(state, "boss", "score answer") as event:
+                with self._step(state, "boss", "score answer") as event, within(deadline):
                     try:
                         score = self.boss.score(question, turn.text)
                         turn.score = asdict(score)
@@ -298,7 +363,8 @@ class Firm:
                     except LLMError as exc:
                         event.ok, event.summary = False, f"not scored: {exc}"
         state.turns.append(turn)
-        state.status = "answered"
+        if state.status != "closed":  # a consultation closed meanwhile stays closed
+            state.status = "answered"
 
     @contextmanager
     def _step(self, state: Consultation, agent: str, action: str) -> Iterator[TraceEvent]:
@@ -313,6 +379,11 @@ class Firm:
         finally:
             event.duration_ms = _ms(start)
             state.trace.append(event)
+
+
+def _require_open(state: Consultation) -> None:
+    if state.status == "closed":
+        raise ConsultationClosed("this consultation is closed; start a new one")
 
 
 def _routing_summary(routing) -> str:

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
 from ..tolc import Tree
-
-STATE_VERSION = 1
-STATUSES = ("new", "clarifying", "answered", "closed")
+from .saved import STATE_VERSION, validate_saved
 
 
 @dataclass
@@ -54,6 +52,9 @@ class Consultation:
     report_score: dict | None = None
     trace: list[TraceEvent] = field(default_factory=list)
     version: int = STATE_VERSION
+    #: Digest of the browser cookie this consultation is bound to in the app (never saved; see
+    #: :mod:`lawluo.ui.visitors`).
+    owner: str | None = field(default=None, compare=False, repr=False)
 
     # -- views ------------------------------------------------------------------------------------
     @property
@@ -74,34 +75,22 @@ class Consultation:
 
     # -- JSON -------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        del data["owner"]  # who holds it in the app is not part of the consultation
+        return data
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
 
     @classmethod
     def from_dict(cls, data: dict) -> Consultation:
-        if not isinstance(data, dict):
-            raise ValueError("a saved consultation is a JSON object")
-        if data.get("version") != STATE_VERSION:
-            raise ValueError(
-                f"saved consultation has version {data.get('version')!r}; this LawLuo reads {STATE_VERSION}"
-            )
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"saved consultation has unknown field(s) {', '.join(unknown)}")
-        try:
-            values = dict(data)
-            values["turns"] = [Turn(**t) for t in data.get("turns", [])]
-            values["trace"] = [TraceEvent(**e) for e in data.get("trace", [])]
-            values["tree"] = Tree.from_dict(data["tree"]) if data.get("tree") else None
-            state = cls(**values)
-        except TypeError as exc:
-            raise ValueError(f"saved consultation is malformed: {exc}") from None
-        if state.status not in STATUSES:
-            raise ValueError(f"saved consultation has status {state.status!r}; valid: {', '.join(STATUSES)}")
-        return state
+        """A consultation from its JSON object, checked whole against :mod:`.saved`'s schema first."""
+        data = validate_saved(data)
+        values = dict(data)
+        values["turns"] = [Turn(**t) for t in data.get("turns", [])]
+        values["trace"] = [TraceEvent(**e) for e in data.get("trace", [])]
+        values["tree"] = Tree.from_dict(data["tree"]) if data.get("tree") else None
+        return cls(**values)
 
     @classmethod
     def from_json(cls, text: str) -> Consultation:

@@ -19,6 +19,7 @@ when a role using it is created.
 from __future__ import annotations
 
 from .base import GENERATION_KEYS, ChatBackend, validate_messages
+from .budget import BudgetExceeded, Deadline
 from .errors import (
     AuthenticationFailed,
     LLMConnectionError,
@@ -40,7 +41,9 @@ __all__ = [
     "BACKENDS",
     "GENERATION_KEYS",
     "AuthenticationFailed",
+    "BudgetExceeded",
     "ChatBackend",
+    "Deadline",
     "LLMConnectionError",
     "LLMError",
     "LLMTimeout",

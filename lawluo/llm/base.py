@@ -7,7 +7,9 @@ settings load) and the role it serves. Subclasses implement :meth:`ChatBackend._
 - message validation (a list of ``{"role": "system"|"user"|"assistant", "content": str}``);
 - per-call generation overrides, restricted to :data:`GENERATION_KEYS`;
 - a concurrency limit (a semaphore of ``concurrency`` slots) shared by every caller of the backend,
-  held for the whole call and, for a stream, until the stream is exhausted or closed;
+  held for the whole call and, for a stream, until the stream is exhausted or closed; inside a time
+  budget (:mod:`.budget`) a call waits for a slot only until the deadline, then raises
+  :class:`~.budget.BudgetExceeded` instead of queueing behind a hung model;
 - :meth:`chat_json`, the structured-output helper of :mod:`lawluo.llm.structured`.
 
 Reference: the decoder registry of alpaca_eval (one file per backend, one fake for the tests).
@@ -20,6 +22,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
+from . import budget
 from .errors import ModelUnavailable
 
 Message = Mapping[str, str]
@@ -77,8 +80,16 @@ class ChatBackend(ABC):
         return None
 
     def describe(self) -> str:
-        """One line for logs and the UI, e.g. ``openai · deepseek-chat @ https://api.deepseek.com``."""
+        """One line a visitor may see (the UI, reports, error messages), e.g. ``openai · deepseek-chat``.
+
+        Never a server's address: an internal URL (``http://10.0.0.5:8000/v1``) is no business of a visitor.
+        """
         return self.name
+
+    def log_name(self) -> str:
+        """:meth:`describe` plus where the model is served (a server's URL): for server logs, the CLI and
+        cache keys, never for visitors."""
+        return self.describe()
 
     @property
     def concurrency(self) -> int:
@@ -88,8 +99,11 @@ class ChatBackend(ABC):
         """The model's whole answer to ``messages``."""
         clean, gen = validate_messages(messages), check_overrides(overrides)
         self._raise_if_unavailable()
-        with self._slots:
+        self._take_slot()
+        try:
             return self._chat(clean, gen)
+        finally:
+            self._slots.release()
 
     def stream(self, messages: Sequence[Message], **overrides: Any) -> Iterator[str]:
         """The answer as it is generated, piece by piece; close the iterator to stop early."""
@@ -116,8 +130,19 @@ class ChatBackend(ABC):
         if reason is not None:
             raise ModelUnavailable(reason)
 
+    def _take_slot(self) -> None:
+        """One of the backend's slots; within a time budget, waiting no longer than the budget allows."""
+        wait = budget.slot_wait()
+        if not self._slots.acquire(timeout=wait):
+            deadline = budget.current()
+            raise budget.BudgetExceeded(
+                f"All {self.concurrency} request slots of the {self.role} model stayed busy for "
+                f"{deadline.seconds if deadline else wait:g} s (other visitors' requests); try again in a moment."
+            )
+
     def _stream_with_slot(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> Iterator[str]:
-        with self._slots:
+        self._take_slot()
+        try:
             pieces = self._stream(messages, gen)
             try:
                 yield from pieces
@@ -125,3 +150,5 @@ class ChatBackend(ABC):
                 close = getattr(pieces, "close", None)
                 if close is not None:
                     close()
+        finally:
+            self._slots.release()

@@ -2,8 +2,9 @@
 
 One client per backend (created on first use, shared by all threads: the SDK's httpx pool is
 thread-safe). The SDK's own retries are switched off (``max_retries=0``) and done here instead, so that
-every failure becomes one typed :mod:`~lawluo.llm.errors` error with a message naming the server, the
-model and the setting to change, and so that the backoff is an option (tests use milliseconds):
+every failure becomes one typed :mod:`~lawluo.llm.errors` error with a message naming the role's model
+server (never its URL, which may be internal: the message may reach a visitor; the URL is logged), the model
+and the setting to change, and so that the backoff is an option (tests use milliseconds):
 
 - retried, with exponential backoff and jitter (or the server's ``retry-after``/``retry-after-ms``):
   429, 5xx, connection errors, timeouts, malformed response bodies;
@@ -23,9 +24,11 @@ import random
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 
+from . import budget
 from .base import ChatBackend
 from .errors import (
     AuthenticationFailed,
@@ -61,12 +64,16 @@ class OpenAIBackend(ChatBackend):
         return (self.options.base_url or DEFAULT_BASE_URL).rstrip("/")
 
     def describe(self) -> str:
-        return f"openai · {self.options.model} @ {self.base_url}"
+        """``openai · <model>``: no server address (visitors see it; see :meth:`ChatBackend.describe`)."""
+        return f"openai · {self.options.model}"
+
+    def log_name(self) -> str:
+        return f"{self.describe()} @ {self.base_url}"
 
     def unavailable_reason(self) -> str | None:
         if self.options.api_key_required and not self._api_key:
             return (
-                f"The {self.role} role uses {self.options.model} at {self.base_url}, but the environment "
+                f"The {self.role} role uses {self.options.model}, but the environment "
                 f"variable {self.options.api_key_env} is not set. Export it (on a Hugging Face Space: "
                 "Settings → Variables and secrets), or set api_key_required: false for a local server "
                 "that accepts any key."
@@ -109,10 +116,11 @@ class OpenAIBackend(ChatBackend):
         attempt = 0
         while True:
             try:
-                response = self.client.chat.completions.create(**request)
+                timeout = budget.request_timeout(self.options.timeout)
+                response = self.client.chat.completions.create(**request, timeout=timeout)
                 return self._content(response)
             except Exception as exc:  # noqa: BLE001 — every failure is translated into a typed error
-                error = self._translate(exc)
+                error = budget.explain(self._translate(exc))
                 if not self._should_retry(error, attempt, exc):
                     raise error from exc
                 attempt += 1
@@ -123,7 +131,8 @@ class OpenAIBackend(ChatBackend):
         while True:
             stream = None
             try:
-                stream = self.client.chat.completions.create(**request)
+                timeout = budget.request_timeout(self.options.timeout)
+                stream = self.client.chat.completions.create(**request, timeout=timeout)
                 for chunk in stream:
                     piece = _delta(chunk)
                     if piece:
@@ -133,7 +142,7 @@ class OpenAIBackend(ChatBackend):
             except GeneratorExit:
                 raise
             except Exception as exc:  # noqa: BLE001
-                error = self._translate(exc)
+                error = budget.explain(self._translate(exc))
                 if received:
                     raise StreamInterrupted(
                         f"The answer from {self.describe()} broke off after {len(''.join(received))} "
@@ -154,6 +163,8 @@ class OpenAIBackend(ChatBackend):
         delay = _server_wait(exc)
         if delay is None:
             delay = min(MAX_BACKOFF_S, self.options.backoff * 2**attempt) * random.uniform(0.75, 1.25)
+        if not budget.can_wait(delay):  # the step's time budget has no room for another attempt
+            return False
         logger.warning(
             "%s: %s; retry %d/%d in %.2f s",
             self.describe(),
@@ -179,24 +190,39 @@ class OpenAIBackend(ChatBackend):
         return content or ""
 
     def _translate(self, exc: BaseException) -> LLMError:
-        """One typed error, with a message saying what to change, for anything the SDK raised."""
+        """One typed error, with a message saying what to change, for anything the SDK raised.
+
+        The message may reach a visitor (a turn's note, the trace, the report), so it names "the lawyer
+        role's model server" and never the server's address, which is logged here for the operator instead
+        (also cut out of the server's own error text, should that repeat it).
+        """
         if isinstance(exc, LLMError):
             return exc
         o = self.options
+        detail = _detail(exc)
+        logger.warning("%s role, %s: %s: %s", self.role, self.log_name(), type(exc).__name__, detail)
         fields = {
             "where": self.describe(),
-            "url": self.base_url,
             "role": self.role,
             "model": o.model,
             "timeout": o.timeout,
             "key_env": o.api_key_env,
-            "detail": _detail(exc),
+            "detail": self._hide_server(detail),
             "status": getattr(exc, "status_code", ""),
         }
         for exc_types, error, message in TRANSLATIONS:
             if isinstance(exc, exc_types):
                 return error(message.format(**fields))
         return LLMError("{where}: unexpected {kind}: {detail}".format(kind=type(exc).__name__, **fields))
+
+    def _hide_server(self, text: str) -> str:
+        """``text`` with the server's URL, ``host:port`` and (a dotted) host name replaced by ``<server>``."""
+        url = urlsplit(self.base_url)
+        host = url.hostname or ""
+        for part in (self.base_url, url.netloc, host if "." in host else ""):
+            if part:
+                text = text.replace(part, "<server>")
+        return text
 
 
 # The SDK's exceptions → LawLuo's typed errors, first match wins (subclasses before their bases).
@@ -210,8 +236,8 @@ TRANSLATIONS: tuple[tuple[type | tuple[type, ...], type[LLMError], str], ...] = 
     (
         openai.APIConnectionError,
         LLMConnectionError,
-        "Cannot reach {url} ({detail}). Check base_url and that the server is running and reachable from "
-        "this machine.",
+        "Cannot reach the {role} role's model server ({detail}). Check its base_url and that the server is "
+        "running and reachable from this machine (the server log names the URL).",
     ),
     (
         openai.RateLimitError,
@@ -228,8 +254,8 @@ TRANSLATIONS: tuple[tuple[type | tuple[type, ...], type[LLMError], str], ...] = 
     (
         openai.NotFoundError,
         RequestRejected,
-        "{url} has no model {model!r} (404: {detail}). Check `model` (for vLLM: a served model or LoRA name "
-        "listed by /v1/models) and base_url.",
+        "The {role} role's model server has no model {model!r} (404: {detail}). Check `model` (for vLLM: a "
+        "served model or LoRA name listed by /v1/models) and base_url.",
     ),
     (
         openai.InternalServerError,

@@ -6,6 +6,7 @@ can be as wide as the work; results come back in the order of the calls.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -30,7 +31,8 @@ def gather(
         return []
     workers = max(1, min(max_workers or len(calls), len(calls), MAX_THREADS))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lawluo-llm") as pool:
-        futures = [pool.submit(call) for call in calls]
+        # each call runs in a copy of the caller's context: an active time budget (.budget) applies to it
+        futures = [pool.submit(contextvars.copy_context().run, call) for call in calls]
         outcomes: list[T | BaseException] = []
         for future in futures:
             error = future.exception()

@@ -5,11 +5,13 @@ by level and the visitor marks its facts 是 / 否 / 不确定; the lawyer's ans
 it cites checked; ending the consultation has the secretary write the report (shown, and downloadable
 as .md and .docx); the boss's scores and the trace of every step are shown along the way.
 
-Handlers are plain module-level functions that take the :class:`~lawluo.firm.Firm` first (bound with
-:func:`functools.partial`) and the session's :class:`~lawluo.firm.Consultation` (kept in ``gr.State``)
-next. They never raise: bad input (an empty or over-long question, a click on a closed consultation)
-gets a message and the typed question stays in its box; an unexpected error is logged and shown as a
-message, and the consultation keeps everything it had.
+Handlers are plain module-level functions that take the :class:`~lawluo.firm.Firm` first and the
+session's :class:`~lawluo.firm.Consultation` (kept in ``gr.State``) next; the tab binds them to the
+request's visitor (:mod:`.visitors`: one model step at a time per session, a bounded tree, a time
+budget per step, downloads in the session's own folder, the consultation bound to its browser). They
+never raise: bad input (an empty or over-long question, a click on a closed consultation, a second
+click while a step runs) gets a message and the typed question stays in its box; an unexpected error
+is logged and shown as a message, and the consultation keeps everything it had.
 
 Scriptable with ``gradio_client`` (each client keeps its own consultation)::
 
@@ -25,9 +27,8 @@ Scriptable with ``gradio_client`` (each client keeps its own consultation)::
 from __future__ import annotations
 
 import logging
-import tempfile
+import os
 from collections.abc import Iterator
-from functools import partial
 from pathlib import Path
 
 import gradio as gr
@@ -35,20 +36,23 @@ import gradio as gr
 from ..agents.domains import DOMAINS
 from ..agents.secretary import Report, render_docx, render_markdown
 from ..firm import Consultation, Firm
-from ..firm.firm import MAX_TURN_CHARS
-from ..llm import LanguageModels
+from ..firm.firm import MAX_TURN_CHARS, ConsultationTooLong
+from ..llm import Deadline, LanguageModels
 from ..tolc.builder import MAX_HEIGHT, MAX_K
 from . import consult_render as cr
 from .render import CSS, notice
 from .statute_tab import UI_COPY_DIR
+from .visitors import DIRECT, Visit, VisitorLimits, Visitors, fit_tree, owner_of, tree_calls, visit_of
 
 logger = logging.getLogger(__name__)
 
 TAB_LABEL = "法律咨询 / Consultation"
 MAX_QUESTION_CHARS = MAX_TURN_CHARS
-MAX_SAVED_BYTES = 5_000_000
-#: Events that call language models share this many slots per app (each backend has its own limit too).
-FIRM_CONCURRENCY = 8
+MAX_SAVED_BYTES = 2_000_000
+#: Events that may call language models run this many at a time per app. Each visitor runs one at a time
+#: (:class:`~lawluo.ui.visitors.Visitors`), waits for a backend slot only within its step's time budget,
+#: and the model-free events (marks, domain, save, search…) have slots of their own.
+FIRM_CONCURRENCY = 16
 HTML_CSS = CSS + cr.CONSULT_CSS
 
 #: A click on a mark button in the tree becomes a ``click`` event carrying the node id and the mark.
@@ -62,6 +66,14 @@ element.addEventListener('click', (event) => {
 
 EMPTY_MESSAGE = "请输入您的问题。Please type a question first."
 CLOSED_MESSAGE = "本次咨询已结束，请点击“新咨询”开始新的咨询。This consultation has ended: start a new one."
+BUSY_MESSAGE = (
+    "上一个操作仍在进行中（生成澄清树、回答或报告），请等它完成后再试。"
+    "Your previous request is still running: wait for it to finish, then try again."
+)
+FOREIGN_MESSAGE = (
+    "这个咨询属于另一个浏览器，无法在此查看或继续。This consultation belongs to another browser."
+)
+REPORT_FILE, SAVED_FILE = "LawLuo-consultation-report", "LawLuo-consultation.json"
 
 
 def too_long_message(n: int) -> str:
@@ -113,12 +125,26 @@ def _failed(firm: Firm, state: Consultation | None, exc: Exception) -> tuple:
 # -- handlers -------------------------------------------------------------------------------------
 
 
-def ask(firm: Firm, state: Consultation | None, question: str, use_tolc: bool, height, k) -> Iterator[tuple]:
+def ask(
+    firm: Firm,
+    state: Consultation | None,
+    question: str,
+    use_tolc: bool,
+    height,
+    k,
+    visitors: Visitors | None = None,
+    visit: Visit = DIRECT,
+) -> Iterator[tuple]:
     """Route the question, then grow the clarification tree (or, without ToLC, stream the answer).
 
-    Yields ``(state, question box, *view)``; the box is emptied once the question is taken.
+    Yields ``(state, question box, *view)``; the box is emptied once the question is taken. The tree is
+    reduced to the visitors' limit of clarifier calls, and the tree or answer gets one step's budget.
     """
+    visitors = visitors or Visitors()
     text = (question or "").strip()
+    if not owner_of(state, visit):
+        yield (state, question, *view(firm, None, FOREIGN_MESSAGE, "error"))
+        return
     if not text:
         yield (state, question, *view(firm, state, EMPTY_MESSAGE, "warn"))
         return
@@ -128,31 +154,73 @@ def ask(firm: Firm, state: Consultation | None, question: str, use_tolc: bool, h
     if state is not None and state.status == "closed":
         yield (state, question, *view(firm, state, CLOSED_MESSAGE, "warn"))
         return
-    state = state or firm.new()
-    try:
-        firm.receive(state, text)
-        yield (state, "", *view(firm, state, "已收到问题。Question received.", "info"))
-        if use_tolc:
-            for _tree in firm.clarify(state, _int(height), _int(k)):
-                yield (state, "", *view(firm, state, "正在生成澄清树… Building the clarification tree…"))
-            yield (
-                state,
-                "",
-                *view(
-                    firm,
-                    state,
+    with visitors.model_work(visit) as allowed:
+        if not allowed:
+            yield (state, question, *view(firm, state, BUSY_MESSAGE, "warn"))
+            return
+        if state is None:
+            state = firm.new()
+            state.owner = visit.owner
+        try:
+            firm.receive(state, text)
+        except ConsultationTooLong as exc:
+            yield (state, question, *view(firm, state, f"无法继续提问 Cannot ask more: {exc}", "warn"))
+            return
+        except Exception as exc:  # noqa: BLE001 — the UI shows every failure as a message
+            yield (state, question, *_failed(firm, state, exc))
+            return
+        try:
+            yield (state, "", *view(firm, state, "已收到问题。Question received.", "info"))
+            deadline = _deadline(visitors, "澄清树 The clarification tree" if use_tolc else "回答 The answer")
+            if use_tolc:
+                tree_height, tree_k, reduced = _tree_size(firm, visitors, height, k)
+                for _tree in firm.clarify(state, tree_height, tree_k, deadline):
+                    yield (state, "", *view(firm, state, "正在生成澄清树… Building the clarification tree…"))
+                done = (
                     "请逐条标记“是 / 否 / 不确定”，然后点击“提交已标记的事实”。"
-                    "Mark the facts, then submit them to the lawyer.",
-                ),
-            )
-        else:
-            yield from _stream(firm, state, firm.answer(state), prefix=("",))
-    except Exception as exc:  # noqa: BLE001 — the UI shows every failure as a message
-        yield (state, "", *_failed(firm, state, exc))
+                    "Mark the facts, then submit them to the lawyer."
+                )
+                late = deadline.expired and state.tree is not None and state.tree.source == "model"
+                if late:
+                    done = f"{deadline.exceeded()} 部分要素改由相似案例生成 Some elements come from similar cases. {done}"
+                yield (state, "", *view(firm, state, reduced + done, "warn" if reduced or late else "info"))
+            else:
+                yield from _stream(firm, state, firm.answer(state, deadline), prefix=("",))
+        except Exception as exc:  # noqa: BLE001 — the UI shows every failure as a message
+            yield (state, "", *_failed(firm, state, exc))
 
 
-def answer(firm: Firm, state: Consultation | None) -> Iterator[tuple]:
+def _deadline(visitors: Visitors, what: str) -> Deadline:
+    return Deadline.after(visitors.limits.step_budget_s, what)
+
+
+def _tree_size(firm: Firm, visitors: Visitors, height, k) -> tuple[int, int, str]:
+    """The tree size asked for, within the sliders' range and the visitors' limit; and a note if reduced."""
+    asked_h = min(max(_int(height) or firm.height, 2), MAX_HEIGHT)
+    asked_k = min(max(_int(k) or firm.k, 1), MAX_K)
+    if not firm.tree_builder.uses_model:  # a tree read off similar cases costs no model call
+        return asked_h, asked_k, ""
+    tree_height, tree_k = fit_tree(asked_h, asked_k, visitors.limits.tree_calls)
+    if (tree_height, tree_k) == (asked_h, asked_k):
+        return tree_height, tree_k, ""
+    return (
+        tree_height,
+        tree_k,
+        f"澄清树已缩小为 H={tree_height}、K={tree_k}（本站每棵树最多 {visitors.limits.tree_calls} 次模型调用，"
+        f"H={asked_h}、K={asked_k} 需要 {tree_calls(asked_h, asked_k)} 次）。"
+        f"The tree was reduced to H={tree_height}, K={tree_k}: this server allows "
+        f"{visitors.limits.tree_calls} model calls per tree. ",
+    )
+
+
+def answer(
+    firm: Firm, state: Consultation | None, visitors: Visitors | None = None, visit: Visit = DIRECT
+) -> Iterator[tuple]:
     """The lawyer answers the latest question with the facts marked so far (streamed)."""
+    visitors = visitors or Visitors()
+    if not owner_of(state, visit):
+        yield (state, *view(firm, None, FOREIGN_MESSAGE, "error"))
+        return
     if state is None or not state.turns:
         yield (state, *view(firm, state, "请先提问。Ask a question first.", "warn"))
         return
@@ -165,15 +233,29 @@ def answer(firm: Firm, state: Consultation | None) -> Iterator[tuple]:
             *view(firm, state, "这个问题已经回答过了；可以继续提问或重新生成。Already answered.", "info"),
         )
         return
-    yield from _stream(firm, state, firm.answer(state))
+    with visitors.model_work(visit) as allowed:
+        if not allowed:
+            yield (state, *view(firm, state, BUSY_MESSAGE, "warn"))
+            return
+        yield from _stream(firm, state, firm.answer(state, _deadline(visitors, "回答 The answer")))
 
 
-def regenerate(firm: Firm, state: Consultation | None) -> Iterator[tuple]:
+def regenerate(
+    firm: Firm, state: Consultation | None, visitors: Visitors | None = None, visit: Visit = DIRECT
+) -> Iterator[tuple]:
     """Answer the latest question again (the previous answer is dropped)."""
+    visitors = visitors or Visitors()
+    if not owner_of(state, visit):
+        yield (state, *view(firm, None, FOREIGN_MESSAGE, "error"))
+        return
     if state is None or not state.turns or state.turns[-1].role != "lawyer" or state.status == "closed":
         yield (state, *view(firm, state, "没有可以重新生成的回答。There is no answer to regenerate.", "warn"))
         return
-    yield from _stream(firm, state, firm.regenerate(state))
+    with visitors.model_work(visit) as allowed:
+        if not allowed:
+            yield (state, *view(firm, state, BUSY_MESSAGE, "warn"))
+            return
+        yield from _stream(firm, state, firm.regenerate(state, _deadline(visitors, "回答 The answer")))
 
 
 def _stream(firm: Firm, state: Consultation, pieces: Iterator[str], prefix: tuple = ()) -> Iterator[tuple]:
@@ -197,8 +279,10 @@ def _stream(firm: Firm, state: Consultation, pieces: Iterator[str], prefix: tupl
         yield (state, *prefix, *_failed(firm, state, exc))
 
 
-def mark(firm: Firm, state: Consultation | None, node_id: str, value: str) -> tuple:
+def mark(firm: Firm, state: Consultation | None, node_id: str, value: str, visit: Visit = DIRECT) -> tuple:
     """Mark a tree element yes / no / unknown; a no folds its subtree."""
+    if not owner_of(state, visit):
+        return (state, *view(firm, None, FOREIGN_MESSAGE, "error"))
     if state is None or state.tree is None:
         return (state, *view(firm, state, "还没有澄清树。There is no clarification tree yet.", "warn"))
     try:
@@ -209,14 +293,18 @@ def mark(firm: Firm, state: Consultation | None, node_id: str, value: str) -> tu
     return (state, *view(firm, state, f"已标记 {node_id}：{text}"))
 
 
-def mark_clicked(firm: Firm, state: Consultation | None, evt: gr.EventData) -> tuple:
+def mark_clicked(firm: Firm, state: Consultation | None, evt: gr.EventData, visit: Visit = DIRECT) -> tuple:
     """A click on a mark button of the tree (its ``data-node`` and ``data-mark``)."""
     data = getattr(evt, "_data", None) or {}
-    return mark(firm, state, data.get("node", ""), data.get("mark", ""))
+    if not isinstance(data, dict):
+        data = {}
+    return mark(firm, state, str(data.get("node", ""))[:40], str(data.get("mark", ""))[:20], visit)
 
 
-def set_domain(firm: Firm, state: Consultation | None, domain_id: str | None) -> tuple:
+def set_domain(firm: Firm, state: Consultation | None, domain_id: str | None, visit: Visit = DIRECT) -> tuple:
     """The client overrides the receptionist's domain."""
+    if not owner_of(state, visit):
+        return (state, *view(firm, None, FOREIGN_MESSAGE, "error"))
     if state is None or not state.turns:
         return (state, *view(firm, state, "请先提问，再调整领域。Ask first, then change the domain.", "warn"))
     if not domain_id or domain_id == state.domain:
@@ -228,9 +316,18 @@ def set_domain(firm: Firm, state: Consultation | None, domain_id: str | None) ->
     return (state, *view(firm, state, "已改派领域，之后的回答由该领域律师作答。Domain changed."))
 
 
-def end(firm: Firm, state: Consultation | None) -> tuple:
-    """The secretary's report, scored by the boss: ``(state, report markdown, .md file, .docx file, *view)``."""
+def end(
+    firm: Firm, state: Consultation | None, visitors: Visitors | None = None, visit: Visit = DIRECT
+) -> tuple:
+    """The secretary's report, scored by the boss: ``(state, report markdown, .md file, .docx file, *view)``.
+
+    The files are written into a fresh folder of the visitor's session, named by the server (never from
+    the consultation, which may come from an uploaded file), readable by the app's user only.
+    """
+    visitors = visitors or Visitors()
     nothing = (gr.update(value=None, visible=False), gr.update(value=None, visible=False))
+    if not owner_of(state, visit):
+        return (state, "", *nothing, *view(firm, None, FOREIGN_MESSAGE, "error"))
     if state is None or not state.turns:
         return (
             state,
@@ -238,18 +335,23 @@ def end(firm: Firm, state: Consultation | None) -> tuple:
             *nothing,
             *view(firm, state, "还没有可以写成报告的咨询。Ask a question first.", "warn"),
         )
-    try:
-        if state.status != "closed":
-            firm.close(state)
-        report = Report(**state.report)
-        markdown = render_markdown(report)
-        score = cr.score_line(state.report_score)
-        folder = Path(tempfile.mkdtemp(prefix="lawluo-report-"))
-        md_path = folder / f"{report.number}.md"
-        md_path.write_text(markdown + (f"\n\n{score}\n" if score else ""), encoding="utf-8")
-        docx_path = render_docx(report, folder / f"{report.number}.docx")
-    except Exception as exc:  # noqa: BLE001
-        return (state, "", *nothing, *_failed(firm, state, exc))
+    with visitors.model_work(visit) as allowed:
+        if not allowed:
+            return (state, "", *nothing, *view(firm, state, BUSY_MESSAGE, "warn"))
+        try:
+            if state.status != "closed":
+                firm.close(state, _deadline(visitors, "报告 The report"))
+            report = Report(**state.report)
+            markdown = render_markdown(report)
+            score = cr.score_line(state.report_score)
+            folder = visitors.folder(visit)
+            md_path = _write_private(
+                folder / f"{REPORT_FILE}.md", markdown + (f"\n\n{score}\n" if score else "")
+            )
+            docx_path = render_docx(report, folder / f"{REPORT_FILE}.docx")
+            os.chmod(docx_path, 0o600)
+        except Exception as exc:  # noqa: BLE001
+            return (state, "", *nothing, *_failed(firm, state, exc))
     shown = markdown + (f"\n\n---\n{score}" if score else "")
     message = report.notice or "咨询已结束，报告已生成。The consultation has ended; its report is below."
     return (
@@ -261,27 +363,44 @@ def end(firm: Firm, state: Consultation | None) -> tuple:
     )
 
 
-def save_consultation(firm: Firm, state: Consultation | None) -> tuple:
+def _write_private(path: Path, text: str) -> Path:
+    """Write ``text`` to a new file only the app's user can read (Gradio's served copy keeps the mode)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def save_consultation(
+    firm: Firm, state: Consultation | None, visitors: Visitors | None = None, visit: Visit = DIRECT
+) -> tuple:
     """The consultation as a JSON file to download (resumable here or with ``python -m lawluo consult``).
 
     Returns ``(file, *view)``.
     """
+    visitors = visitors or Visitors()
+    hidden = gr.update(value=None, visible=False)
+    if not owner_of(state, visit):
+        return (hidden, *view(firm, None, FOREIGN_MESSAGE, "error"))
     if state is None or not state.turns:
-        return (
-            gr.update(value=None, visible=False),
-            *view(firm, state, "还没有可以保存的咨询。Nothing to save yet.", "warn"),
-        )
-    folder = Path(tempfile.mkdtemp(prefix="lawluo-consultation-"))
-    path = folder / f"consultation-{state.id}.json"
-    path.write_text(state.to_json(), encoding="utf-8")
+        return (hidden, *view(firm, state, "还没有可以保存的咨询。Nothing to save yet.", "warn"))
+    try:
+        path = _write_private(visitors.folder(visit) / SAVED_FILE, state.to_json())
+    except OSError as exc:
+        return (hidden, *_failed(firm, state, exc))
     return (
         gr.update(value=str(path), visible=True),
         *view(firm, state, "已保存，请下载文件。Saved: download the file."),
     )
 
 
-def resume_consultation(firm: Firm, state: Consultation | None, upload) -> tuple:
-    """Continue a consultation from a JSON file saved earlier; a bad file changes nothing and says why."""
+def resume_consultation(firm: Firm, state: Consultation | None, upload, visit: Visit = DIRECT) -> tuple:
+    """Continue a consultation from a JSON file saved earlier; a bad file changes nothing and says why.
+
+    The file is checked whole against the saved-consultation schema (:mod:`lawluo.firm.saved`) first.
+    """
+    if not owner_of(state, visit):
+        return (state, *view(firm, None, FOREIGN_MESSAGE, "error"))
     path = Path(upload if isinstance(upload, str) else getattr(upload, "name", "") or "")
     try:
         if not path.is_file():
@@ -296,18 +415,22 @@ def resume_consultation(firm: Firm, state: Consultation | None, upload) -> tuple
             state,
             *view(firm, state, f"无法恢复，当前咨询未改变 Cannot resume (nothing changed): {exc}", "warn"),
         )
+    resumed.owner = visit.owner
     return (resumed, *view(firm, resumed, f"已恢复咨询 {resumed.id}。Consultation resumed."))
 
 
-def new_consultation(firm: Firm) -> tuple:
-    """Forget the session's consultation: ``(state, question, report, .md, .docx, *view)``."""
+def new_consultation(firm: Firm, visitors: Visitors | None = None, visit: Visit = DIRECT) -> tuple:
+    """Forget the session's consultation and its files: ``(state, question, report, .md, .docx, *view)``."""
+    if visitors is not None:
+        visitors.forget(visit.session)
     hidden = gr.update(value=None, visible=False)
     return (None, "", "", hidden, hidden, *view(firm, None))
 
 
-def consultation_json(state: Consultation | None) -> dict:
-    """The session's consultation as a JSON object (empty before the first question)."""
-    return state.to_dict() if state is not None else {}
+def consultation_json(state: Consultation | None, visit: Visit = DIRECT) -> dict:
+    """The session's consultation as a JSON object (empty before the first question, or when the request
+    does not come from the browser the consultation belongs to)."""
+    return state.to_dict() if state is not None and owner_of(state, visit) else {}
 
 
 def _int(value) -> int | None:
@@ -320,14 +443,21 @@ def _int(value) -> int | None:
 # -- the tab --------------------------------------------------------------------------------------
 
 
-def build_consult_tab(firm: Firm, models: LanguageModels) -> None:
-    """The tab's components and events, inside the current ``gr.Blocks``."""
+def build_consult_tab(
+    firm: Firm, models: LanguageModels, limits: VisitorLimits | None = None, demo: gr.Blocks | None = None
+) -> Visitors:
+    """The tab's components and events, inside the current ``gr.Blocks``; returns its :class:`Visitors`.
+
+    With ``demo`` the visitor's consultation and files are freed when they close the page.
+    """
+    visitors = Visitors(limits)
     copy = UI_COPY_DIR / "consult.md"
     with gr.Tab(TAB_LABEL, id="consult"):
         if copy.exists():
             gr.Markdown(copy.read_text(encoding="utf-8"))
         gr.HTML(cr.banner_html(models.status()), css_template=HTML_CSS, elem_id="ll-banner")
-        state = gr.State(None)
+        # idle consultations expire (the visitor can save one to keep it); a closed page frees it at once
+        state = gr.State(None, time_to_live=visitors.limits.session_ttl_s)
         with gr.Row():
             with gr.Column(scale=3):
                 chat = gr.Chatbot(
@@ -399,52 +529,97 @@ def build_consult_tab(firm: Firm, models: LanguageModels) -> None:
         state_json = gr.JSON(visible=False)
 
         views = [chat, routing, domain_box, tree, citations, retrieved, trace, message]
+        ends = [state, question, report, download_md, download_docx, *views]
+
+        # Each event handler binds the plain handler to this app's visitors and the request's visitor.
+        def on_ask(session, text, use, h, kk, request: gr.Request):
+            yield from ask(firm, session, text, use, h, kk, visitors, visit_of(request))
+
+        def on_answer(session, request: gr.Request):
+            yield from answer(firm, session, visitors, visit_of(request))
+
+        def on_regenerate(session, request: gr.Request):
+            yield from regenerate(firm, session, visitors, visit_of(request))
+
+        def on_end(session, request: gr.Request):
+            return end(firm, session, visitors, visit_of(request))
+
+        def on_new(request: gr.Request):
+            return new_consultation(firm, visitors, visit_of(request))
+
+        def on_save(session, request: gr.Request):
+            return save_consultation(firm, session, visitors, visit_of(request))
+
+        def on_resume(session, upload, request: gr.Request):
+            return resume_consultation(firm, session, upload, visit_of(request))
+
+        def on_mark(session, node_id, value, request: gr.Request):
+            return mark(firm, session, node_id, value, visit_of(request))
+
+        def on_tree_click(session, evt: gr.EventData, request: gr.Request):
+            return mark_clicked(firm, session, evt, visit_of(request))
+
+        def on_domain(session, domain_id, request: gr.Request):
+            return set_domain(firm, session, domain_id, visit_of(request))
+
+        def on_consultation(session, request: gr.Request):
+            return consultation_json(session, visit_of(request))
+
         llm = {"concurrency_id": "firm", "concurrency_limit": FIRM_CONCURRENCY, "trigger_mode": "once"}
         gr.on(
             [ask_btn.click, question.submit],
-            partial(ask, firm),
+            on_ask,
             inputs=[state, question, use_tolc, height, k],
             outputs=[state, question, *views],
             api_name="ask",
             **llm,
         )
-        submit_btn.click(partial(answer, firm), [state], [state, *views], api_name="answer", **llm)
-        regen_btn.click(partial(regenerate, firm), [state], [state, *views], api_name="regenerate", **llm)
+        submit_btn.click(on_answer, [state], [state, *views], api_name="answer", **llm)
+        regen_btn.click(on_regenerate, [state], [state, *views], api_name="regenerate", **llm)
         end_btn.click(
-            partial(end, firm),
+            on_end,
             [state],
             [state, report, download_md, download_docx, *views],
             api_name="end_consultation",
             **llm,
         )
-        new_btn.click(
-            partial(new_consultation, firm),
-            None,
-            [state, question, report, download_md, download_docx, *views],
-            api_name="new_consultation",
-        )
-
-        def on_tree_click(session: Consultation | None, evt: gr.EventData) -> tuple:
-            return mark_clicked(firm, session, evt)  # a closure: Gradio finds EventData in a function's hints
-
-        chat.clear(  # the chatbot's own trash button starts over too (not just the picture of the chat)
-            partial(new_consultation, firm),
-            None,
-            [state, question, report, download_md, download_docx, *views],
-            api_visibility="private",
-        )
-        save_btn.click(
-            partial(save_consultation, firm), [state], [saved, *views], api_name="save_consultation"
-        )
-        resume_btn.upload(
-            partial(resume_consultation, firm),
-            [state, resume_btn],
-            [state, *views],
-            api_name="resume_consultation",
-        )
+        new_btn.click(on_new, None, ends, api_name="new_consultation")
+        # the chatbot's own trash button starts over too (not just the picture of the chat)
+        chat.clear(on_new, None, ends, api_visibility="private")
+        save_btn.click(on_save, [state], [saved, *views], api_name="save_consultation")
+        resume_btn.upload(on_resume, [state, resume_btn], [state, *views], api_name="resume_consultation")
         tree.click(on_tree_click, [state], [state, *views], api_visibility="private")
-        mark_api.click(partial(mark, firm), [state, node_box, mark_box], [state, *views], api_name="mark")
-        domain_box.input(
-            partial(set_domain, firm), [state, domain_box], [state, *views], api_name="set_domain"
-        )
-        state_api.click(consultation_json, [state], [state_json], api_name="consultation")
+        mark_api.click(on_mark, [state, node_box, mark_box], [state, *views], api_name="mark")
+        domain_box.input(on_domain, [state, domain_box], [state, *views], api_name="set_domain")
+        state_api.click(on_consultation, [state], [state_json], api_name="consultation")
+    if demo is not None:
+
+        def on_leave(request: gr.Request) -> None:
+            """The visitor closed the page: remove their files and free their consultation now."""
+            visit = visit_of(request)
+            visitors.forget(visit.session)
+            free_session_state(request)
+
+        demo.unload(on_leave)
+    return visitors
+
+
+def free_session_state(request: gr.Request) -> None:
+    """Drop a departed session's ``gr.State`` values now instead of Gradio's hour for closed pages.
+
+    Gradio keeps a closed page's state for an hour in case it reopens, and the session's copies of every
+    component's configuration until 10,000 newer sessions push them out; a consultation cannot be
+    reopened (a new page is a new session), so both are freed at once. Uses the app's Gradio state holder.
+    """
+    app = getattr(getattr(request, "request", None), "app", None)
+    holder = getattr(app, "state_holder", None)
+    session = getattr(request, "session_hash", None)
+    if holder is None or not session:
+        return
+    try:
+        holder.delete_state(session)
+        with holder.lock:  # and the session's copies of the components' configuration
+            holder.session_data.pop(session, None)
+            holder.time_last_used.pop(session, None)
+    except (KeyError, AttributeError):  # already gone, or a Gradio whose holder works differently
+        logger.debug("could not free the state of session %s", session, exc_info=True)

@@ -67,7 +67,7 @@ def live_app(
     **environ: str,
 ) -> Iterator[LiveApp]:
     """Launch ``build_app`` on a free loopback port (and the fake server when ``model``); close both after."""
-    from app import build_app, launch_auth
+    from app import build_app, launch_options
     from lawluo.config import load_settings
 
     with ExitStack() as stack:
@@ -90,7 +90,7 @@ def live_app(
             server_port=free_port(),
             prevent_thread_lock=True,
             quiet=True,
-            auth=launch_auth(settings),
+            **launch_options(settings),  # as app.main launches it
         )
         stack.callback(demo.close)
         yield LiveApp(url, server, responder if model else None, demo)

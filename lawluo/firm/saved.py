@@ -1,0 +1,262 @@
+"""The one schema a saved consultation must match before anything in it is used.
+
+A saved consultation comes back from a visitor's disk (the tab's 恢复 Resume, ``lawluo consult
+--resume``): every value in it is untrusted. :func:`validate_saved` checks the whole object against
+the models below — ids and numbers against their patterns, statuses, roles, marks, verdicts and
+domains against their vocabularies, numbers against their ranges, every string and list against a
+size — and raises :class:`SavedConsultationError` naming the first bad field. Nothing read from the
+file is used to build a path (download names come from server-side values), and a value the
+renderers rely on (a boss score, a tree node's parent) has the type they expect.
+
+    data = validate_saved(json.loads(text))     # the same dict, or SavedConsultationError
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+
+from ..agents.domains import DOMAINS
+from ..law.checker import VERDICTS
+from ..tolc.builder import MAX_HEIGHT, MAX_K
+from ..tolc.tree import MARKS, ROOT_ID
+
+STATE_VERSION = 1
+STATUSES = ("new", "clarifying", "answered", "closed")
+MAX_TURN_CHARS = 4000  # a client's turn (longer questions are cut when received)
+MAX_ANSWER_CHARS = 60_000
+MAX_TURNS = 200
+MAX_TRACE = 3000
+MAX_NODES = 1 + sum(MAX_K**d for d in range(1, MAX_HEIGHT))  # a full tree of the largest size
+CONSULTATION_ID = r"^[0-9a-f]{12}$"
+REPORT_NUMBER = r"^LL-\d{8}-[0-9A-F]{6}$"
+NODE_ID = r"^(0|[1-9]\d{0,2}(\.[1-9]\d{0,2}){0,5})$"
+
+_DOMAIN_IDS = tuple(d.id for d in DOMAINS)
+
+
+def _text(limit: int) -> type[str]:
+    return Annotated[str, StringConstraints(max_length=limit)]
+
+
+Short = _text(200)
+Line = _text(10_000)
+Long = _text(MAX_ANSWER_CHARS)
+Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class SavedStatute(_Strict):
+    """A retrieved article (``StatuteHit.as_dict()``, plus ``preferred`` from the lawyer's retrieval)."""
+
+    law: Short
+    article: Annotated[int, Field(ge=0, le=100_000)]
+    article_label: Short
+    version: Short | None = None
+    current: bool = True
+    in_force: bool = True
+    level: Short | None = None
+    text: Long
+    score: Finite
+    preferred: bool = False
+
+
+class SavedCase(_Strict):
+    """A retrieved case (``CaseHit.as_dict()``)."""
+
+    id: Short
+    source: Short
+    title: Line
+    cause: Line
+    domain_hint: Short
+    facts: Long
+    outcome: Long = ""
+    articles: Annotated[list[dict[Short, Short | int]], Field(max_length=100)] = []
+    sentence: Short = ""
+    score: Finite
+
+
+class SavedMatch(_Strict):
+    law: Short
+    article: Annotated[int, Field(ge=0, le=100_000)]
+    article_label: Short
+    version: Short | None = None
+    current: bool = True
+    text: Long
+    score: Finite | None = None
+
+
+class SavedCitation(_Strict):
+    """One checked citation (``Checked.as_dict()``)."""
+
+    law: Short | None = None
+    article: Annotated[int, Field(ge=0, le=100_000)] | None = None
+    article_label: Short | None = None
+    written: Line = ""
+    verdict: Literal[VERDICTS]  # type: ignore[valid-type]
+    quoted: Long = ""
+    content_kind: Short = ""
+    matched: SavedMatch | None = None
+    note: Line = ""
+    span: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=2, max_length=2)]
+
+
+class SavedScore(_Strict):
+    """The boss's :class:`~lawluo.agents.boss.Score`."""
+
+    p_better: Unit
+    raw: Finite | None = None
+    method: Literal["reward_model", "judge"]
+    note: Line = ""
+
+
+class SavedTurn(_Strict):
+    role: Literal["client", "lawyer"]
+    text: Long
+    citations: Annotated[list[SavedCitation], Field(max_length=200)] = []
+    nhsr: Unit | None = None
+    score: SavedScore | None = None
+    statutes: Annotated[list[SavedStatute], Field(max_length=50)] = []
+    cases: Annotated[list[SavedCase], Field(max_length=50)] = []
+    note: Line = ""
+
+    @model_validator(mode="after")
+    def _client_turn_size(self) -> SavedTurn:
+        if self.role == "client" and len(self.text) > MAX_TURN_CHARS:
+            raise ValueError(f"a client's turn has at most {MAX_TURN_CHARS} characters")
+        return self
+
+
+class SavedNode(_Strict):
+    id: Annotated[str, StringConstraints(pattern=NODE_ID)]
+    parent: Annotated[str, StringConstraints(pattern=NODE_ID)] | None
+    depth: Annotated[int, Field(ge=0, le=MAX_HEIGHT - 1)]
+    statement: _text(MAX_TURN_CHARS)
+    case_ids: Annotated[list[Short], Field(max_length=20)] = []
+    mark: Literal[MARKS] = "unknown"  # type: ignore[valid-type]
+
+
+class SavedTree(_Strict):
+    question: _text(MAX_TURN_CHARS)
+    height: Annotated[int, Field(ge=2, le=MAX_HEIGHT)]
+    k: Annotated[int, Field(ge=1, le=MAX_K)]
+    nodes: Annotated[list[SavedNode], Field(min_length=1, max_length=MAX_NODES)]
+    source: Literal["model", "cases"] = "model"
+    notes: Annotated[list[Line], Field(max_length=100)] = []
+    complete: bool = False
+
+    @model_validator(mode="after")
+    def _shape(self) -> SavedTree:
+        """The root first; every other node under one seen before it, one level deeper, named by its path."""
+        root = self.nodes[0]
+        if root.id != ROOT_ID or root.parent is not None or root.depth != 0:
+            raise ValueError("the tree's first node must be the root (id '0', no parent, depth 0)")
+        depth = {ROOT_ID: 0}
+        for node in self.nodes[1:]:
+            if node.id in depth:
+                raise ValueError(f"node {node.id} appears twice")
+            if node.parent not in depth:
+                raise ValueError(f"node {node.id} comes before its parent {node.parent}")
+            expected = node.id.rpartition(".")[0] or ROOT_ID
+            if node.parent != expected or node.depth != depth[node.parent] + 1:
+                raise ValueError(f"node {node.id} is not a child of {node.parent}")
+            depth[node.id] = node.depth
+        return self
+
+
+class SavedRouting(_Strict):
+    domain: Literal[_DOMAIN_IDS]  # type: ignore[valid-type]
+    name: Short
+    confidence: Unit
+    fallback: bool = False
+    top: Annotated[list[dict[Short, Short | Unit]], Field(max_length=len(_DOMAIN_IDS))] = []
+    scores: dict[Literal[_DOMAIN_IDS], Unit] = {}  # type: ignore[valid-type]
+
+
+class SavedReport(_Strict):
+    number: Annotated[str, StringConstraints(pattern=REPORT_NUMBER)]
+    date: Short
+    client: Short
+    subject: Long
+    purpose: Long
+    facts: Long
+    analysis: Long
+    advice: Annotated[list[Long], Field(max_length=100)]
+    risks: Annotated[list[Long], Field(max_length=100)]
+    generated_by: Short
+    notice: Line = ""
+
+
+class SavedTraceEvent(_Strict):
+    agent: Short
+    action: Short
+    summary: Line
+    duration_ms: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    ok: bool = True
+    at: Short = ""
+
+
+class SavedConsultation(_Strict):
+    client: Short = ""
+    id: Annotated[str, StringConstraints(pattern=CONSULTATION_ID)]
+    created: Short
+    status: Literal[STATUSES]  # type: ignore[valid-type]
+    domain: Literal[_DOMAIN_IDS] | None = None  # type: ignore[valid-type]
+    routing: SavedRouting | None = None
+    turns: Annotated[list[SavedTurn], Field(max_length=MAX_TURNS)] = []
+    tree: SavedTree | None = None
+    report: SavedReport | None = None
+    report_score: SavedScore | None = None
+    trace: Annotated[list[SavedTraceEvent], Field(max_length=MAX_TRACE)] = []
+    version: Literal[STATE_VERSION]  # type: ignore[valid-type]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SavedConsultation:
+        if self.status == "closed" and self.report is None:
+            raise ValueError("a closed consultation has a report")
+        if self.status != "new" and not self.turns:
+            raise ValueError(f"a consultation with status {self.status!r} has turns")
+        return self
+
+
+class SavedConsultationError(ValueError):
+    """A saved consultation that does not match the schema; the message names the field."""
+
+
+def validate_saved(data: object) -> dict:
+    """``data`` checked against :class:`SavedConsultation`; raises :class:`SavedConsultationError`."""
+    if not isinstance(data, dict):
+        raise SavedConsultationError("a saved consultation is a JSON object")
+    if data.get("version") != STATE_VERSION:
+        raise SavedConsultationError(
+            f"saved consultation has version {_short(data.get('version'))}; this LawLuo reads {STATE_VERSION}"
+        )
+    try:
+        SavedConsultation.model_validate(data)
+    except ValidationError as exc:
+        raise SavedConsultationError(_describe(exc)) from None
+    return data
+
+
+def _describe(exc: ValidationError) -> str:
+    """The first problem in words: unknown fields first (a file from elsewhere), then wrong values, then
+    missing ones."""
+    order = {"extra_forbidden": 0, "missing": 2}
+    errors = sorted(exc.errors(), key=lambda e: order.get(e["type"], 1))
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the file"
+    if first["type"] == "extra_forbidden":
+        return f"saved consultation has unknown field(s) {where}"
+    shown = f" {_short(first['input'])}" if first["type"] == "literal_error" else ""
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return f"saved consultation is malformed at {where}{shown}: {first['msg']}{more}"
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "…"

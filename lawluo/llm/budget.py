@@ -1,0 +1,126 @@
+"""A time budget for one step of a consultation, honoured by every model call made inside it.
+
+A hung or slow model must not hold a visitor (or a backend's slots) for longer than the step allows:
+
+    deadline = Deadline.after(90, "the answer")
+    with deadline.active():            # every backend call in this block (and in threads started
+        text = lawyer_model.chat(...)  # by :func:`lawluo.llm.gather`) waits and retries only
+                                       # within what is left, then raises BudgetExceeded
+
+Inside an active deadline a backend waits for a free slot only until the deadline
+(:meth:`ChatBackend.chat`), sends each request with a timeout of at most what is left
+(:func:`request_timeout`), and does not retry once the budget is spent. Outside one, calls behave
+exactly as configured (CLI batch runs have no budget).
+
+The deadline is a context variable, so it travels with the thread that set it and with
+:func:`~lawluo.llm.parallel.gather`'s workers. A generator that yields between model calls must
+activate it around each resumption, not across a ``yield`` (see :mod:`lawluo.firm.firm`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from .errors import LLMTimeout
+
+_CURRENT: ContextVar[Deadline | None] = ContextVar("lawluo_deadline", default=None)
+
+
+class BudgetExceeded(LLMTimeout):
+    """The step's time budget ran out before a model answered; not worth retrying within the step."""
+
+    retryable = False
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A point in time (``time.monotonic()``) by which ``what`` must be done, and its budget in seconds."""
+
+    at: float
+    seconds: float
+    what: str = "this step"
+
+    @classmethod
+    def after(cls, seconds: float, what: str = "this step") -> Deadline:
+        return cls(time.monotonic() + seconds, seconds, what)
+
+    def remaining(self) -> float:
+        return self.at - time.monotonic()
+
+    @property
+    def expired(self) -> bool:
+        return self.remaining() <= 0
+
+    def exceeded(self) -> BudgetExceeded:
+        return BudgetExceeded(
+            f"{self.what} took longer than its time budget of {self.seconds:g} s; "
+            "the model server is slow or busy. Try again in a moment."
+        )
+
+    def check(self) -> None:
+        if self.expired:
+            raise self.exceeded()
+
+    @contextmanager
+    def active(self) -> Iterator[Deadline]:
+        """Make this the deadline of every model call in the block (an earlier, tighter one still wins)."""
+        outer = _CURRENT.get()
+        token = _CURRENT.set(self if outer is None or self.at < outer.at else outer)
+        try:
+            yield self
+        finally:
+            _CURRENT.reset(token)
+
+
+def current() -> Deadline | None:
+    """The active deadline, if any."""
+    return _CURRENT.get()
+
+
+@contextmanager
+def within(deadline: Deadline | None) -> Iterator[None]:
+    """``deadline.active()``, or nothing when ``deadline`` is None."""
+    if deadline is None:
+        yield
+    else:
+        with deadline.active():
+            yield
+
+
+def request_timeout(configured: float) -> float:
+    """The timeout for one request: the configured one, or less when the active budget has less left.
+
+    Raises :class:`BudgetExceeded` when the budget is already spent.
+    """
+    deadline = _CURRENT.get()
+    if deadline is None:
+        return configured
+    left = deadline.remaining()
+    if left <= 0:
+        raise deadline.exceeded()
+    return min(configured, left)
+
+
+def explain(error: LLMTimeout | Exception) -> Exception:
+    """A timeout that happened because the active budget ran out, as :class:`BudgetExceeded` (which says
+    so, and is not retried); any other error as it is."""
+    deadline = _CURRENT.get()
+    if isinstance(error, LLMTimeout) and deadline is not None and deadline.remaining() <= 0.05:
+        return deadline.exceeded()
+    return error
+
+
+def can_wait(seconds: float) -> bool:
+    """Whether waiting ``seconds`` (a retry's backoff) still leaves time within the active budget."""
+    deadline = _CURRENT.get()
+    return deadline is None or deadline.remaining() > seconds
+
+
+def slot_wait() -> float | None:
+    """How long a call may wait for a backend slot: the budget left, or ``None`` (forever) without one."""
+    deadline = _CURRENT.get()
+    return None if deadline is None else max(0.0, deadline.remaining())

@@ -1,0 +1,259 @@
+"""What the consultation tab knows about the visitor behind a request, and the limits it holds them to.
+
+The tab is open to anonymous visitors, so one of them must not be able to stall the others or reach
+their consultations:
+
+- **One model step at a time per browser session, a few per client address**
+  (:meth:`Visitors.model_work`): a second Ask, Regenerate or End while the first still runs is refused
+  with a message, never interleaved (an End during a streaming answer would otherwise write the
+  report without it).
+- **A bounded tree** (:func:`fit_tree`): H and K asked for are reduced until the tree costs at most
+  ``visitor_tree_calls`` clarifier calls (H=5, K=6 would cost 259).
+- **Downloads in a folder of the session** (:meth:`Visitors.folder`) under one private (0700) folder
+  of the app, named by the server, removed when the visitor leaves (:meth:`Visitors.forget`) or after
+  ``session_ttl_s``.
+- **A consultation bound to its browser** (:func:`owner_of`): the app sets an HttpOnly cookie
+  (:class:`VisitorCookie`); a consultation remembers a digest of the cookie it was started with, and a
+  request that presents its Gradio session hash without that cookie is refused. A client that keeps
+  no cookies (some embedded browsers) gets an unbound consultation: the session hash, a random value
+  the browser never shows, is then the only key — the limit is documented in the README.
+
+The client address is the right-most ``X-Forwarded-For`` entry when the request comes from a loopback or
+private address, i.e. through a reverse proxy (the address the nearest proxy saw; the left-most entries
+are whatever the client sent); a public peer's header is ignored and its own address is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import logging
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+VISITOR_COOKIE = "lawluo_visitor"
+COOKIE_MAX_AGE_S = 30 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class VisitorLimits:
+    """The settings of :class:`~lawluo.config.Settings` that bound one visitor (see their help texts)."""
+
+    tree_calls: int = 13
+    parallel: int = 2
+    step_budget_s: float = 120.0
+    session_ttl_s: float = 3600.0
+
+    @classmethod
+    def from_settings(cls, settings) -> VisitorLimits:
+        return cls(
+            tree_calls=settings.visitor_tree_calls,
+            parallel=settings.visitor_parallel,
+            step_budget_s=settings.step_budget_s,
+            session_ttl_s=settings.session_ttl_s,
+        )
+
+
+@dataclass(frozen=True)
+class Visit:
+    """One request's visitor: the Gradio session, the client address, the digest of the visitor cookie."""
+
+    session: str = ""
+    address: str = ""
+    owner: str | None = None
+
+
+DIRECT = Visit()  # a direct call of a handler (tests, scripts): no session, nothing to limit
+
+
+def tree_calls(height: int, k: int) -> int:
+    """Clarifier calls a tree of height ``height`` and width ``k`` costs: one per node above the leaves.
+
+    >>> tree_calls(3, 3), tree_calls(4, 3), tree_calls(5, 6)
+    (4, 13, 259)
+    """
+    return sum(k**depth for depth in range(height - 1))
+
+
+def fit_tree(height: int, k: int, max_calls: int) -> tuple[int, int]:
+    """``(height, k)`` reduced — height first, down to 2, then k — until the tree costs ≤ ``max_calls``.
+
+    >>> fit_tree(5, 6, 13), fit_tree(3, 3, 13), fit_tree(2, 6, 1)
+    ((3, 6), (3, 3), (2, 6))
+    """
+    while height > 2 and tree_calls(height, k) > max_calls:
+        height -= 1
+    while k > 1 and tree_calls(height, k) > max_calls:
+        k -= 1
+    return height, k
+
+
+def visit_of(request) -> Visit:
+    """The visitor behind a ``gr.Request`` (or ``None``: a direct call, as in tests)."""
+    if request is None:
+        return Visit()
+    headers = getattr(request, "headers", None) or {}
+    forwarded = [part.strip() for part in (headers.get("x-forwarded-for") or "").split(",") if part.strip()]
+    client = getattr(request, "client", None)
+    peer = getattr(client, "host", "") or ""
+    address = forwarded[-1] if forwarded and _is_proxy(peer) else peer
+    cookies = getattr(request, "cookies", None) or {}
+    token = cookies.get(VISITOR_COOKIE)
+    owner = hashlib.sha256(token.encode()).hexdigest()[:32] if token else None
+    return Visit(getattr(request, "session_hash", "") or "", address, owner)
+
+
+def _is_proxy(peer: str) -> bool:
+    """Whether ``peer`` may be a reverse proxy whose ``X-Forwarded-For`` is believed: a loopback or private
+    address (a Space's proxy, nginx on the same host). A public peer's header is whatever it chose to send."""
+    try:
+        address = ipaddress.ip_address(peer)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private
+
+
+def owner_of(state, visit: Visit) -> bool:
+    """Whether ``visit`` may see and change ``state`` (unbound states and direct calls: yes)."""
+    owner = getattr(state, "owner", None)
+    return state is None or owner is None or not visit.session or owner == visit.owner
+
+
+class Visitors:
+    """Per-visitor limits and files of the consultation tab; one per app, shared by every session."""
+
+    def __init__(self, limits: VisitorLimits | None = None, root: Path | None = None) -> None:
+        self.limits = limits or VisitorLimits()
+        self._lock = threading.Lock()
+        self._sessions: set[str] = set()
+        self._addresses: Counter[str] = Counter()
+        self._root = root
+        self._last_sweep = 0.0
+
+    # -- concurrent model work ----------------------------------------------------------------------
+    @contextmanager
+    def model_work(self, visit: Visit) -> Iterator[bool]:
+        """``True`` inside the block when ``visit`` may start a model step now (the slot is held until
+        the block ends); ``False`` when its session already runs one or its address runs ``parallel``."""
+        if not visit.session:  # a direct call (tests, scripts): no visitor to limit
+            yield True
+            return
+        with self._lock:
+            allowed = visit.session not in self._sessions and (
+                not visit.address or self._addresses[visit.address] < self.limits.parallel
+            )
+            if allowed:
+                self._sessions.add(visit.session)
+                self._addresses[visit.address] += 1
+        try:
+            yield allowed
+        finally:
+            if allowed:
+                with self._lock:
+                    self._sessions.discard(visit.session)
+                    self._addresses[visit.address] -= 1
+                    if self._addresses[visit.address] <= 0:
+                        del self._addresses[visit.address]
+
+    # -- download files -----------------------------------------------------------------------------
+    @property
+    def root(self) -> Path:
+        """The app's private folder of session downloads (created 0700 on first use)."""
+        with self._lock:
+            if self._root is None:
+                self._root = Path(tempfile.mkdtemp(prefix="lawluo-sessions-"))
+            self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            return self._root
+
+    def folder(self, visit: Visit) -> Path:
+        """A fresh folder for one download of this session (the session's folder is emptied first)."""
+        self._sweep()
+        name = hashlib.sha256(visit.session.encode()).hexdigest()[:24] if visit.session else "direct"
+        session_dir = self.root / name
+        shutil.rmtree(session_dir, ignore_errors=True)  # one download at a time per session: drop the last
+        folder = session_dir / secrets.token_hex(8)
+        folder.mkdir(mode=0o700, parents=True)
+        return folder
+
+    def forget(self, session: str) -> None:
+        """The visitor left: remove their files now."""
+        if session:
+            shutil.rmtree(self.root / hashlib.sha256(session.encode()).hexdigest()[:24], ignore_errors=True)
+
+    def _sweep(self) -> None:
+        """Remove session folders untouched for ``session_ttl_s`` (visitors whose leaving went unseen)."""
+        now = time.time()
+        if now - self._last_sweep < 60:
+            return
+        self._last_sweep = now
+        for entry in self.root.iterdir():
+            try:
+                if now - entry.stat().st_mtime > self.limits.session_ttl_s:
+                    shutil.rmtree(entry, ignore_errors=True)
+            except OSError:
+                continue
+
+
+class VisitorCookie:
+    """ASGI middleware: gives every browser a random HttpOnly cookie that binds its consultations.
+
+    ``SameSite=None; Secure`` over HTTPS (a Space runs inside an iframe on huggingface.co, where a
+    ``Lax`` cookie would not be sent), ``Lax`` over plain HTTP (loopback).
+    """
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or _has_cookie(scope):
+            await self.app(scope, receive, send)
+            return
+        token = secrets.token_urlsafe(24)
+        headers = {k.lower(): v for k, v in scope.get("headers", [])}
+        https = scope.get("scheme") == "https" or headers.get(b"x-forwarded-proto", b"").startswith(b"https")
+        attributes = "; SameSite=None; Secure" if https else "; SameSite=Lax"
+        cookie = f"{VISITOR_COOKIE}={token}; Path=/; Max-Age={COOKIE_MAX_AGE_S}; HttpOnly{attributes}"
+        scope = {**scope, "headers": _with_cookie(scope.get("headers", []), token)}  # bound from the first
+
+        async def send_with_cookie(message) -> None:
+            if message["type"] == "http.response.start":
+                message = {
+                    **message,
+                    "headers": [*message.get("headers", []), (b"set-cookie", cookie.encode())],
+                }
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)
+
+
+def _has_cookie(scope) -> bool:
+    marker = f"{VISITOR_COOKIE}=".encode()
+    return any(name.lower() == b"cookie" and marker in value for name, value in scope.get("headers", []))
+
+
+def _with_cookie(headers: list, token: str) -> list:
+    """``headers`` with the visitor cookie added to the request's ``Cookie`` header (or as one)."""
+    pair = f"{VISITOR_COOKIE}={token}".encode()
+    out, added = [], False
+    for name, value in headers:
+        if name.lower() == b"cookie" and not added:
+            value, added = value + b"; " + pair, True
+        out.append((name, value))
+    return out if added else [*out, (b"cookie", pair)]
+
+
+def visitor_cookie_middleware():
+    """:class:`VisitorCookie` for ``launch(app_kwargs={"middleware": [...]})``."""
+    from starlette.middleware import Middleware
+
+    return Middleware(VisitorCookie)
