@@ -38,7 +38,7 @@ from lawluo.ui.consult_tab import build_consult_tab
 from lawluo.ui.headers import security_headers_middleware
 from lawluo.ui.models_panel import build_models_panel
 from lawluo.ui.statute_tab import UI_COPY_DIR, build_statute_tab, build_unavailable_tab
-from lawluo.ui.visitors import VisitorLimits, visitor_cookie_middleware
+from lawluo.ui.visitors import VisitorLimits, limit_malloc_arenas, visitor_cookie_middleware
 
 logger = logging.getLogger("lawluo.app")
 
@@ -46,6 +46,7 @@ BUILD_COMMAND = "python -m lawluo build all --data ../shared/data"
 DEFAULT_CONCURRENCY = 4
 QUEUE_SIZE = 64
 STATE_SESSIONS = 2000
+MAX_THREADS = 100
 
 
 def _missing_db_message(
@@ -149,7 +150,10 @@ def launch_options(settings: Settings) -> dict:
       ``nosniff`` (``lawluo/ui/headers.py``);
     - ``ssr_mode=False``: under server-side rendering (on by default on Spaces) Node renders the page,
       without those headers;
-    - ``state_session_capacity``: at most this many sessions' state in memory (Gradio's default is 10,000).
+    - ``state_session_capacity``: at most this many sessions' state in memory (Gradio's default is 10,000);
+    - ``max_threads``: worker threads for the handlers: enough for every model-calling event
+      (``FIRM_CONCURRENCY``, each may wait on a model) and every other event at once, so a model-free
+      event never waits for a thread that a hung model holds.
     """
     return {
         "auth": launch_auth(settings),
@@ -164,6 +168,7 @@ def launch_options(settings: Settings) -> dict:
         },
         "ssr_mode": False,
         "state_session_capacity": STATE_SESSIONS,
+        "max_threads": MAX_THREADS,
     }
 
 
@@ -207,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"LawLuo cannot start: {exc}", file=sys.stderr)
         return 2
     logger.info("%s", describe_settings(settings))
+    limit_malloc_arenas()  # freed memory of departed visitors can be given back (lawluo/ui/visitors.py)
     # server_port=None lets Gradio read GRADIO_SERVER_PORT (default 7860).
     build_app(settings).launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), **options)
     return 0

@@ -11,6 +11,16 @@ DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(ROOT))
 
 
+#: Lay questions of different domains, for the app benchmarks.
+QUESTIONS = [
+    "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？",
+    "邻居家的狗把我孩子咬伤了，医药费该谁出？",
+    "朋友借了我五万块钱一直不还，我该怎么起诉？",
+    "租房合同到期了，房子也没有损坏，房东却不退押金，我该怎么办？",
+    "网购买到假货，商家拒绝退款，我能要求三倍赔偿吗？",
+]
+
+
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 

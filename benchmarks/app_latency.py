@@ -27,19 +27,12 @@ import tempfile
 import time
 import urllib.request
 
-from _common import ROOT, percentile
+from _common import QUESTIONS, ROOT, percentile
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
 from tests.fakes.live_app import CHROMIUM, CHROMIUM_ARGS, free_port, live_app
 
-QUESTIONS = [
-    "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？",
-    "邻居家的狗把我孩子咬伤了，医药费该谁出？",
-    "朋友借了我五万块钱一直不还，我该怎么起诉？",
-    "租房合同到期了，房子也没有损坏，房东却不退押金，我该怎么办？",
-    "网购买到假货，商家拒绝退款，我能要求三倍赔偿吗？",
-]
 START_TARGET = 10.0
 TIMEOUT = 60.0
 

@@ -21,8 +21,9 @@ Targets on the 2-core machine with L = 0.5 s: 0 errors in the load phase, a mode
 1 s while 8 models hang, RSS growth under 50 MB after the visitors leave.
 
 Each visitor has its own client address (``X-Forwarded-For``, which the app believes from a loopback
-peer, as from a reverse proxy). The app gets ``LAWLUO_STEP_BUDGET_S`` (``--budget``, default 20 s) so a hung visitor's step ends within
-the run, and ``GRADIO_HEARTBEAT_INTERVAL=1`` so departures are noticed within a second or two. Every
+peer, as from a reverse proxy). The app runs with ``LAWLUO_STEP_BUDGET_S`` = ``--budget`` (default 120 s, the setting's default; the hung
+visitors are released when phase 2 ends), ``GRADIO_HEARTBEAT_INTERVAL=1`` and ``LAWLUO_SESSION_GRACE_S=2``
+so that departures are noticed and freed within a few seconds (the defaults: 15 s and 120 s). Every
 request goes to 127.0.0.1; every loop is bounded in count and time.
 """
 
@@ -39,19 +40,12 @@ import time
 import urllib.request
 from collections import defaultdict
 
-from _common import ROOT, percentile
+from _common import QUESTIONS, ROOT, percentile
 
 from tests.fakes.firm_models import FirmResponder
 from tests.fakes.live_app import free_port, model_environ
 from tests.fakes.openai_server import FakeOpenAIServer
 
-QUESTIONS = [
-    "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？",
-    "邻居家的狗把我孩子咬伤了，医药费该谁出？",
-    "朋友借了我五万块钱一直不还，我该怎么起诉？",
-    "租房合同到期了，房子也没有损坏，房东却不退押金，我该怎么办？",
-    "网购买到假货，商家拒绝退款，我能要求三倍赔偿吗？",
-]
 HANG_MARK = "（挂起）"
 ERROR_WORDS = ("出错了", "Something went wrong")
 DEGRADED_WORDS = ("仍在进行中", "time budget", "slots of the", "BudgetExceeded", "busy")
@@ -89,6 +83,7 @@ def start_app(server: FakeOpenAIServer, port: int, budget: float) -> subprocess.
             "LAWLUO_ANNOTATION_DIR": os.path.join(os.environ.get("TMPDIR", "/tmp"), f"lawluo-load-{port}"),
             "GRADIO_SERVER_PORT": str(port),
             "GRADIO_HEARTBEAT_INTERVAL": "1",
+            "LAWLUO_SESSION_GRACE_S": "2",
         }
     )
     proc = subprocess.Popen(
@@ -230,7 +225,7 @@ def main() -> int:
     parser.add_argument("--hang", type=int, default=8, help="visitors whose model calls hang (phase 2)")
     parser.add_argument("--probes", type=int, default=4, help="visitors timing model-free steps (phase 2)")
     parser.add_argument("--hang-seconds", type=float, default=15.0, help="how long phase 2 probes run")
-    parser.add_argument("--budget", type=float, default=20.0, help="the app's step_budget_s")
+    parser.add_argument("--budget", type=float, default=120.0, help="the app's step_budget_s (its default)")
     args = parser.parse_args()
 
     release = threading.Event()
@@ -293,11 +288,14 @@ def main() -> int:
 
             for c in clients:
                 c.close()
-            time.sleep(5)  # heartbeats stop: the app frees the departed sessions
+            time.sleep(8)  # heartbeats stop; after the grace period the app frees the departed sessions
             rss_after = rss_mb(proc.pid)
+            time.sleep(22)  # steps of departed pages still running then are freed later
+            rss_later = rss_mb(proc.pid)
             print(
                 f"\nRSS of the app: {rss_before:.0f} MB before, {rss_loaded:.0f} MB after the load, "
-                f"{rss_after:.0f} MB after every visitor left (growth {rss_after - rss_before:+.0f} MB)"
+                f"{rss_after:.0f} MB 8 s after every visitor left (growth {rss_after - rss_before:+.0f} MB), "
+                f"{rss_later:.0f} MB 30 s after (growth {rss_later - rss_before:+.0f} MB)"
             )
         finally:
             release.set()

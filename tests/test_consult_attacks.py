@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import stat
+import threading
 import time
 from pathlib import Path
 
@@ -24,7 +25,7 @@ QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把�
 def app():
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("GRADIO_HEARTBEAT_INTERVAL", "0.25")  # a departed client is noticed at once
-        with live_app() as running:
+        with live_app(LAWLUO_SESSION_GRACE_S="1") as running:
             yield running
 
 
@@ -96,3 +97,35 @@ def test_a_tree_of_hundreds_of_calls_is_reduced_over_http(app):
     before = app.responder.calls.get("clarifier", 0)
     out = client_for(app).predict(QUESTION, True, 5, 6, api_name="/ask")
     assert app.responder.calls["clarifier"] - before <= 13 and "澄清树已缩小" in out[-1]
+
+
+def test_a_page_that_reconnects_within_the_grace_period_keeps_its_consultation(app):
+    import httpx
+
+    holder = app.demo.server_app.state_holder
+    client = client_for(app)
+    client.predict(QUESTION, True, 2, 2, api_name="/ask")
+    session = client.session_hash
+    back, stop = threading.Event(), threading.Event()
+
+    def reconnected_page():  # the same page's heartbeat, as after a network blip
+        url = f"{app.url.rstrip('/')}/gradio_api/heartbeat/{session}"
+        with httpx.stream("GET", url, timeout=30) as response:
+            for _ in response.iter_lines():
+                back.set()
+                if stop.is_set():
+                    return
+
+    page = threading.Thread(target=reconnected_page, daemon=True)
+    page.start()
+    assert back.wait(10)
+    client.close()  # the first connection drops: Gradio calls unload
+    time.sleep(2.5)  # past the grace period of 1 s
+    assert holder.session_data[session].state_data  # still there: the page came back
+    stop.set()
+    page.join(10)
+    for _ in range(80):
+        if session not in holder.session_data:
+            break
+        time.sleep(0.1)
+    assert session not in holder.session_data  # gone for good: freed after the grace period

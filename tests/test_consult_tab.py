@@ -60,7 +60,11 @@ def test_marks_fold_a_no_and_the_answer_streams_with_checked_citations(firm_serv
     no = shown(tab.mark(firm, state, "2", "no"))
     assert 'data-node="2.1"' not in no["tree"] and "已折叠 2 个下级要素" in no["tree"]
 
-    steps = [shown(o) for o in tab.answer(firm, state)]
+    firm_server.tokens_per_second = 60  # a model's pace: the chat is redrawn every STREAM_UPDATE_S
+    try:
+        steps = [shown(o) for o in tab.answer(firm, state)]
+    finally:
+        firm_server.tokens_per_second = None
     partial = [
         s["chat"][-1]["content"] for s in steps if s["chat"] and s["chat"][-1]["content"].endswith("▌")
     ]

@@ -109,6 +109,13 @@ class Settings:
             "(its download files go with it; closing the page frees it at once). Save it to keep it."
         },
     )
+    session_grace_s: float = field(
+        default=120.0,
+        metadata={
+            "help": "Seconds after a visitor's page disconnects before their consultation and files are freed "
+            "(a page that reconnects in time, e.g. a phone put away, keeps them)."
+        },
+    )
     annotation_dir: Path = field(
         default=PROJECT_ROOT / "data" / "annotation",
         metadata={
@@ -167,9 +174,10 @@ class Settings:
                 f"visitor_tree_calls and visitor_parallel must be >= 1 "
                 f"(got {self.visitor_tree_calls}, {self.visitor_parallel})"
             )
-        if not self.step_budget_s > 0 or not self.session_ttl_s > 0:
+        if not self.step_budget_s > 0 or not self.session_ttl_s > 0 or not self.session_grace_s >= 0:
             raise ValueError(
-                f"step_budget_s and session_ttl_s must be > 0 (got {self.step_budget_s}, {self.session_ttl_s})"
+                f"step_budget_s and session_ttl_s must be > 0 and session_grace_s >= 0 "
+                f"(got {self.step_budget_s}, {self.session_ttl_s}, {self.session_grace_s})"
             )
         if not 1 <= self.annotation_overlap <= 20:
             raise ValueError(f"annotation_overlap must be 1–20 (got {self.annotation_overlap})")

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,7 +44,17 @@ from ..tolc.builder import MAX_HEIGHT, MAX_K
 from . import consult_render as cr
 from .render import CSS, notice
 from .statute_tab import UI_COPY_DIR
-from .visitors import DIRECT, Visit, VisitorLimits, Visitors, fit_tree, owner_of, tree_calls, visit_of
+from .visitors import (
+    DIRECT,
+    Visit,
+    VisitorLimits,
+    Visitors,
+    fit_tree,
+    give_back_memory,
+    owner_of,
+    tree_calls,
+    visit_of,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +64,9 @@ MAX_SAVED_BYTES = 2_000_000
 #: Events that may call language models run this many at a time per app. Each visitor runs one at a time
 #: (:class:`~lawluo.ui.visitors.Visitors`), waits for a backend slot only within its step's time budget,
 #: and the model-free events (marks, domain, save, search…) have slots of their own.
-FIRM_CONCURRENCY = 16
+FIRM_CONCURRENCY = 32
+#: Seconds between two redraws of the chat while an answer streams.
+STREAM_UPDATE_S = 0.1
 HTML_CSS = CSS + cr.CONSULT_CSS
 
 #: A click on a mark button in the tree becomes a ``click`` event carrying the node id and the mark.
@@ -233,11 +247,18 @@ def answer(
             *view(firm, state, "这个问题已经回答过了；可以继续提问或重新生成。Already answered.", "info"),
         )
         return
+    yield from _lawyer_streams(firm, state, visitors, visit, firm.answer)
+
+
+def _lawyer_streams(
+    firm: Firm, state: Consultation, visitors: Visitors, visit: Visit, step
+) -> Iterator[tuple]:
+    """``step(state, deadline)`` (answer or regenerate) streamed, as the visitor's one model step."""
     with visitors.model_work(visit) as allowed:
         if not allowed:
             yield (state, *view(firm, state, BUSY_MESSAGE, "warn"))
             return
-        yield from _stream(firm, state, firm.answer(state, _deadline(visitors, "回答 The answer")))
+        yield from _stream(firm, state, step(state, _deadline(visitors, "回答 The answer")))
 
 
 def regenerate(
@@ -251,15 +272,14 @@ def regenerate(
     if state is None or not state.turns or state.turns[-1].role != "lawyer" or state.status == "closed":
         yield (state, *view(firm, state, "没有可以重新生成的回答。There is no answer to regenerate.", "warn"))
         return
-    with visitors.model_work(visit) as allowed:
-        if not allowed:
-            yield (state, *view(firm, state, BUSY_MESSAGE, "warn"))
-            return
-        yield from _stream(firm, state, firm.regenerate(state, _deadline(visitors, "回答 The answer")))
+    yield from _lawyer_streams(firm, state, visitors, visit, firm.regenerate)
 
 
 def _stream(firm: Firm, state: Consultation, pieces: Iterator[str], prefix: tuple = ()) -> Iterator[tuple]:
-    text = ""
+    """The answer as it streams: the chat redrawn at most every :data:`STREAM_UPDATE_S` (a model sends a
+    piece per token; redrawing and sending the whole chat for each would cost the server more than the
+    model does), then the whole view once the answer is checked."""
+    text, shown = "", 0.0
     try:
         yield (state, *prefix, *view(firm, state, "律师正在回答… The lawyer is answering…", streaming=""))
         for n, piece in enumerate(pieces):
@@ -270,8 +290,10 @@ def _stream(firm: Firm, state: Consultation, pieces: Iterator[str], prefix: tupl
                     *prefix,
                     *view(firm, state, "律师正在回答… The lawyer is answering…", streaming=text),
                 )
-            else:  # until the answer ends only the chat changes: leave the other panels as they are
+                shown = time.monotonic()
+            elif time.monotonic() - shown >= STREAM_UPDATE_S:  # only the chat changes until the answer ends
                 yield (state, *prefix, cr.chat_messages(state, text), *[gr.skip()] * (VIEW_SIZE - 1))
+                shown = time.monotonic()
         last = state.turns[-1]
         done = "回答完毕，引用的法条已核查。Answered; its citations are checked."
         yield (state, *prefix, *view(firm, state, last.note or done, "warn" if last.note else "info"))
@@ -595,30 +617,56 @@ def build_consult_tab(
     if demo is not None:
 
         def on_leave(request: gr.Request) -> None:
-            """The visitor closed the page: remove their files and free their consultation now."""
-            visit = visit_of(request)
-            visitors.forget(visit.session)
-            free_session_state(request)
+            """The visitor's page lost its connection: after a grace period, free what it held."""
+            leave_later(visitors, request)
 
         demo.unload(on_leave)
     return visitors
 
 
-def free_session_state(request: gr.Request) -> None:
-    """Drop a departed session's ``gr.State`` values now instead of Gradio's hour for closed pages.
+def leave_later(visitors: Visitors, request: gr.Request) -> None:
+    """Free a departed session's consultation and files ``session_grace_s`` after its page disconnected.
 
-    Gradio keeps a closed page's state for an hour in case it reopens, and the session's copies of every
-    component's configuration until 10,000 newer sessions push them out; a consultation cannot be
-    reopened (a new page is a new session), so both are freed at once. Uses the app's Gradio state holder.
+    A page whose connection only dropped (a phone put away, a network blip) reconnects its heartbeat
+    with the same session: if it has by then (:class:`~lawluo.ui.visitors.Presence`), or a step of it is
+    still running, nothing is freed and the check is made again later.
     """
-    app = getattr(getattr(request, "request", None), "app", None)
-    holder = getattr(app, "state_holder", None)
     session = getattr(request, "session_hash", None)
+    app = getattr(getattr(request, "request", None), "app", None)
+    if not session or app is None:
+        return
+    presence = getattr(getattr(app, "state", None), "lawluo_presence", None)
+
+    def check() -> None:
+        if presence is not None and presence.is_open(session):
+            return  # the page is back: Gradio calls unload again when it leaves
+        if visitors.busy(session):  # a step of the departed page still runs: look again later
+            later(check)
+            return
+        visitors.forget(session)
+        free_session_state(getattr(app, "state_holder", None), session)
+        give_back_memory()
+
+    def later(fn) -> None:
+        timer = threading.Timer(max(visitors.limits.session_grace_s, 1.0), fn)
+        timer.daemon = True
+        timer.start()
+
+    later(check)
+
+
+def free_session_state(holder, session: str) -> None:
+    """Drop a departed session's ``gr.State`` values and its copies of the components' configuration.
+
+    Gradio keeps a closed page's state for an hour, and the session's configuration copies until 10,000
+    newer sessions push them out; a consultation cannot be reopened once its page is gone for good (a new
+    page is a new session), so both are freed at once. Uses the app's Gradio state holder.
+    """
     if holder is None or not session:
         return
     try:
         holder.delete_state(session)
-        with holder.lock:  # and the session's copies of the components' configuration
+        with holder.lock:
             holder.session_data.pop(session, None)
             holder.time_last_used.pop(session, None)
     except (KeyError, AttributeError):  # already gone, or a Gradio whose holder works differently

@@ -25,6 +25,7 @@ are whatever the client sent); a public peer's header is ignored and its own add
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import ipaddress
 import logging
@@ -36,8 +37,10 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
+
+from ..config import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -45,14 +48,18 @@ VISITOR_COOKIE = "lawluo_visitor"
 COOKIE_MAX_AGE_S = 30 * 24 * 3600
 
 
+_SETTINGS = {f.name: f.default for f in fields(Settings)}  # the defaults have one home: the settings
+
+
 @dataclass(frozen=True)
 class VisitorLimits:
     """The settings of :class:`~lawluo.config.Settings` that bound one visitor (see their help texts)."""
 
-    tree_calls: int = 13
-    parallel: int = 2
-    step_budget_s: float = 120.0
-    session_ttl_s: float = 3600.0
+    tree_calls: int = _SETTINGS["visitor_tree_calls"]
+    parallel: int = _SETTINGS["visitor_parallel"]
+    step_budget_s: float = _SETTINGS["step_budget_s"]
+    session_ttl_s: float = _SETTINGS["session_ttl_s"]
+    session_grace_s: float = _SETTINGS["session_grace_s"]
 
     @classmethod
     def from_settings(cls, settings) -> VisitorLimits:
@@ -61,6 +68,7 @@ class VisitorLimits:
             parallel=settings.visitor_parallel,
             step_budget_s=settings.step_budget_s,
             session_ttl_s=settings.session_ttl_s,
+            session_grace_s=settings.session_grace_s,
         )
 
 
@@ -165,6 +173,11 @@ class Visitors:
                     if self._addresses[visit.address] <= 0:
                         del self._addresses[visit.address]
 
+    def busy(self, session: str) -> bool:
+        """Whether a model step of ``session`` is running."""
+        with self._lock:
+            return session in self._sessions
+
     # -- download files -----------------------------------------------------------------------------
     @property
     def root(self) -> Path:
@@ -204,8 +217,66 @@ class Visitors:
                 continue
 
 
+M_ARENA_MAX = -8  # glibc's mallopt parameter number
+
+
+def limit_malloc_arenas(arenas: int = 2) -> None:
+    """Have glibc keep at most ``arenas`` malloc arenas (call at start-up, before the worker threads).
+
+    By default glibc gives threads up to 8 arenas per core; memory freed in one stays in it, so a
+    server whose many worker threads each served a visitor keeps every arena's peak. Does nothing off
+    glibc (same as ``MALLOC_ARENA_MAX``).
+    """
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(M_ARENA_MAX, arenas)
+    except (OSError, AttributeError):
+        return
+
+
+def give_back_memory() -> None:
+    """Ask glibc to return freed heap pages to the system (``malloc_trim``), e.g. after sessions are freed.
+
+    CPython frees a departed visitor's objects, but glibc keeps the pages in its per-thread arenas, so
+    the process's RSS would stay at its peak; trimming gives them back. Does nothing off glibc.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):
+        return
+
+
+class Presence:
+    """Which sessions have a page open: the heartbeat streams (``GET …/heartbeat/<session>``) now open.
+
+    Gradio calls ``unload`` when a page's heartbeat drops, and a page that only lost its connection
+    reconnects it with the same session; this tells the two apart (see ``consult_tab.leave_later``).
+    """
+
+    def __init__(self) -> None:
+        self._open: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def is_open(self, session: str) -> bool:
+        with self._lock:
+            return self._open[session] > 0
+
+    @contextmanager
+    def heartbeat(self, session: str) -> Iterator[None]:
+        with self._lock:
+            self._open[session] += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._open[session] -= 1
+                if self._open[session] <= 0:
+                    del self._open[session]
+
+
 class VisitorCookie:
-    """ASGI middleware: gives every browser a random HttpOnly cookie that binds its consultations.
+    """ASGI middleware: gives every browser a random HttpOnly cookie that binds its consultations, and
+    keeps the app's :class:`Presence` (``app.state.lawluo_presence``) of open pages.
 
     ``SameSite=None; Secure`` over HTTPS (a Space runs inside an iframe on huggingface.co, where a
     ``Lax`` cookie would not be sent), ``Lax`` over plain HTTP (loopback).
@@ -213,9 +284,23 @@ class VisitorCookie:
 
     def __init__(self, app) -> None:
         self.app = app
+        self.presence = Presence()
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http" or _has_cookie(scope):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if "app" in scope and not hasattr(scope["app"].state, "lawluo_presence"):
+            scope["app"].state.lawluo_presence = self.presence
+        path = scope.get("path", "")
+        if "/heartbeat/" in path:
+            with self.presence.heartbeat(path.rsplit("/", 1)[-1]):
+                await self._with_cookie(scope, receive, send)
+        else:
+            await self._with_cookie(scope, receive, send)
+
+    async def _with_cookie(self, scope, receive, send) -> None:
+        if _has_cookie(scope):
             await self.app(scope, receive, send)
             return
         token = secrets.token_urlsafe(24)
