@@ -26,11 +26,12 @@ def texts_of(length: int = 2000) -> list[str]:
 
 
 def main() -> None:
-    from lawluo.law import default_db
+    from lawluo.config import Settings
+    from lawluo.law import StatuteDB
     from lawluo.law.checker import CitationChecker
 
     t = time.perf_counter()
-    checker = CitationChecker(default_db())
+    checker = CitationChecker(StatuteDB(Settings.load().statutes_path))
     texts = texts_of()
     cold = []
     for text in texts:

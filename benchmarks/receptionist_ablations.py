@@ -92,11 +92,12 @@ def statute_articles(per_domain: int = 400, seed: int = 0) -> tuple[list[str], l
     import weak_labels as wl
 
     from lawluo.agents.receptionist import prepare
-    from lawluo.law import default_db
+    from lawluo.config import Settings
+    from lawluo.law import StatuteDB
 
     rules = wl.load_rules()
     by: dict[str, list[str]] = {}
-    for article in default_db().articles:
+    for article in StatuteDB(Settings.load().statutes_path).articles:
         dom = wl.law_domain(article.law.name, article.number, rules) if article.law.in_force else None
         if dom:
             by.setdefault(dom, []).append(prepare(article.text)[:300])

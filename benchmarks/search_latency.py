@@ -18,10 +18,10 @@ from _common import DATA, ROOT, percentile, read_jsonl
 LOAD = """
 import time; t = time.perf_counter()
 from lawluo.config import Settings
-from lawluo.law import default_db
+from lawluo.law import StatuteDB
 from lawluo.retrieval.statutes import StatuteSearcher
 from lawluo.retrieval.cases import CaseSearcher
-s = Settings.load(); db = default_db(); t_db = time.perf_counter() - t
+s = Settings.load(); db = StatuteDB(s.statutes_path); t_db = time.perf_counter() - t
 StatuteSearcher.from_settings(s, db); CaseSearcher.from_settings(s)
 print(f"{t_db:.3f} {time.perf_counter() - t:.3f}")
 """
@@ -29,10 +29,9 @@ print(f"{t_db:.3f} {time.perf_counter() - t:.3f}")
 
 def main() -> None:
     from lawluo.config import Settings
-    from lawluo.law import default_db
     from lawluo.retrieval.statutes import StatuteSearcher
 
-    StatuteSearcher.from_settings(Settings.load(), default_db())  # make sure the cache exists
+    StatuteSearcher.from_settings(Settings.load())  # make sure the cache exists
     loads = []
     for _ in range(3):
         out = subprocess.run(
@@ -44,7 +43,7 @@ def main() -> None:
         f"{statistics.median(x[0] for x in loads):.2f}s; DB + statute and case indexes "
         f"{statistics.median(x[1] for x in loads):.2f}s (median of 3: {[x[1] for x in loads]})"
     )
-    searcher = StatuteSearcher.from_settings(Settings.load(), default_db())
+    searcher = StatuteSearcher.from_settings(Settings.load())
     queries = [
         r["question"]
         for n in ("scenario_statute", "consult")

@@ -21,7 +21,7 @@ import time
 from _common import DATA, read_jsonl
 
 from lawluo.config import Settings
-from lawluo.law import default_db
+from lawluo.law import StatuteDB
 from lawluo.law.checker import CitationChecker
 from lawluo.retrieval.bm25 import BM25Index
 from lawluo.retrieval.statutes import StatuteSearcher
@@ -60,7 +60,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--baseline", action="store_true")
     args = parser.parse_args()
-    db = default_db()
+    db = StatuteDB(Settings.load().statutes_path)
     checker = CitationChecker(db)
     t = time.perf_counter()
     searcher = StatuteSearcher.from_settings(Settings.load(), db)

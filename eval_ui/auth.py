@@ -102,10 +102,18 @@ def load_users(spec: str | None) -> Users | None:
     if not spec or not spec.strip():
         return None
     path = Path(spec)
-    if ":" not in spec or (len(spec) < 4096 and path.is_file()):
+    if ":" not in spec or _is_file(path):
         if not path.is_file():
             raise UsersError(
                 f"annotation_users: {spec} is not a file (give a file of name:password[:role] lines)"
             )
         return parse_users(path.read_text(encoding="utf-8"), str(path))
     return parse_users(spec)
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` names a file; a list of entries too long to be a file name is not one."""
+    try:
+        return path.is_file()
+    except OSError:  # e.g. "File name too long": the setting holds the entries themselves
+        return False

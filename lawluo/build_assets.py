@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from .config import Settings
+from .law.database import StatuteDB
 
 STEPS = ("statutes", "cases", "expansions", "index")
 
@@ -20,21 +21,18 @@ def build(what: str, data: Path, settings: Settings) -> dict:
     assets = settings.assets_dir
     for step in steps:
         if step == "statutes":
-            from .law import default_db
             from .law.build import build_statute_db
 
             summary["statutes"] = build_statute_db(data / "laws", settings.statutes_path)
-            default_db.cache_clear()
             write_statute_provenance(settings)
         elif step == "cases":
             from .retrieval.casebank import build_and_write
 
-            summary["cases"] = build_and_write(data, assets)
+            summary["cases"] = build_and_write(data, assets, StatuteDB(settings.statutes_path))
         elif step == "expansions":
-            from .law import default_db
             from .retrieval.expansions import build_expansions, write_expansions
 
-            rows, stats = build_expansions(data, default_db())
+            rows, stats = build_expansions(data, StatuteDB(settings.statutes_path))
             write_expansions(rows, assets / "statute_expansions.jsonl.gz")
             summary["expansions"] = stats
         elif step == "index":

@@ -143,11 +143,11 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_check(args: argparse.Namespace, settings: Settings) -> int:
-    from .law import default_db
     from .law.checker import CitationChecker
+    from .law.database import StatuteDB
 
     texts = list(_inputs(args, "text"))
-    checker = CitationChecker(default_db())
+    checker = CitationChecker(StatuteDB(settings.statutes_path))  # the assets of --config, not the default
     status = 0
     for tid, text in texts:
         if len(text) > MAX_TEXT_CHARS:
@@ -323,8 +323,8 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     import shlex
 
     from .jsonl import JSONLError
-    from .law import default_db
     from .law.checker import CitationChecker
+    from .law.database import StatuteDB
     from .metrics.evaluate import METRICS, EvalOptions, Evaluator, parse_metrics
     from .metrics.inputs import load_inputs
     from .metrics.report import markdown_table, write_results
@@ -348,7 +348,7 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
         inputs.answers = [a for a in inputs.answers if a.id in keep]
         inputs.references = {k: v for k, v in inputs.references.items() if k in keep}
     judge = _judge(settings, args) if any(METRICS[m].judge for m in metrics) or "nhsr" in metrics else None
-    evaluator = Evaluator(CitationChecker(default_db()), judge, options)
+    evaluator = Evaluator(CitationChecker(StatuteDB(settings.statutes_path)), judge, options)
     if "pairwise" in metrics:
         try:
             evaluator.system_pairs(inputs.systems)

@@ -16,8 +16,12 @@ sys.path.insert(0, str(ROOT / "training"))
 
 
 def pytest_configure(config):
+    # Hermetic: no setting or key of the developer's shell reaches a test (a LAWLUO_LAWYER_BACKEND or
+    # an OPENAI_API_KEY there would change what the tests check).
+    for key in [k for k in os.environ if k.startswith(("LAWLUO_", "OPENAI_"))]:
+        del os.environ[key]
     # The app opens an annotation store on start: never the repository's data/annotation in tests.
-    os.environ.setdefault("LAWLUO_ANNOTATION_DIR", tempfile.mkdtemp(prefix="lawluo-test-annotation-"))
+    os.environ["LAWLUO_ANNOTATION_DIR"] = tempfile.mkdtemp(prefix="lawluo-test-annotation-")
 
 
 @pytest.fixture(scope="session")

@@ -37,11 +37,20 @@ def cases() -> list[Case]:
     return load_case_bank(ASSET)
 
 
+def extractor():
+    """The statutes a case cites, resolved against the shipped database (as ``lawluo build cases`` does)."""
+    from lawluo.config import Settings
+    from lawluo.law import StatuteDB
+    from lawluo.law.citations import CitationExtractor
+
+    return CitationExtractor(StatuteDB(Settings().statutes_path)).extract
+
+
 @pytest.fixture(scope="module")
 def built() -> list[Case]:
     if not DATA.is_dir():
         pytest.skip(f"source data not found at {DATA}")
-    return build_case_bank(DATA)
+    return build_case_bank(DATA, extract=extractor())
 
 
 # -- what every case promises ---------------------------------------------------------------------
@@ -212,7 +221,7 @@ def test_written_gzip_has_no_timestamp(cases, tmp_path):
 
 
 def test_the_build_is_deterministic(built, tmp_path):
-    again = build_case_bank(DATA)
+    again = build_case_bank(DATA, extract=extractor())
     first, second = tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
     write_case_bank(built, first)
     write_case_bank(again, second)

@@ -125,12 +125,16 @@ def test_huge_query_is_truncated_not_rejected(capsys, statute_searcher):
 
 
 def test_missing_statute_database_says_how_to_build_it(capsys, monkeypatch, tmp_path):
-    from lawluo.law import default_db
-
     monkeypatch.setenv("LAWLUO_ASSETS_DIR", str(tmp_path))
-    default_db.cache_clear()
-    try:
-        code, _, err = run(capsys, "check", "《民法典》第1079条")
-    finally:
-        default_db.cache_clear()
+    code, _, err = run(capsys, "check", "《民法典》第1079条")
     assert code == 1 and "python -m lawluo build statutes" in err
+
+
+@pytest.mark.parametrize("command", [("check", "《民法典》第1079条"), ("search", "statutes", "离婚")])
+def test_a_config_whose_assets_folder_is_empty_is_honoured_after_a_default_run(capsys, tmp_path, command):
+    """A process that already used the default assets must still read the ones --config names."""
+    assert run(capsys, *command)[0] == 0  # the default assets, loaded first
+    config = tmp_path / "other.yaml"
+    config.write_text(f"assets_dir: {tmp_path / 'empty'}\n", encoding="utf-8")
+    code, rows, err = run(capsys, "--config", str(config), *command)
+    assert code == 1 and rows == [] and "python -m lawluo build statutes" in err

@@ -129,3 +129,26 @@ def test_a_page_that_reconnects_within_the_grace_period_keeps_its_consultation(a
             break
         time.sleep(0.1)
     assert session not in holder.session_data  # gone for good: freed after the grace period
+
+
+def test_end_during_a_streaming_answer_is_refused_and_the_report_includes_the_answer(app):
+    client = client_for(app)
+    client.predict(QUESTION, True, 2, 2, api_name="/ask")
+    app.server.tokens_per_second = 30  # an answer that takes a few seconds to stream
+    try:
+        streaming = client.submit(api_name="/answer")
+        while not streaming.outputs():
+            time.sleep(0.02)
+        refused = client.predict(api_name="/end_consultation")
+        streaming.result()
+    finally:
+        app.server.tokens_per_second = None
+    assert tab.BUSY_MESSAGE in refused[-1] and refused[1]["value"] is None  # no report file
+    during = client.predict(api_name="/consultation")
+    assert during["status"] == "answered" and during["report"] is None
+    report = client.predict(api_name="/end_consultation")[0]
+    final = client.predict(api_name="/consultation")
+    assert final["status"] == "closed" and final["turns"][-1]["role"] == "lawyer"
+    assert "法律分析" in report
+    asked = client.predict("还有一个问题", True, 2, 2, api_name="/ask")
+    assert "已结束" in asked[-1]  # a closed consultation is not reopened by anything

@@ -44,3 +44,11 @@ def test_users_file_with_comments(tmp_path):
 def test_bad_user_entries_are_named(spec, message):
     with pytest.raises(UsersError, match=message):
         load_users(spec)
+
+
+def test_a_long_inline_list_of_users_is_read_as_entries_not_as_a_file_name():
+    from eval_ui.auth import load_users
+
+    spec = ",".join(f"annotator{i}:password-{i}" for i in range(30))  # over 255 characters
+    users = load_users(spec)
+    assert len(spec) > 255 and len(users) == 30 and users.check("annotator29", "password-29")

@@ -40,6 +40,8 @@ def no_model(monkeypatch):
 @pytest.fixture
 def lawbench(tmp_path):
     """The first questions of LawBench's consultation set and three real systems' answers to them."""
+    if not (SHARED_DATA / "lawbench").is_dir():
+        pytest.skip(f"LawBench's data not found at {SHARED_DATA / 'lawbench'}")
     refs = [
         json.loads(line) for line in (SHARED_DATA / "lawbench" / "consult.dev.jsonl").open(encoding="utf-8")
     ]

@@ -133,9 +133,10 @@ def build_weak_set(cfg: ReceptionistConfig, exclude: list[str]) -> WeakSet:
     import weak_labels as wl
 
     from lawluo.agents.receptionist import prepare
-    from lawluo.law import default_db
+    from lawluo.config import Settings
+    from lawluo.law import StatuteDB
 
-    db = default_db()
+    db = StatuteDB(Settings.load().statutes_path)  # TODO(step 2, item 8): the script's own --config
     records = list(consultations(Path(cfg.data_dir), cfg.sources))
     rules = wl.load_rules()
     questions = [prepare(r.question) for r in records]

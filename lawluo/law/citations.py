@@ -331,8 +331,7 @@ class CitationExtractor:
         )
 
 
-def extract_citations(text: str, db: StatuteDB | None = None) -> list[Citation]:
-    """Every statute citation in ``text`` (see the module docstring for the forms recognised)."""
-    from . import default_db
-
-    return CitationExtractor(db or default_db()).extract(text)
+def extract_citations(text: str, db: StatuteDB) -> list[Citation]:
+    """Every statute citation in ``text`` (see the module docstring for the forms recognised), names
+    resolved against ``db``."""
+    return CitationExtractor(db).extract(text)

@@ -313,12 +313,6 @@ def cause_from_case_name(name: str, *, administrative: bool = False) -> str:
 Extractor = Callable[[str], list]
 
 
-def _default_extractor() -> Extractor:
-    from ..law.citations import extract_citations
-
-    return extract_citations
-
-
 #: Names the extractor may return that are not statutes: the parties' own contracts and agreements
 #: (``《商品房买卖合同补充协议》第24条``) and DISC's judgments whose interpretation titles were cut to
 #: ``《最高人民法院》``.
@@ -542,16 +536,15 @@ def _disc_cases(path: Path, extract: Extractor) -> list[Case]:
 # ---------------------------------------------------------------------------------------------
 
 
-def build_case_bank(data_dir: Path, *, extract: Extractor | None = None) -> list[Case]:
+def build_case_bank(data_dir: Path, *, extract: Extractor) -> list[Case]:
     """Build every case from ``data_dir`` (``../shared/data``), in a deterministic order: CAIL by record
     index, typical cases by file path, DISC by id.
 
-    ``extract`` finds the statutes a text cites (default :func:`lawluo.law.citations.extract_citations`,
-    which resolves names against the statute database in ``assets/``). Raises ``ValueError`` on input
+    ``extract`` finds the statutes a text cites (e.g. ``CitationExtractor(db).extract``, names resolved
+    against the statute database ``db`` of the settings' assets). Raises ``ValueError`` on input
     that does not look as expected and when two cases would share an id or lack facts or a cause.
     """
     data_dir = Path(data_dir)
-    extract = extract or _default_extractor()
     root = data_dir / "laws" / "案例"
     cases = (
         _cail_cases(data_dir / "lawbench")
@@ -669,12 +662,15 @@ def provenance_markdown(cases: list[Case], asset_bytes: bytes, typical_paths: di
     return "\n".join(lines) + "\n"
 
 
-def build_and_write(data_dir: Path, assets_dir: Path) -> dict:
+def build_and_write(data_dir: Path, assets_dir: Path, db) -> dict:
     """Build the case bank from ``data_dir`` and write ``cases.jsonl.gz`` and ``cases.PROVENANCE.md``
     into ``assets_dir``; returns a summary ``{"path", "provenance", "cases", "by_source", "bytes",
-    "sha256"}`` for the CLI (``python -m lawluo build cases --data ../shared/data``) to print."""
+    "sha256"}`` for the CLI (``python -m lawluo build cases --data ../shared/data``) to print. Cited
+    statutes are resolved against ``db`` (the :class:`~lawluo.law.StatuteDB` of the same assets)."""
+    from ..law.citations import CitationExtractor
+
     data_dir, assets_dir = Path(data_dir), Path(assets_dir)
-    cases = build_case_bank(data_dir)
+    cases = build_case_bank(data_dir, extract=CitationExtractor(db).extract)
     path = assets_dir / CASES_FILENAME
     write_case_bank(cases, path)
     asset = path.read_bytes()

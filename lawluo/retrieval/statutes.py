@@ -131,9 +131,7 @@ class StatuteSearcher:
 
     @classmethod
     def from_settings(cls, settings, db: StatuteDB | None = None) -> StatuteSearcher:
-        from ..law import default_db
-
-        db = db or default_db()
+        db = db or StatuteDB(settings.statutes_path)
         dense = None
         if settings.statute_encoder:
             from .dense import DenseIndex
