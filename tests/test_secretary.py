@@ -48,7 +48,7 @@ def make_input(**changes) -> ReportInput:
         ],
         "confirmed": ["公司未与咨询人订立书面劳动合同"],
         "denied": ["咨询人严重违反规章制度"],
-        "statutes": ["《中华人民共和国劳动合同法》第八十二条（核实无误）"],
+        "statutes": [("《中华人民共和国劳动合同法》第八十二条", "verified")],
         "number": "LL-20240601-ABC123",
         "date": "2024年06月01日",
     }
@@ -207,7 +207,10 @@ def test_report_input_rejects_unknown_speakers():
 
 def test_checker_verdict_codes_are_shown_to_the_model_in_chinese(examples):
     model = ScriptedBackend(reply())
-    statutes = ["《中华人民共和国劳动合同法》第八十二条（verified）", "《劳动者保护法》第三条（not_found）"]
+    statutes = [
+        ("《中华人民共和国劳动合同法》第八十二条", "verified"),
+        ("《劳动者保护法》第三条", "not_found"),
+    ]
     Secretary(model, examples).write(make_input(statutes=statutes))
     last = model.calls[0][0][-1]["content"]
     assert "第八十二条（核实无误）" in last and "第三条（未找到该法条）" in last
@@ -220,7 +223,7 @@ def test_the_example_reports_validate_and_cite_only_real_statutes(examples, db, 
         assert (report.number, report.date, report.client) == (inp.number, inp.date, inp.client)
         ReportDraft.model_validate(report.model_dump(include=set(ReportDraft.model_fields)))
         assert inp.confirmed and inp.statutes and {role for role, _ in inp.turns} == {"client", "lawyer"}
-        text = "\n".join([report.analysis, *report.advice, *report.risks, *inp.statutes])
+        text = "\n".join([report.analysis, *report.advice, *report.risks, *(c for c, _ in inp.statutes)])
         citations = checker.check(text).citations
         assert citations, example.source
         for c in citations:

@@ -137,7 +137,9 @@ class ReportInput:
     turns: list[tuple[str, str]]  # ("client" | "lawyer", text), in order
     confirmed: list[str]  # facts the client confirmed (ToLC "yes")
     denied: list[str]  # facts the client denied (ToLC "no")
-    statutes: list[str]  # cited statutes with verdicts, e.g. "《劳动合同法》第十九条（核实无误）"
+    #: the statutes the lawyer cited, each with the checker's verdict code:
+    #: ``("《中华人民共和国劳动合同法》第十九条", "verified")``
+    statutes: list[tuple[str, str]]
     number: str
     date: str
 
@@ -146,6 +148,10 @@ class ReportInput:
         bad = sorted({role for role, _ in self.turns} - set(SPEAKERS))
         if bad:
             raise ValueError(f"turn roles must be 'client' or 'lawyer', not {', '.join(map(repr, bad))}")
+        self.statutes = [(str(citation), str(verdict)) for citation, verdict in self.statutes]
+        unknown = sorted({verdict for _, verdict in self.statutes} - set(VERDICT_LABELS))
+        if unknown:
+            raise ValueError(f"unknown verdict(s) {', '.join(unknown)}; valid: {', '.join(VERDICT_LABELS)}")
 
     @classmethod
     def from_dict(cls, data: dict) -> ReportInput:
@@ -265,7 +271,9 @@ def _request(inp: ReportInput) -> str:
         domain=_defang(inp.domain_name),
         confirmed=_defang(_bullets(inp.confirmed)),
         denied=_defang(_bullets(inp.denied)),
-        statutes=_defang(_bullets([_label_verdict(s) for s in inp.statutes])),
+        statutes=_defang(
+            _bullets([f"{citation}（{VERDICT_LABELS[verdict]}）" for citation, verdict in inp.statutes])
+        ),
         conversation=_defang(_clip(conversation)) or NONE,
     )
 
@@ -273,14 +281,6 @@ def _request(inp: ReportInput) -> str:
 def _defang(text: str) -> str:
     """Runs of <<< or >>> (the block's delimiters) in untrusted text become full-width brackets."""
     return _MARKERS.sub(lambda m: m.group().replace("<", "＜").replace(">", "＞"), text)
-
-
-def _label_verdict(statute: str) -> str:
-    """``…（verified）`` → ``…（核实无误）``; other text unchanged."""
-    m = re.search(r"[（(]([a-z_]+)[)）]\s*$", statute)
-    if m and m.group(1) in VERDICT_LABELS:
-        return f"{statute[: m.start()]}（{VERDICT_LABELS[m.group(1)]}）"
-    return statute
 
 
 def _bullets(items: list[str]) -> str:

@@ -115,6 +115,7 @@ class Firm:
                     if routing is None
                     else f"re-routed {domain(state.domain).name} → {_routing_summary(routing)}"
                 )
+                event.kind = "" if routing is None else "reroute"
             if truncated:
                 event.summary += f" (question cut to {MAX_TURN_CHARS} characters)"
         if routing is not None:
@@ -125,7 +126,7 @@ class Firm:
         """The client or lawyer overrides the receptionist."""
         chosen = domain(domain_id)
         with self._step(state, "receptionist", "override") as event:
-            event.summary = f"domain set to {chosen.name}"
+            event.summary, event.kind = f"domain set to {chosen.name}", "override"
         state.domain = chosen.id
 
     def clarify(
@@ -167,7 +168,7 @@ class Firm:
                 f"H={tree.height} K={tree.k}: {len(tree.elements)} elements from {source}"
                 + (f"; {len(tree.notes)} note(s)" if tree.notes else ""),
                 _ms(start),
-                ok=not any("失败" in n for n in tree.notes),
+                ok=tree.failures == 0,
                 at=_now(),
             )
         )
@@ -247,7 +248,7 @@ class Firm:
         if not state.client_turns:
             raise ValueError("there is nothing to report: the client has not asked anything")
         cited = [
-            f"《{c['law']}》{c['article_label']}（{c['verdict']}）"
+            (f"《{c['law']}》{c['article_label']}", c["verdict"])
             for t in state.turns
             for c in t.citations
             if c.get("law") and c.get("article_label")

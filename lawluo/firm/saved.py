@@ -149,6 +149,7 @@ class SavedTree(_Strict):
     source: Literal["model", "cases"] = "model"
     notes: Annotated[list[Line], Field(max_length=100)] = []
     complete: bool = False
+    failures: Annotated[int, Field(ge=0, le=MAX_NODES)] = 0
 
     @model_validator(mode="after")
     def _shape(self) -> SavedTree:
@@ -199,6 +200,7 @@ class SavedTraceEvent(_Strict):
     duration_ms: Annotated[float, Field(ge=0, allow_inf_nan=False)]
     ok: bool = True
     at: Short = ""
+    kind: Literal["", "reroute", "override"] = ""
 
 
 class SavedConsultation(_Strict):

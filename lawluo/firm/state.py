@@ -28,6 +28,12 @@ class Turn:
     note: str = ""  # why the answer is missing or partial (no model, interrupted stream)
 
 
+#: What a trace event records beyond its agent and action, for the code that reads the trace (the
+#: summary is for people): "" a plain step, "reroute" the receptionist moved the consultation to another
+#: domain, "override" the client chose the domain.
+TRACE_KINDS = ("", "reroute", "override")
+
+
 @dataclass
 class TraceEvent:
     agent: str
@@ -36,6 +42,7 @@ class TraceEvent:
     duration_ms: float
     ok: bool = True
     at: str = ""
+    kind: str = ""  # one of TRACE_KINDS
 
 
 @dataclass

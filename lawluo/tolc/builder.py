@@ -83,8 +83,10 @@ class TreeBuilder:
                 if isinstance(result, BaseException):
                     raise result
                 children, note = result
-                if note and note not in tree.notes:
-                    tree.notes.append(note)
+                if note is not None:  # the model call failed: a fact, not a wording
+                    tree.failures += 1
+                    if note not in tree.notes:
+                        tree.notes.append(note)
                 for statement, case_ids in children:
                     key = statement_key(statement)
                     if key and key not in taken:

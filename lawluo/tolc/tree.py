@@ -44,6 +44,7 @@ class Tree:
     source: str = "model"
     notes: list[str] = field(default_factory=list)
     complete: bool = False
+    failures: int = 0  # nodes whose model call failed (their children were read off similar cases)
 
     @classmethod
     def start(cls, question: str, height: int, k: int) -> Tree:

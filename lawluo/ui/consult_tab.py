@@ -108,11 +108,7 @@ def view(
 ) -> tuple:
     """What the tab shows for ``state``: chat, routing, domain, tree, citations, retrieved, trace, message."""
     lawyer_turn = next((t for t in reversed(state.turns) if t.role == "lawyer"), None) if state else None
-    history = [
-        e.summary
-        for e in (state.trace if state else [])
-        if e.agent == "receptionist" and (e.action == "override" or e.summary.startswith("re-routed"))
-    ]
+    history = [e.summary for e in (state.trace if state else []) if e.kind in ("reroute", "override")]
     return (
         cr.chat_messages(state, streaming),
         cr.routing_html(state.routing if state else None, state.domain if state else None, history),
