@@ -24,7 +24,9 @@ def make_firm(firm_services, server=None) -> Firm:
 
 
 @pytest.mark.parametrize("wording", ["部分要素由相似案例生成", "the clarifier's call did not work out"])
-def test_a_tree_step_fails_when_a_model_call_failed_whatever_its_note_says(firm_services, monkeypatch, wording):
+def test_a_tree_step_fails_when_a_model_call_failed_whatever_its_note_says(
+    firm_services, monkeypatch, wording
+):
     with FakeOpenAIServer() as server:
         server.responder = FirmResponder(clarifier_reply="这不是 JSON")
         firm = make_firm(firm_services, server)
