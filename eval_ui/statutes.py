@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lawluo.law import verdicts
 from lawluo.law.checker import CitationChecker
 
 #: Checker verdicts that make a citation hallucinated (LegalHalBench's NHSR: wrong law, number or
 #: content). ``no_content`` (an article named without saying what it provides) is not: it exists.
-HALLUCINATED = frozenset({"wrong_number", "content_mismatch", "not_found", "repealed", "outdated_version"})
+HALLUCINATED = verdicts.HALLUCINATED
 MAX_ANSWER_CHARS = 200_000
 
 

@@ -53,12 +53,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from lawluo.law import verdicts
+
 #: The dataset column (and batch key) holding I(y_l).
 INDICATOR = "hallucinated"
 #: Written into ``round-N/`` last, when the round's model is saved: its presence marks the round done.
 ROUND_DONE = "round.json"
 GENERATIONS = "generations.jsonl"
-NOT_HALLUCINATED = ("verified", "no_content")
+NOT_HALLUCINATED = verdicts.NOT_HALLUCINATED
 
 
 # -- the hard-sample filter (Algorithm 1) ----------------------------------------------------------------

@@ -43,6 +43,7 @@ from pydantic import BaseModel, StringConstraints, field_validator
 
 from .. import prompts
 from ..config import PROJECT_ROOT
+from ..law.verdicts import VERDICT_TABLE
 from ..llm import ChatBackend, LLMError, ModelUnavailable
 
 EXAMPLES_DIR = PROJECT_ROOT / "assets" / "report_examples"
@@ -65,16 +66,8 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("risks", "风险提示"),
 )
 SPEAKERS = {"client": "咨询人", "lawyer": "律师"}
-#: The citation checker's verdict codes (lawluo.law.checker.VERDICTS) as the model reads them.
-VERDICT_LABELS = {
-    "verified": "核实无误",
-    "no_content": "条文存在，未核对内容",
-    "wrong_number": "条号有误",
-    "content_mismatch": "内容与条文不符",
-    "not_found": "未找到该法条",
-    "repealed": "已废止",
-    "outdated_version": "引用的是旧版本",
-}
+#: The citation checker's verdict codes as the model reads them (the ``report_zh`` of lawluo/law/verdicts.py).
+VERDICT_LABELS = {v.code: v.report_zh for v in VERDICT_TABLE}
 NOT_WRITTEN_NO_MODEL = "（未生成：未配置语言模型。法律分析、法律建议和风险提示只能由语言模型撰写，请为 secretary 角色配置模型后重新生成报告。）"
 NOT_WRITTEN_FAILED = "（未生成：语言模型未能写出有效的报告内容，请稍后重新生成报告。）"
 NOT_WRITTEN_SHORT_NO_MODEL = "（未生成：未配置语言模型。）"

@@ -46,16 +46,10 @@ from dataclasses import dataclass
 from .citations import Citation, CitationExtractor
 from .database import Article, Law, StatuteDB
 from .numerals import int_to_chinese
+from .verdicts import VERDICTS, counts, nhsr
 
-VERDICTS = (
-    "verified",
-    "wrong_number",
-    "content_mismatch",
-    "not_found",
-    "repealed",
-    "outdated_version",
-    "no_content",
-)
+__all__ = ["VERDICTS", "CheckResult", "Checked", "CitationChecker", "normalise"]
+
 AGREE = 50.0
 AGREE_STATED = 50.0
 _MAX_COMPARE = 1200
@@ -130,17 +124,11 @@ class CheckResult:
 
     @property
     def nhsr(self) -> float | None:
-        """Share of content-bearing citations that are verified (LegalHalBench §3.3)."""
-        checked = [c for c in self.citations if c.verdict != "no_content"]
-        if not checked:
-            return None
-        return sum(c.verdict == "verified" for c in checked) / len(checked)
+        """Share of content-bearing citations that are verified (LegalHalBench §3.3; :func:`.verdicts.nhsr`)."""
+        return nhsr(c.verdict for c in self.citations)
 
     def counts(self) -> dict[str, int]:
-        out = dict.fromkeys(VERDICTS, 0)
-        for c in self.citations:
-            out[c.verdict] += 1
-        return out
+        return counts(c.verdict for c in self.citations)
 
 
 class CitationChecker:

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from lawluo.law.checker import VERDICTS, CitationChecker
+from lawluo.law.checker import CitationChecker
+from lawluo.law.verdicts import CONTENT_BEARING, counts, nhsr
 
 from .judge import ANSWER_BUDGET, Judge, untrusted
 
@@ -54,15 +55,12 @@ class AnswerStatutes:
 
     @property
     def counts(self) -> dict[str, int]:
-        out = dict.fromkeys(VERDICTS, 0)
-        for c in self.citations:
-            out[c["verdict"]] += 1
-        return out
+        return counts(c["verdict"] for c in self.citations)
 
     @property
     def checked(self) -> int:
         """Citations that carry content, the denominator of NHSR."""
-        return sum(c["verdict"] != "no_content" for c in self.citations)
+        return sum(c["verdict"] in CONTENT_BEARING for c in self.citations)
 
     @property
     def verified(self) -> int:
@@ -70,7 +68,7 @@ class AnswerStatutes:
 
     @property
     def nhsr(self) -> float | None:
-        return self.verified / self.checked if self.checked else None
+        return nhsr(c["verdict"] for c in self.citations)
 
     def as_dict(self) -> dict:
         return {
@@ -149,18 +147,15 @@ def summarise_nhsr(answers: list[AnswerStatutes]) -> dict:
     >>> s["nhsr"], s["nhsr_macro"], s["statutes"], s["answers_with_statutes"]
     (0.6666666666666666, 0.75, 3, 2)
     """
-    counts = dict.fromkeys(VERDICTS, 0)
-    for answer in answers:
-        for verdict, n in answer.counts.items():
-            counts[verdict] += n
+    codes = [c["verdict"] for answer in answers for c in answer.citations]
+    totals = counts(codes)
     checked = sum(a.checked for a in answers)
-    verified = sum(a.verified for a in answers)
     rates = [a.nhsr for a in answers if a.nhsr is not None]
     return {
-        "nhsr": verified / checked if checked else None,
+        "nhsr": nhsr(codes),
         "nhsr_macro": sum(rates) / len(rates) if rates else None,
         "statutes": checked,
         "answers_with_statutes": len(rates),
         "extracted_by_judge": sum(a.extracted_by == "judge" for a in answers),
-        **{f"n_{verdict}": n for verdict, n in counts.items()},
+        **{f"n_{verdict}": n for verdict, n in totals.items()},
     }

@@ -25,9 +25,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ..law.verdicts import NOT_HALLUCINATED
 from .judge import QUESTION_BUDGET, STATUTES_BUDGET, Judge, attempt, untrusted
 
-NON_HALLUCINATED = ("verified", "no_content")
+NON_HALLUCINATED = NOT_HALLUCINATED  # lawluo/law/verdicts.py
 
 
 class RelevanceVerdict(BaseModel):

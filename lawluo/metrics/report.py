@@ -26,6 +26,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..law.verdicts import VERDICT_TABLE
 from .evaluate import Results
 from .plots import turns_chart, win_rate_chart
 
@@ -35,13 +36,7 @@ MARKDOWN_COLUMNS = (
     ("answers", "Answers", "{}"),
     ("nhsr", "NHSR", "{:.3f}"),
     ("statutes", "Statutes checked", "{}"),
-    ("n_verified", "Verified", "{}"),
-    ("n_wrong_number", "Wrong no.", "{}"),
-    ("n_content_mismatch", "Wrong content", "{}"),
-    ("n_not_found", "Not found", "{}"),
-    ("n_repealed", "Repealed", "{}"),
-    ("n_outdated_version", "Outdated", "{}"),
-    ("n_no_content", "No content", "{}"),
+    *((f"n_{v.code}", v.label_en, "{}") for v in VERDICT_TABLE),  # lawluo/law/verdicts.py
     ("rouge_l", "ROUGE-L", "{:.3f}"),
     ("meteor", "METEOR", "{:.3f}"),
     ("bertscore", "BERTScore", "{:.3f}"),

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..law.checker import CitationChecker
 from ..law.database import StatuteDB
+from ..law.verdicts import NOT_HALLUCINATED
 
 _CITED_IN_QUESTION = re.compile(r"根据《[^》]*》第[^，,]*条[的规定]*[，,]?")
 _WORD = re.compile(r"\W")
@@ -42,7 +43,7 @@ def _cited(checker: CitationChecker, text: str) -> set[tuple[str, int]]:
     out = set()
     for checked in checker.check(text).citations:
         cit = checked.citation
-        if checked.verdict in ("verified", "no_content") and cit.key:
+        if checked.verdict in NOT_HALLUCINATED and cit.key:
             out.add((cit.key, cit.article))
         elif checked.matched is not None:
             out.add((checked.matched.law.key, checked.matched.number))

@@ -10,26 +10,13 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType
 
-from ..law.checker import VERDICTS
 from ..law.numerals import int_to_chinese
+from ..law.verdicts import BY_CODE, VERDICTS
 
 #: Facts longer than this are shown truncated, with the full text one click away.
 FACTS_PREVIEW_CHARS = 160
 
-#: verdict → (colour class, Chinese label, one-line meaning); colours: green ok, orange close, red wrong.
-VERDICT_STYLE: Mapping[str, tuple[str, str, str]] = MappingProxyType(
-    {
-        "verified": ("ok", "核实无误", "law in force, article exists, content agrees"),
-        "wrong_number": ("warn", "条号错误", "the content belongs to another article of this law"),
-        "outdated_version": ("warn", "旧版本", "matches only an older version of the law"),
-        "content_mismatch": ("bad", "内容不符", "the article exists but says something else"),
-        "not_found": ("bad", "查无此条", "no such law, or no such article"),
-        "repealed": ("bad", "已废止", "the law has been repealed"),
-        "no_content": ("none", "未引内容", "name and number only: nothing to check the content against"),
-    }
-)
 
 CSS = """
 .ll-notice { padding: 10px 14px; border-radius: 8px; margin: 6px 0; line-height: 1.6; }
@@ -78,8 +65,9 @@ def badge(text: str, css_class: str) -> str:
 
 def verdict_badge(verdict: str) -> str:
     """A coloured pill naming the verdict in English and Chinese, its meaning as a tooltip."""
-    colour, zh, meaning = VERDICT_STYLE.get(verdict, ("none", verdict, ""))
-    return f'<span class="ll-badge {colour}" title="{esc(meaning)}">{esc(verdict)} · {esc(zh)}</span>'
+    row = BY_CODE.get(verdict)  # badge colour, Chinese label and meaning: lawluo/law/verdicts.py
+    colour, zh, meaning = (row.badge, row.label_zh, row.meaning) if row else ("none", verdict, "")
+    return f'<span class="ll-badge {esc(colour)}" title="{esc(meaning)}">{esc(verdict)} · {esc(zh)}</span>'
 
 
 def _version_badges(current: bool, in_force: bool = True) -> str:

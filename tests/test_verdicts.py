@@ -1,0 +1,66 @@
+"""The checker's verdicts have one home (lawluo/law/verdicts.py); every consumer covers every row.
+
+A new verdict is a row of VERDICT_TABLE: each test here fails until the consumer it names shows,
+counts or explains that row.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from lawluo.agents.secretary import VERDICT_LABELS
+from lawluo.firm.saved import SavedCitation
+from lawluo.law import checker, verdicts
+from lawluo.law.verdicts import VERDICT_TABLE
+from lawluo.metrics.nhsr import AnswerStatutes, summarise_nhsr
+from lawluo.metrics.report import MARKDOWN_COLUMNS
+from lawluo.ui.render import verdict_badge
+from lawluo.ui.statute_tab import UI_COPY_DIR
+
+ROWS = pytest.mark.parametrize("row", VERDICT_TABLE, ids=[v.code for v in VERDICT_TABLE])
+
+
+@ROWS
+def test_the_app_shows_each_verdict_as_a_badge_with_its_label_and_meaning(row):
+    badge = verdict_badge(row.code)
+    assert f'class="ll-badge {row.badge}"' in badge and row.label_zh in badge and row.meaning in badge
+
+
+@ROWS
+def test_the_secretary_names_each_verdict_to_its_model(row):
+    assert VERDICT_LABELS[row.code] == row.report_zh
+
+
+@ROWS
+def test_the_evaluators_table_has_a_column_per_verdict(row):
+    assert (f"n_{row.code}", row.label_en, "{}") in MARKDOWN_COLUMNS
+    assert f"n_{row.code}" in summarise_nhsr([AnswerStatutes([{"verdict": row.code}])])
+
+
+@ROWS
+def test_the_checkers_counts_the_saved_file_schema_and_the_help_text_know_each_verdict(row):
+    assert row.code in checker.VERDICTS and row.code in checker.CheckResult([]).counts()
+    SavedCitation.model_validate({"verdict": row.code, "span": [0, 1]})
+    assert f"`{row.code}`" in (UI_COPY_DIR / "check_help.md").read_text(encoding="utf-8")
+
+
+def test_hallucinated_and_not_hallucinated_split_the_table_and_every_consumer_agrees():
+    from eval_ui.statutes import HALLUCINATED
+    from lawluo.metrics.relevance import NON_HALLUCINATED
+
+    assert HALLUCINATED | NON_HALLUCINATED == set(verdicts.VERDICTS)
+    assert not HALLUCINATED & NON_HALLUCINATED
+    assert verdicts.CONTENT_BEARING >= HALLUCINATED  # a hallucination is always judged by NHSR
+
+
+@pytest.mark.parametrize("codes", list(itertools.product(verdicts.VERDICTS, repeat=2)) + [()])
+def test_nhsr_is_one_computation_for_the_checker_and_the_metric(codes):
+    class Cited:  # what CheckResult holds: objects with a verdict
+        def __init__(self, verdict):
+            self.verdict = verdict
+
+    from_checker = checker.CheckResult([Cited(c) for c in codes]).nhsr
+    from_metric = AnswerStatutes([{"verdict": c} for c in codes]).nhsr
+    assert from_checker == from_metric == verdicts.nhsr(codes)
