@@ -33,6 +33,7 @@ Through the API (``gradio_client`` with ``auth=(name, password)``)::
 # no `from __future__ import annotations`: Gradio reads the handlers' gr.Request / gr.OAuthProfile hints at runtime
 
 import inspect
+import json
 import logging
 import re
 import tempfile
@@ -48,6 +49,7 @@ import gradio as gr
 from lawluo.jsonl import JSONLError
 from lawluo.ui.render import CSS, badge, esc, notice
 
+from . import verdicts
 from .auth import UsersError
 from .items import read_items
 from .service import AnnotationService, Identity
@@ -56,18 +58,11 @@ from .store import AnswerLabel, Assignment, LabelInput, StoreError, StoreWriteEr
 logger = logging.getLogger(__name__)
 
 TAB_LABEL = "标注 / Annotation"
-VERDICT_BUTTONS = (
-    ("left", "⬅ 左更好 Left better [1]"),
-    ("right", "右更好 Right better ➡ [2]"),
-    ("tie", "差不多 Tie [3]"),
-    ("both_bad", "都不好 Both bad [4]"),
-)
-SHOWN_NAMES = {
-    "left": "左更好 Left better",
-    "right": "右更好 Right better",
-    "tie": "差不多 Tie",
-    "both_bad": "都不好 Both bad",
-}
+#: The verdict buttons (shown verdict, text with its key) and names, from eval_ui/verdicts.py.
+VERDICT_BUTTONS = tuple((v.shown, f"{v.label} [{v.key}]") for v in verdicts.VERDICT_TABLE)
+SHOWN_NAMES = {v.shown: v.label.strip("⬅➡ ") for v in verdicts.VERDICT_TABLE}
+#: key → the id of the verdict button it presses (read by KEYS_JS)
+VERDICT_KEYS = {v.key: f"ann-verdict-{v.shown}" for v in verdicts.VERDICT_TABLE}
 MAX_IMPORT_BYTES = 20_000_000
 MAX_IMPORT_ITEMS = 20_000
 MAX_COMMENT_CHARS = 2000
@@ -125,16 +120,16 @@ if (!window.__annGuard) {
     const tag = (event.target.tagName || '').toLowerCase();
     if (['input', 'textarea', 'select'].includes(tag) || event.target.isContentEditable) return;
     if (event.repeat) {  // a held key: neither a shortcut nor Enter on a focused verdict button repeats
-      if (/^[1-4]$/.test(event.key) || verdictButton(event.target)) event.preventDefault();
+      if (Object.hasOwn(__VERDICT_KEYS__, event.key) || verdictButton(event.target)) event.preventDefault();
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    const ids = {'1': 'ann-verdict-left', '2': 'ann-verdict-right', '3': 'ann-verdict-tie', '4': 'ann-verdict-both_bad'};
+    const ids = __VERDICT_KEYS__;
     const button = ids[event.key] && document.getElementById(ids[event.key]);
     if (button && button.offsetParent !== null) { event.preventDefault(); button.click(); }
   }, true);
 }
-""".replace("__GRACE_MS__", str(GRACE_MS))
+""".replace("__GRACE_MS__", str(GRACE_MS)).replace("__VERDICT_KEYS__", json.dumps(VERDICT_KEYS))
 #: Run after every event that shows an item: the grace period before it takes a verdict.
 SETTLED_JS = "() => { if (window.__annGuard) window.__annGuard.settled(); }"
 
@@ -633,7 +628,8 @@ def build_annotate_tab(service: AnnotationService, demo: gr.Blocks) -> None:
         comment = gr.Textbox(
             label="备注 Comment (optional)", lines=2, max_length=MAX_COMMENT_CHARS, elem_id="ann-comment"
         )
-        gr.HTML('<div class="ann-note">快捷键 Keys: 1 左更好 · 2 右更好 · 3 差不多 · 4 都不好 (Tab + Enter works too)</div>',
+        keys = " · ".join(f"{v.key} {v.label.strip('⬅➡ ').split()[0]}" for v in verdicts.VERDICT_TABLE)
+        gr.HTML(f'<div class="ann-note">快捷键 Keys: {keys} (Tab + Enter works too)</div>',
                 css_template=ANNOTATE_CSS, js_on_load=KEYS_JS)  # fmt: skip
         with gr.Row():
             buttons = {

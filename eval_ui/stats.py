@@ -30,11 +30,11 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-VERDICTS = ("A", "B", "tie", "both_bad")
-#: A verdict as seen from the other system (the pair read as (system_b, system_a)).
-FLIP = {"A": "B", "B": "A", "tie": "tie", "both_bad": "both_bad"}
-#: Bradley–Terry outcome of system_a: a win, a loss, or half a win for tie and both_bad.
-SCORE = {"A": 1.0, "B": 0.0, "tie": 0.5, "both_bad": 0.5}
+from eval_ui import verdicts
+
+#: The verdicts (eval_ui/verdicts.py); FLIP: a verdict as seen from the other system (the pair read as
+#: (system_b, system_a)); SCORE: system_a's Bradley–Terry outcome, half a win for tie and both_bad.
+VERDICTS, FLIP, SCORE = verdicts.VERDICTS, verdicts.FLIP, verdicts.SCORE
 #: Elo-like scale of a Bradley–Terry coefficient: 400 / ln 10 · β + 1000 (as Chatbot Arena reports).
 ELO_SCALE = 400 / math.log(10)
 ELO_BASE = 1000.0

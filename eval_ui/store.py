@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from eval_ui import verdicts
 from eval_ui.items import Item, item_problems
 from lawluo.files import write_atomically
 
@@ -69,8 +70,7 @@ if TYPE_CHECKING:
 STORE_FILENAME = "annotations.sqlite"
 BUSY_TIMEOUT_S = 60.0
 ROLES = ("annotator", "admin")
-VERDICTS = ("A", "B", "tie", "both_bad")
-SHOWN_VERDICTS = ("left", "right", "tie", "both_bad")
+VERDICTS, SHOWN_VERDICTS = verdicts.VERDICTS, verdicts.SHOWN_VERDICTS  # eval_ui/verdicts.py
 STATUSES = ("todo", "skipped", "done")
 MAX_COMMENT = 5_000
 MAX_STATUTES = 200
@@ -167,10 +167,10 @@ def _schema_1(con: sqlite3.Connection) -> None:
             PRIMARY KEY (annotator, item_id))""",
         "CREATE INDEX assignments_queue ON assignments (annotator, status, position)",
         "CREATE INDEX assignments_item ON assignments (item_id)",
-        """CREATE TABLE labels (
+        f"""CREATE TABLE labels (
             annotator TEXT NOT NULL REFERENCES annotators(name),
             item_id TEXT NOT NULL REFERENCES items(id),
-            verdict TEXT NOT NULL CHECK (verdict IN ('A', 'B', 'tie', 'both_bad')),
+            verdict TEXT NOT NULL {verdicts.sql_check("verdict")},
             shown_order TEXT NOT NULL CHECK (shown_order IN ('AB', 'BA')),
             answer_labels TEXT NOT NULL,
             comment TEXT NOT NULL DEFAULT '',
@@ -264,11 +264,7 @@ def unswap_verdict(verdict_shown: str, swapped: bool) -> str:
     """
     if verdict_shown not in SHOWN_VERDICTS:
         raise StoreError(f"verdict {verdict_shown!r} is not one of {', '.join(SHOWN_VERDICTS)}")
-    if verdict_shown == "left":
-        return "B" if swapped else "A"
-    if verdict_shown == "right":
-        return "A" if swapped else "B"
-    return verdict_shown
+    return verdicts.unswap(verdict_shown, swapped)
 
 
 def shown_verdict(verdict: str, swapped: bool) -> str:
@@ -279,11 +275,7 @@ def shown_verdict(verdict: str, swapped: bool) -> str:
     """
     if verdict not in VERDICTS:
         raise StoreError(f"verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
-    if verdict == "A":
-        return "right" if swapped else "left"
-    if verdict == "B":
-        return "left" if swapped else "right"
-    return verdict
+    return verdicts.as_shown(verdict, swapped)
 
 
 @dataclass(frozen=True)

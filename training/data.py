@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from eval_ui import verdicts
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
@@ -254,7 +256,7 @@ def dedupe_key(text: str) -> str:
 
 CHAT_ROLES = {"client": "user", "lawyer": "assistant"}
 PROMPT_FORMATS = ("plain", "app")
-VERDICTS = ("A", "B", "tie", "both_bad")
+VERDICTS = verdicts.VERDICTS  # the annotators' verdicts: eval_ui/verdicts.py
 STATUTE_LINE = re.compile(
     r"^\s*《(?P<law>[^》]+)》\s*(?P<label>第[^：:\s]+条)\s*[：:]?\s*(?P<text>.*)$", re.S
 )

@@ -1,0 +1,68 @@
+"""The annotators' pairwise verdicts: one table of rows, read by every consumer.
+
+A verdict is stored in the item's own orientation (``A`` = system_a's answer is better, ``B``, ``tie``,
+``both_bad``) and given in the orientation the annotator saw (``left``, ``right``, ``tie``,
+``both_bad``: the left/right order is swapped per annotator and item). The store (its values and its
+SQL ``CHECK``), the statistics (a flip of orientation, the Bradley–Terry outcome), the annotation tab
+(buttons, labels, keys 1–4 and their JavaScript) and the training converters read this table;
+``tests/test_annotator_verdicts.py`` fails when one does not cover a row.
+
+**both_bad counts as a tie** in the statistics (outcome ½): neither answer is preferred.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PairVerdict:
+    code: str  # stored, un-swapped: A, B, tie, both_bad
+    shown: str  # as the annotator gave it on the page: left, right, tie, both_bad
+    flipped: str  # the code when system_a and system_b change places
+    outcome: float  # system_a's Bradley–Terry outcome: a win 1, a loss 0, ½ for tie and both_bad
+    key: str  # the keyboard shortcut in the annotation tab
+    label: str  # the button's text (without the key)
+
+
+VERDICT_TABLE: tuple[PairVerdict, ...] = (
+    PairVerdict("A", "left", "B", 1.0, "1", "⬅ 左更好 Left better"),
+    PairVerdict("B", "right", "A", 0.0, "2", "右更好 Right better ➡"),
+    PairVerdict("tie", "tie", "tie", 0.5, "3", "差不多 Tie"),
+    PairVerdict("both_bad", "both_bad", "both_bad", 0.5, "4", "都不好 Both bad"),
+)
+
+VERDICTS: tuple[str, ...] = tuple(v.code for v in VERDICT_TABLE)
+SHOWN_VERDICTS: tuple[str, ...] = tuple(v.shown for v in VERDICT_TABLE)
+FLIP: dict[str, str] = {v.code: v.flipped for v in VERDICT_TABLE}
+SCORE: dict[str, float] = {v.code: v.outcome for v in VERDICT_TABLE}
+_BY_SHOWN = {v.shown: v for v in VERDICT_TABLE}
+_BY_CODE = {v.code: v for v in VERDICT_TABLE}
+
+
+def sql_check(column: str = "verdict") -> str:
+    """The SQL ``CHECK`` constraint of a stored verdict column.
+
+    >>> sql_check()
+    "CHECK (verdict IN ('A', 'B', 'tie', 'both_bad'))"
+    """
+    return f"CHECK ({column} IN ({', '.join(repr(code) for code in VERDICTS)}))"
+
+
+def unswap(shown: str, swapped: bool) -> str:
+    """The stored code of a verdict given as shown (``KeyError`` for an unknown one).
+
+    >>> unswap("left", True), unswap("left", False), unswap("tie", True)
+    ('B', 'A', 'tie')
+    """
+    code = _BY_SHOWN[shown].code
+    return FLIP[code] if swapped else code
+
+
+def as_shown(code: str, swapped: bool) -> str:
+    """The inverse of :func:`unswap`.
+
+    >>> as_shown("B", True), as_shown("both_bad", False)
+    ('left', 'both_bad')
+    """
+    return _BY_CODE[FLIP[code] if swapped else code].shown
