@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .firm import ConsultationClosed, Firm
+from .firm import ConsultationClosed, Firm, StepNotAllowed
+from .saved import Status
 from .state import Consultation, TraceEvent, Turn
 
-__all__ = ["Consultation", "ConsultationClosed", "Firm", "TraceEvent", "Turn"]
+__all__ = ["Consultation", "ConsultationClosed", "Firm", "Status", "StepNotAllowed", "TraceEvent", "Turn"]

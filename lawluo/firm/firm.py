@@ -32,7 +32,7 @@ from ..law.checker import CitationChecker
 from ..llm import Deadline, LanguageModels, LLMError, StreamInterrupted
 from ..llm.budget import within
 from ..tolc import Tree, TreeBuilder
-from .saved import MAX_ANSWER_CHARS, MAX_TRACE, MAX_TURN_CHARS, MAX_TURNS
+from .saved import MAX_ANSWER_CHARS, MAX_TRACE, MAX_TURN_CHARS, MAX_TURNS, Status
 from .state import Consultation, TraceEvent, Turn
 
 STATUTES_K, CASES_K = 5, 3
@@ -40,8 +40,15 @@ NO_LAWYER = "未配置律师模型，无法生成回答。以下是根据您的�
 EMPTY_ANSWER = "律师模型没有给出任何内容（空回答），未作为建议显示。请重新生成，或稍后再试。The model returned an empty answer."
 
 
-class ConsultationClosed(ValueError):
+class StepNotAllowed(ValueError):
+    """A step asked of a consultation whose status does not accept it (the message says why)."""
+
+
+class ConsultationClosed(StepNotAllowed):
     """A step that needs an open consultation was asked of a closed one."""
+
+
+OPEN = (Status.NEW, Status.CLARIFYING, Status.ANSWERED)
 
 
 class ConsultationTooLong(ValueError):
@@ -92,7 +99,7 @@ class Firm:
 
     def receive(self, state: Consultation, text: str) -> dict:
         """Add the client's turn; route the first one, re-route later ones that clearly changed domain."""
-        _require_open(state)
+        _require(state, OPEN, "asking")
         text = (text or "").strip()
         if not text:
             raise ValueError("the question is empty")
@@ -124,6 +131,7 @@ class Firm:
 
     def set_domain(self, state: Consultation, domain_id: str) -> None:
         """The client or lawyer overrides the receptionist."""
+        _require(state, OPEN, "changing the domain")
         chosen = domain(domain_id)
         with self._step(state, "receptionist", "override") as event:
             event.summary, event.kind = f"domain set to {chosen.name}", "override"
@@ -141,15 +149,15 @@ class Firm:
         ``height``/``k`` override the firm's tree size for this tree (the UI's settings panel). Within
         ``deadline`` a node whose model call does not finish in time gets elements from similar cases.
         """
-        _require_open(state)
+        _require(state, OPEN, "clarifying")
         if not state.client_turns:
-            raise ValueError("the client has not asked anything yet")
+            raise StepNotAllowed("the client has not asked anything yet")
         builder = self.tree_builder
         height, k = height or builder.height, k or builder.k
         if (height, k) != (builder.height, builder.k):
             builder = replace(builder, height=height, k=k)
         question = state.client_turns[-1]
-        state.status = "clarifying"
+        state.status = Status.CLARIFYING
         start = time.perf_counter()
         tree = None
         levels = builder.levels(question)
@@ -174,9 +182,10 @@ class Firm:
         )
 
     def mark(self, state: Consultation, node_id: str, value: str) -> None:
-        _require_open(state)
+        """The client marks an element of the tree out for clarification (not one already answered)."""
         if state.tree is None:
-            raise ValueError("there is no clarification tree to mark")
+            raise StepNotAllowed("there is no clarification tree to mark")
+        _require(state, (Status.CLARIFYING,), "marking the tree")
         state.tree.mark(node_id, value)
         if len(state.trace) >= MAX_TRACE - 100:  # endless clicking: forget the oldest mark, keep the rest
             oldest = next((e for e in state.trace if e.agent == "client" and e.action == "mark"), None)
@@ -190,9 +199,9 @@ class Firm:
         Within ``deadline`` the answer stops when the budget runs out (what was written is kept, with a
         note); an empty answer is held back with a note, never stored as advice.
         """
-        _require_open(state)
+        _require(state, OPEN, "answering")
         if not state.client_turns or state.turns[-1].role != "client":
-            raise ValueError("the latest turn is not a client question")
+            raise StepNotAllowed("the latest turn is not a client question")
         question = state.client_turns[-1]
         lawyer_domain = domain(state.domain or OTHER)
         query = " ".join([question, *state.confirmed])
@@ -214,7 +223,7 @@ class Firm:
                 )
             )
             state.turns.append(turn)
-            state.status = "answered"
+            state.status = Status.ANSWERED
             yield turn.text
             return
         history = [(t.role, t.text) for t in state.turns[:-1]]
@@ -229,9 +238,9 @@ class Firm:
 
     def regenerate(self, state: Consultation, deadline: Deadline | None = None) -> Iterator[str]:
         """Drop the latest answer and answer the same question again (streamed)."""
-        _require_open(state)
+        _require(state, (Status.ANSWERED,), "regenerating")
         if not state.turns or state.turns[-1].role != "lawyer":
-            raise ValueError("there is no answer to regenerate")
+            raise StepNotAllowed("there is no answer to regenerate")
         dropped = state.turns.pop()
         state.trace.append(
             TraceEvent(
@@ -245,8 +254,9 @@ class Firm:
 
         Within ``deadline`` a secretary that does not answer in time gives the partial report.
         """
+        _require(state, OPEN, "closing")
         if not state.client_turns:
-            raise ValueError("there is nothing to report: the client has not asked anything")
+            raise StepNotAllowed("there is nothing to report: the client has not asked anything")
         cited = [
             (f"《{c['law']}》{c['article_label']}", c["verdict"])
             for t in state.turns
@@ -277,7 +287,7 @@ class Firm:
                     event.summary = f"P(better) = {score.p_better:.2f}"
                 except LLMError as exc:
                     event.ok, event.summary = False, f"not scored: {exc}"
-        state.status = "closed"
+        state.status = Status.CLOSED
         return state.report
 
     # -- internals ----------------------------------------------------------------------------------
@@ -364,8 +374,8 @@ class Firm:
                     except LLMError as exc:
                         event.ok, event.summary = False, f"not scored: {exc}"
         state.turns.append(turn)
-        if state.status != "closed":  # a consultation closed meanwhile stays closed
-            state.status = "answered"
+        if state.status != Status.CLOSED:  # a consultation closed meanwhile stays closed
+            state.status = Status.ANSWERED
 
     @contextmanager
     def _step(self, state: Consultation, agent: str, action: str) -> Iterator[TraceEvent]:
@@ -382,9 +392,16 @@ class Firm:
             state.trace.append(event)
 
 
-def _require_open(state: Consultation) -> None:
-    if state.status == "closed":
+def _require(state: Consultation, allowed: tuple[Status, ...], step: str) -> None:
+    """Raise the typed error of a step that ``state``'s status does not accept."""
+    if state.status in allowed:
+        return
+    if state.status == Status.CLOSED:
         raise ConsultationClosed("this consultation is closed; start a new one")
+    raise StepNotAllowed(
+        f"{step} is not possible now: the consultation is {Status(state.status).value}"
+        + ("; ask a new question to get a new clarification tree" if step == "marking the tree" else "")
+    )
 
 
 def _routing_summary(routing) -> str:

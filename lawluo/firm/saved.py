@@ -13,6 +13,7 @@ renderers rely on (a boss score, a tree node's parent) has the type they expect.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
@@ -23,7 +24,19 @@ from ..tolc.builder import MAX_HEIGHT, MAX_K
 from ..tolc.tree import MARKS, ROOT_ID
 
 STATE_VERSION = 1
-STATUSES = ("new", "clarifying", "answered", "closed")
+
+
+class Status(StrEnum):
+    """Where a consultation is (LawLuo paper §3.2): asked nothing yet; a clarification tree out for the
+    client to mark; the latest question answered; closed with a report. A ``str``: it saves as its value."""
+
+    NEW = "new"
+    CLARIFYING = "clarifying"
+    ANSWERED = "answered"
+    CLOSED = "closed"
+
+
+STATUSES = tuple(s.value for s in Status)
 MAX_TURN_CHARS = 4000  # a client's turn (longer questions are cut when received)
 MAX_ANSWER_CHARS = 60_000
 MAX_TURNS = 200

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
 from ..tolc import Tree
-from .saved import STATE_VERSION, validate_saved
+from .saved import STATE_VERSION, Status, validate_saved
 
 
 @dataclass
@@ -50,7 +50,7 @@ class Consultation:
     client: str = ""
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
-    status: str = "new"
+    status: Status = Status.NEW
     domain: str | None = None
     routing: dict | None = None
     turns: list[Turn] = field(default_factory=list)
@@ -97,6 +97,7 @@ class Consultation:
         values["turns"] = [Turn(**t) for t in data.get("turns", [])]
         values["trace"] = [TraceEvent(**e) for e in data.get("trace", [])]
         values["tree"] = Tree.from_dict(data["tree"]) if data.get("tree") else None
+        values["status"] = Status(data["status"])
         return cls(**values)
 
     @classmethod
