@@ -28,8 +28,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from eval_ui import verdicts
-
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
@@ -256,7 +254,6 @@ def dedupe_key(text: str) -> str:
 
 CHAT_ROLES = {"client": "user", "lawyer": "assistant"}
 PROMPT_FORMATS = ("plain", "app")
-VERDICTS = verdicts.VERDICTS  # the annotators' verdicts: eval_ui/verdicts.py
 STATUTE_LINE = re.compile(
     r"^\s*《(?P<law>[^》]+)》\s*(?P<label>第[^：:\s]+条)\s*[：:]?\s*(?P<text>.*)$", re.S
 )
@@ -513,6 +510,8 @@ def read_annotation_labels(source) -> list[dict]:
     edited-away versions (``current`` false) are dropped; every row needs ``item_id`` and ``verdict``."""
     import csv
 
+    from eval_ui.verdicts import VERDICTS  # imported here: a script puts the repository on sys.path first
+
     if isinstance(source, str | Path):
         path = Path(source)
         if path.suffix == ".csv":
@@ -528,7 +527,7 @@ def read_annotation_labels(source) -> list[dict]:
         rows = list(source)
     out = []
     for n, row in enumerate(rows, start=1):
-        if not row.get("item_id") or row.get("verdict") not in VERDICTS:
+        if not row.get("item_id") or row.get("verdict") not in VERDICTS:  # eval_ui/verdicts.py
             raise ValueError(
                 f"label row {n}: needs an item_id and a verdict in {VERDICTS}, got {dict(row)!r:.200}"
             )
