@@ -58,23 +58,29 @@ Line = _text(10_000)
 Long = _text(MAX_ANSWER_CHARS)
 Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Finite = Annotated[float, Field(allow_inf_nan=False)]
+ArticleNumber = Annotated[int, Field(ge=0, le=100_000)]
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-class SavedStatute(_Strict):
-    """A retrieved article (``StatuteHit.as_dict()``, plus ``preferred`` from the lawyer's retrieval)."""
+class _SavedArticle(_Strict):
+    """An article of the database as ``Article.as_dict()`` writes it."""
 
     law: Short
-    article: Annotated[int, Field(ge=0, le=100_000)]
+    article: ArticleNumber
     article_label: Short
     version: Short | None = None
     current: bool = True
+    text: Long
+
+
+class SavedStatute(_SavedArticle):
+    """A retrieved article (``StatuteHit.as_dict()``, plus ``preferred`` from the lawyer's retrieval)."""
+
     in_force: bool = True
     level: Short | None = None
-    text: Long
     score: Finite
     preferred: bool = False
 
@@ -94,13 +100,9 @@ class SavedCase(_Strict):
     score: Finite
 
 
-class SavedMatch(_Strict):
-    law: Short
-    article: Annotated[int, Field(ge=0, le=100_000)]
-    article_label: Short
-    version: Short | None = None
-    current: bool = True
-    text: Long
+class SavedMatch(_SavedArticle):
+    """The article the checker matched a citation's content to, with its agreement score."""
+
     score: Finite | None = None
 
 
@@ -108,7 +110,7 @@ class SavedCitation(_Strict):
     """One checked citation (``Checked.as_dict()``)."""
 
     law: Short | None = None
-    article: Annotated[int, Field(ge=0, le=100_000)] | None = None
+    article: ArticleNumber | None = None
     article_label: Short | None = None
     written: Line = ""
     verdict: Literal[VERDICTS]  # type: ignore[valid-type]

@@ -38,7 +38,8 @@ import gradio as gr
 from ..agents.domains import DOMAINS
 from ..agents.secretary import Report, render_docx, render_markdown
 from ..firm import Consultation, Firm
-from ..firm.firm import MAX_TURN_CHARS, ConsultationTooLong
+from ..firm.firm import ConsultationTooLong
+from ..firm.saved import MAX_TURN_CHARS
 from ..llm import Deadline, LanguageModels
 from ..tolc.builder import MAX_HEIGHT, MAX_K
 from . import consult_render as cr

@@ -295,11 +295,12 @@ class VisitorCookie:
         path = scope.get("path", "")
         if "/heartbeat/" in path:
             with self.presence.heartbeat(path.rsplit("/", 1)[-1]):
-                await self._with_cookie(scope, receive, send)
+                await self._serve(scope, receive, send)
         else:
-            await self._with_cookie(scope, receive, send)
+            await self._serve(scope, receive, send)
 
-    async def _with_cookie(self, scope, receive, send) -> None:
+    async def _serve(self, scope, receive, send) -> None:
+        """The request, with a new visitor cookie set on the way back when it carries none."""
         if _has_cookie(scope):
             await self.app(scope, receive, send)
             return
@@ -308,7 +309,10 @@ class VisitorCookie:
         https = scope.get("scheme") == "https" or headers.get(b"x-forwarded-proto", b"").startswith(b"https")
         attributes = "; SameSite=None; Secure" if https else "; SameSite=Lax"
         cookie = f"{VISITOR_COOKIE}={token}; Path=/; Max-Age={COOKIE_MAX_AGE_S}; HttpOnly{attributes}"
-        scope = {**scope, "headers": _with_cookie(scope.get("headers", []), token)}  # bound from the first
+        scope = {
+            **scope,
+            "headers": _request_headers_with(scope.get("headers", []), token),
+        }  # bound from the first
 
         async def send_with_cookie(message) -> None:
             if message["type"] == "http.response.start":
@@ -326,7 +330,7 @@ def _has_cookie(scope) -> bool:
     return any(name.lower() == b"cookie" and marker in value for name, value in scope.get("headers", []))
 
 
-def _with_cookie(headers: list, token: str) -> list:
+def _request_headers_with(headers: list, token: str) -> list:
     """``headers`` with the visitor cookie added to the request's ``Cookie`` header (or as one)."""
     pair = f"{VISITOR_COOKIE}={token}".encode()
     out, added = [], False
