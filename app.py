@@ -35,9 +35,10 @@ from lawluo.retrieval.cases import CaseSearcher
 from lawluo.retrieval.statutes import StatuteSearcher
 from lawluo.ui.consult_tab import TAB_LABEL as CONSULT_TAB_LABEL
 from lawluo.ui.consult_tab import build_consult_tab
+from lawluo.ui.copy import UICopy
 from lawluo.ui.headers import security_headers_middleware
 from lawluo.ui.models_panel import build_models_panel
-from lawluo.ui.statute_tab import UI_COPY_DIR, build_statute_tab, build_unavailable_tab
+from lawluo.ui.statute_tab import build_statute_tab, build_unavailable_tab
 from lawluo.ui.visitors import VisitorLimits, limit_malloc_arenas, visitor_cookie_middleware
 
 logger = logging.getLogger("lawluo.app")
@@ -79,6 +80,7 @@ def build_app(settings: Settings | None = None, models: LanguageModels | None = 
     settings = settings or Settings.load()
     models = models or LanguageModels(settings.models)
     checker = None
+    copy = UICopy(settings.ui_copy_dir)
     # Gradio's copies of files served for download (reports, saved consultations) go after a session's life.
     ttl = int(settings.session_ttl_s)
     with gr.Blocks(title="LawLuo 律罗", delete_cache=(min(ttl, 600), ttl)) as demo:
@@ -95,11 +97,11 @@ def build_app(settings: Settings | None = None, models: LanguageModels | None = 
             _warm_up(searcher, cases)
             firm = _load_firm(settings, models, searcher, cases, checker)
             if isinstance(firm, Firm):
-                build_consult_tab(firm, models, VisitorLimits.from_settings(settings), demo)
+                build_consult_tab(firm, models, VisitorLimits.from_settings(settings), demo, copy)
             else:
                 with gr.Tab(CONSULT_TAB_LABEL, id="consult"):
                     gr.Markdown(firm)
-            build_statute_tab(searcher, cases, checker)
+            build_statute_tab(searcher, cases, checker, copy)
         annotation = _load_annotation(settings, checker)
         if isinstance(annotation, AnnotationService):
             build_annotate_tab(annotation, demo)
@@ -108,10 +110,10 @@ def build_app(settings: Settings | None = None, models: LanguageModels | None = 
             with gr.Tab(ANNOTATE_TAB_LABEL, id="annotate"):
                 gr.Markdown(annotation)
         with gr.Tab("关于 / About", id="about"):
-            about = UI_COPY_DIR / "about.md"
-            if about.exists():
-                gr.Markdown(about.read_text(encoding="utf-8"))
-            build_models_panel(models)
+            about = copy.text("about.md")
+            if about:
+                gr.Markdown(about)
+            build_models_panel(models, copy)
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_SIZE)
     return demo
 

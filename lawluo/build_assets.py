@@ -7,9 +7,10 @@ and the search indexes are built from all three.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
-from .config import Settings
+from .config import PROJECT_ROOT, Settings
 from .law.database import StatuteDB
 
 STEPS = ("statutes", "cases", "expansions", "index")
@@ -42,7 +43,23 @@ def build(what: str, data: Path, settings: Settings) -> dict:
             StatuteSearcher.from_settings(settings)
             CaseSearcher.from_settings(settings)
             summary["index"] = str(settings.cache_dir)
+    summary["texts"] = copy_app_texts(settings)
     return summary
+
+
+def copy_app_texts(settings: Settings) -> list[str]:
+    """Give an assets folder outside the repository the app's texts and the secretary's examples.
+
+    They are written by hand, not built: copied from the repository's ``assets/`` when the folders the
+    settings name are missing, never over a folder that exists (it may hold your own edits).
+    """
+    copied = []
+    for shipped, target in (("ui", settings.ui_copy_dir), ("report_examples", settings.report_examples_dir)):
+        source = PROJECT_ROOT / "assets" / shipped
+        if not Path(target).exists() and source.resolve() != Path(target).resolve():
+            shutil.copytree(source, target)
+            copied.append(str(target))
+    return copied
 
 
 def write_statute_provenance(settings: Settings) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -22,6 +23,15 @@ def pytest_configure(config):
         del os.environ[key]
     # The app opens an annotation store on start: never the repository's data/annotation in tests.
     os.environ["LAWLUO_ANNOTATION_DIR"] = tempfile.mkdtemp(prefix="lawluo-test-annotation-")
+    # Search indexes are built into a temporary folder, never the checkout's assets/index.
+    os.environ["LAWLUO_CACHE_DIR"] = tempfile.mkdtemp(prefix="lawluo-test-index-")
+
+
+def pytest_unconfigure(config):
+    for key in ("LAWLUO_ANNOTATION_DIR", "LAWLUO_CACHE_DIR"):
+        folder = os.environ.pop(key, "")
+        if folder.startswith(tempfile.gettempdir()):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

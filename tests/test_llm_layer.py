@@ -3,6 +3,7 @@ concurrency limits and parallel calls, and the promise that a no-model start imp
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -148,7 +149,7 @@ def test_importing_lawluo_and_building_the_app_without_models_imports_no_torch()
     code = (
         "import sys, app\n"
         "from lawluo.config import Settings\n"
-        "app.build_app(Settings.load(environ={}))\n"
+        f"app.build_app(Settings.load(environ={{'LAWLUO_CACHE_DIR': {os.environ['LAWLUO_CACHE_DIR']!r}}}))\n"
         "print(sorted(m for m in ('torch', 'transformers', 'peft', 'openai') if m in sys.modules))\n"
     )
     out = subprocess.run(

@@ -22,6 +22,7 @@ from lawluo.agents.secretary import (
     render_docx,
     render_markdown,
 )
+from lawluo.config import Settings
 from lawluo.llm.errors import ModelUnavailable, ServerError
 from lawluo.llm.no_model import NoModel
 from tests.fakes.scripted_backend import ScriptedBackend
@@ -61,7 +62,7 @@ def reply(**changes) -> str:
 
 @pytest.fixture(scope="module")
 def examples():
-    return load_examples()
+    return load_examples(Settings().report_examples_dir)
 
 
 # -- with a model -------------------------------------------------------------------------------------

@@ -11,13 +11,13 @@ import itertools
 import pytest
 
 from lawluo.agents.secretary import VERDICT_LABELS
+from lawluo.config import Settings
 from lawluo.firm.saved import SavedCitation
 from lawluo.law import checker, verdicts
 from lawluo.law.verdicts import VERDICT_TABLE
 from lawluo.metrics.nhsr import AnswerStatutes, summarise_nhsr
 from lawluo.metrics.report import MARKDOWN_COLUMNS
 from lawluo.ui.render import verdict_badge
-from lawluo.ui.statute_tab import UI_COPY_DIR
 
 ROWS = pytest.mark.parametrize("row", VERDICT_TABLE, ids=[v.code for v in VERDICT_TABLE])
 
@@ -43,7 +43,7 @@ def test_the_evaluators_table_has_a_column_per_verdict(row):
 def test_the_checkers_counts_the_saved_file_schema_and_the_help_text_know_each_verdict(row):
     assert row.code in checker.VERDICTS and row.code in checker.CheckResult([]).counts()
     SavedCitation.model_validate({"verdict": row.code, "span": [0, 1]})
-    assert f"`{row.code}`" in (UI_COPY_DIR / "check_help.md").read_text(encoding="utf-8")
+    assert f"`{row.code}`" in (Settings().ui_copy_dir / "check_help.md").read_text(encoding="utf-8")
 
 
 def test_hallucinated_and_not_hallucinated_split_the_table_and_every_consumer_agrees():

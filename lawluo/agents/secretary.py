@@ -6,7 +6,7 @@ number, a date or a name); the model writes the other six as JSON (:class:`Repor
 :meth:`ChatBackend.chat_json`), shown a few hand-written example consultations and their reports
 (``assets/report_examples/*.json``, the paper's in-context examples) as earlier turns of the chat.
 
-    secretary = Secretary(models["secretary"])
+    secretary = Secretary(models["secretary"], load_examples(settings.report_examples_dir))
     report = secretary.write(ReportInput(client="王女士", domain_name="劳动纠纷", turns=[("client", "…")],
                                          confirmed=[…], denied=[…], statutes=[…], number="LL-…", date="…"))
     render_markdown(report); render_docx(report, "report.docx")
@@ -35,6 +35,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
@@ -42,11 +43,9 @@ from typing import Annotated
 from pydantic import BaseModel, StringConstraints, field_validator
 
 from .. import prompts
-from ..config import PROJECT_ROOT
 from ..law.verdicts import VERDICT_TABLE
 from ..llm import ChatBackend, LLMError, ModelUnavailable
 
-EXAMPLES_DIR = PROJECT_ROOT / "assets" / "report_examples"
 CONVERSATION_CHARS = 8000  # characters of the conversation sent to the model (and quoted in a partial report)
 HEAD_SHARE = 1 / 3  # share of the budget kept from the beginning; the rest comes from the end
 SUBJECT_CHARS = 60  # characters of the first question used as a partial report's subject
@@ -160,8 +159,8 @@ class ReportExample:
     source: Path | None = field(default=None, compare=False)
 
 
-def load_examples(directory: Path | str = EXAMPLES_DIR) -> list[ReportExample]:
-    """Every ``*.json`` example in ``directory``, sorted by file name (see ``assets/report_examples``)."""
+def load_examples(directory: Path | str) -> list[ReportExample]:
+    """Every ``*.json`` example in ``directory`` (the settings' ``report_examples_dir``), by file name."""
     paths = sorted(Path(directory).glob("*.json"))
     if not paths:
         raise FileNotFoundError(f"no report examples (*.json) in {directory}")
@@ -182,9 +181,9 @@ def load_examples(directory: Path | str = EXAMPLES_DIR) -> list[ReportExample]:
 class Secretary:
     name = "secretary"
 
-    def __init__(self, model: ChatBackend, examples: list[ReportExample] | None = None) -> None:
+    def __init__(self, model: ChatBackend, examples: Sequence[ReportExample] = ()) -> None:
         self.model = model
-        self.examples = load_examples() if examples is None else examples
+        self.examples = list(examples)  # in-context examples: load_examples(settings.report_examples_dir)
 
     @property
     def available(self) -> bool:

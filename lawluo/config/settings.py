@@ -63,6 +63,16 @@ class Settings:
     cache_dir: Path | None = field(
         default=None, metadata={"help": "Directory for cached search indexes (default: <assets>/index)."}
     )
+    ui_copy_dir: Path | None = field(
+        default=None,
+        metadata={"help": "Directory of the app's texts: intros, help, disclaimer (default: <assets>/ui)."},
+    )
+    report_examples_dir: Path | None = field(
+        default=None,
+        metadata={
+            "help": "Directory of the secretary's report examples (default: <assets>/report_examples)."
+        },
+    )
     statute_encoder: str | None = field(
         default=None,
         metadata={"help": "sentence-transformers model (hub id or path) for dense statute search."},
@@ -185,6 +195,9 @@ class Settings:
         object.__setattr__(self, "annotation_dir", Path(self.annotation_dir))
         cache = self.assets_dir / "index" if self.cache_dir is None else Path(self.cache_dir)
         object.__setattr__(self, "cache_dir", cache)
+        for name, default in (("ui_copy_dir", "ui"), ("report_examples_dir", "report_examples")):
+            value = getattr(self, name)
+            object.__setattr__(self, name, self.assets_dir / default if value is None else Path(value))
 
     @property
     def statutes_path(self) -> Path:

@@ -27,7 +27,7 @@ from ..agents.boss import Boss
 from ..agents.domains import OTHER, domain
 from ..agents.lawyer import Brief, Lawyer, retrieve_statutes
 from ..agents.receptionist import Receptionist
-from ..agents.secretary import ReportInput, Secretary
+from ..agents.secretary import ReportInput, Secretary, load_examples
 from ..law.checker import CitationChecker
 from ..llm import Deadline, LanguageModels, LLMError, StreamInterrupted
 from ..llm.budget import within
@@ -65,10 +65,11 @@ class Firm:
     height: int = 3
     k: int = 3
     best_of: int = 1
+    report_examples: tuple = ()  # the secretary's in-context examples (secretary.load_examples)
 
     def __post_init__(self) -> None:
         self.lawyer = Lawyer(self.models["lawyer"])
-        self.secretary = Secretary(self.models["secretary"])
+        self.secretary = Secretary(self.models["secretary"], self.report_examples)
         self.boss = Boss(self.models["boss"])
         self.tree_builder = TreeBuilder(self._search_cases, self.models["clarifier"], self.height, self.k)
 
@@ -90,6 +91,7 @@ class Firm:
             height=settings.tolc_height,
             k=settings.tolc_k,
             best_of=settings.best_of,
+            report_examples=tuple(load_examples(settings.report_examples_dir)),
             **services,
         )
 

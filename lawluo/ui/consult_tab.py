@@ -44,7 +44,7 @@ from ..llm import Deadline, LanguageModels
 from ..tolc.builder import MAX_HEIGHT, MAX_K
 from . import consult_render as cr
 from .render import CSS, notice
-from .statute_tab import UI_COPY_DIR
+from .copy import UICopy
 from .visitors import (
     DIRECT,
     Visit,
@@ -463,17 +463,21 @@ def _int(value) -> int | None:
 
 
 def build_consult_tab(
-    firm: Firm, models: LanguageModels, limits: VisitorLimits | None = None, demo: gr.Blocks | None = None
+    firm: Firm,
+    models: LanguageModels,
+    limits: VisitorLimits | None = None,
+    demo: gr.Blocks | None = None,
+    copy: UICopy | None = None,
 ) -> Visitors:
     """The tab's components and events, inside the current ``gr.Blocks``; returns its :class:`Visitors`.
 
     With ``demo`` the visitor's consultation and files are freed when they close the page.
     """
     visitors = Visitors(limits)
-    copy = UI_COPY_DIR / "consult.md"
+    intro = copy.text("consult.md") if copy else ""
     with gr.Tab(TAB_LABEL, id="consult"):
-        if copy.exists():
-            gr.Markdown(copy.read_text(encoding="utf-8"))
+        if intro:
+            gr.Markdown(intro)
         gr.HTML(cr.banner_html(models.status()), css_template=HTML_CSS, elem_id="ll-banner")
         # idle consultations expire (the visitor can save one to keep it); a closed page frees it at once
         state = gr.State(None, time_to_live=visitors.limits.session_ttl_s)

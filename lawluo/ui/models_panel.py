@@ -12,8 +12,8 @@ import gradio as gr
 
 from ..config import ROLE_HELP
 from ..llm import LanguageModels, RoleStatus
+from .copy import UICopy
 from .render import esc
-from .statute_tab import UI_COPY_DIR
 
 
 def models_status_html(statuses: Sequence[RoleStatus]) -> str:
@@ -33,8 +33,8 @@ def models_status_html(statuses: Sequence[RoleStatus]) -> str:
     return '<div class="ll-card ll-models">' + "".join(rows) + "</div>"
 
 
-def build_models_panel(models: LanguageModels) -> None:
-    copy = UI_COPY_DIR / "models.md"
-    if copy.exists():
-        gr.Markdown(copy.read_text(encoding="utf-8"))
+def build_models_panel(models: LanguageModels, copy: UICopy) -> None:
+    intro = copy.text("models.md")
+    if intro:
+        gr.Markdown(intro)
     gr.HTML(models_status_html(models.status()))

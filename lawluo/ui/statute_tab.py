@@ -16,19 +16,18 @@ Scriptable with ``gradio_client`` (api names ``search_statutes``, ``search_cases
 
 from __future__ import annotations
 
-import json
 import logging
 from functools import partial
 from typing import Any
 
 import gradio as gr
 
-from ..config import PROJECT_ROOT
 from ..law.checker import CitationChecker
 from ..retrieval.casebank import REBUILD_COMMAND as CASES_REBUILD_COMMAND
 from ..retrieval.cases import CaseSearcher
 from ..retrieval.statutes import QueryError, StatuteSearcher
 from . import render
+from .copy import UICopy
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +36,6 @@ MAX_TEXT_CHARS = 200_000
 MAX_K = 20
 DEFAULT_K = 5
 TAB_LABEL = "法条检索 / Statute lookup"
-UI_COPY_DIR = PROJECT_ROOT / "assets" / "ui"
 EMPTY_ANSWER_MESSAGE = (
     "Paste an answer that cites statutes, e.g. 根据《民法典》第一千零七十九条规定：“……” — "
     "请粘贴一段引用了法条的回答，再点击“核查引用”。"
@@ -147,16 +145,6 @@ def check_answer_json(checker: CitationChecker, text: str) -> dict:
 # -- layout ---------------------------------------------------------------------------------------
 
 
-def _read_copy(name: str) -> str:
-    path = UI_COPY_DIR / name
-    return path.read_text(encoding="utf-8") if path.exists() else ""
-
-
-def _check_examples() -> list[dict[str, str]]:
-    raw = _read_copy("check_examples.json")
-    return json.loads(raw) if raw else []
-
-
 def _results_box() -> gr.HTML:
     return gr.HTML(value="", css_template=render.CSS, padding=False)
 
@@ -174,11 +162,11 @@ def _search_section(title: str, label: str, placeholder: str, fn, api_name: str)
 
 
 def build_statute_tab(
-    searcher: StatuteSearcher, case_searcher: CaseSearcher | None, checker: CitationChecker
+    searcher: StatuteSearcher, case_searcher: CaseSearcher | None, checker: CitationChecker, copy: UICopy
 ) -> None:
     """Add the tab to the enclosing ``gr.Blocks``; ``case_searcher=None`` when the case bank is missing."""
     with gr.Tab(TAB_LABEL, id="statutes"):
-        intro = _read_copy("statute_tab.md")
+        intro = copy.text("statute_tab.md")
         if intro:
             gr.Markdown(intro)
 
@@ -204,7 +192,7 @@ def build_statute_tab(
             lines=6,
             max_lines=16,
         )
-        examples = _check_examples()
+        examples = copy.json("check_examples.json") or []
         if examples:
             gr.Examples(
                 examples=[[e["text"]] for e in examples],
@@ -214,7 +202,7 @@ def build_statute_tab(
                 api_visibility="private",
             )
         check_button = gr.Button("Check citations 核查引用", variant="primary")
-        help_text = _read_copy("check_help.md")
+        help_text = copy.text("check_help.md")
         if help_text:
             gr.Markdown(help_text)
         check_summary = _results_box()

@@ -1,0 +1,39 @@
+"""The app's texts (tab intros, help, the disclaimer), read from the settings' ``ui_copy_dir``.
+
+    copy = UICopy(settings.ui_copy_dir)
+    gr.Markdown(copy.text("consult.md"))
+
+A missing file is logged once and shown as nothing: the app still starts, and the log says which
+file of which folder to restore.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class UICopy:
+    folder: Path
+    _missing: set[str] = field(default_factory=set, repr=False, compare=False)
+
+    def text(self, name: str) -> str:
+        path = Path(self.folder) / name
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as exc:
+            if name not in self._missing:
+                self._missing.add(name)
+                logger.warning(
+                    "the app's text %s cannot be read (%s); set ui_copy_dir to its folder", path, exc
+                )
+            return ""
+
+    def json(self, name: str):
+        raw = self.text(name)
+        return json.loads(raw) if raw else None
