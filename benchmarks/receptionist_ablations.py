@@ -19,13 +19,10 @@ from __future__ import annotations
 import argparse
 import logging
 import random
-import sys
 import time
 from dataclasses import dataclass, field
 
-from _common import DATA, ROOT, read_jsonl
-
-sys.path.insert(0, str(ROOT / "training"))
+from _common import DATA, read_jsonl
 
 SEEDS = (0, 1, 2)
 KINLED = ("kinled_terms", "kinled_interp", "kinled_exam", "kinled_consult")
@@ -89,11 +86,10 @@ VARIANTS = [
 
 def statute_articles(per_domain: int = 400, seed: int = 0) -> tuple[list[str], list[str]]:
     """In-force articles of the statute database whose law the weak-label rules map to a domain."""
-    import weak_labels as wl
-
     from lawluo.agents.receptionist import prepare
     from lawluo.config import Settings
     from lawluo.law import StatuteDB
+    from training import weak_labels as wl
 
     rules = wl.load_rules()
     by: dict[str, list[str]] = {}
@@ -112,9 +108,8 @@ def statute_articles(per_domain: int = 400, seed: int = 0) -> tuple[list[str], l
 
 def unlabelled_questions(weak_texts: list[str], dev_questions: list[str]) -> list[str]:
     """legal_advice questions that got no weak label (ambiguous) and are not dev questions."""
-    from data import consultations, dedupe_key
-
     from lawluo.agents.receptionist import prepare
+    from training.data import consultations, dedupe_key
 
     taken = {dedupe_key(t) for t in weak_texts} | {dedupe_key(q) for q in dev_questions}
     out = []
@@ -133,7 +128,6 @@ def run_variant(
     import jieba
     import numpy as np
     import scipy.sparse as sp
-    import train_receptionist as tr
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
@@ -141,6 +135,7 @@ def run_variant(
 
     from lawluo.agents.domains import DOMAIN_IDS, from_lawbench
     from lawluo.agents.receptionist import prepare
+    from training import train_receptionist as tr
 
     jieba.setLogLevel(logging.WARNING)
     domains = sorted(DOMAIN_IDS)
@@ -224,12 +219,11 @@ def main() -> None:
 
     import statistics
 
-    import train_receptionist as tr
-
     from lawluo.agents.domains import from_lawbench
+    from training import train_receptionist as tr
 
     variants = [v for v in VARIANTS if not args.only or v.name in args.only]
-    _, questions, gold = tr.dev_set(DATA)
+    _, questions, gold = tr.dev_set(DATA, tr.ReceptionistConfig().domains())
     raw = [r["label"] for r in read_jsonl(DATA / "lawbench" / "domain_questions.dev.jsonl")]
     fine_gold = [f"lb:{r}" if from_lawbench(r).name != r else g for r, g in zip(raw, gold, strict=True)]
     weak_sets = {

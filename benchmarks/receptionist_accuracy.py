@@ -27,8 +27,6 @@ from pathlib import Path
 
 from _common import DATA, ROOT, percentile, read_jsonl
 
-sys.path.insert(0, str(ROOT / "training"))
-
 LOAD = """
 import time; t = time.perf_counter()
 from lawluo.config import Settings
@@ -70,7 +68,6 @@ def main() -> None:
     args = parser.parse_args()
 
     import numpy as np
-    import train_receptionist as tr
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.model_selection import StratifiedKFold
     from sklearn.svm import LinearSVC
@@ -78,9 +75,10 @@ def main() -> None:
     from lawluo.agents.domains import DOMAIN_IDS, domain
     from lawluo.agents.receptionist import FALLBACK_THRESHOLD, Receptionist, prepare
     from lawluo.config import Settings
+    from training import train_receptionist as tr
 
     cfg = tr.ReceptionistConfig(tune=not args.no_tune)
-    _, questions, gold = tr.dev_set(DATA)
+    _, questions, gold = tr.dev_set(DATA, cfg.domains())
     weak = tr.build_weak_set(cfg, exclude=questions)
     overlap = sum(c["dev_overlap"] for c in weak.counts.values())
     print(
@@ -166,7 +164,7 @@ def main() -> None:
     settings = Settings.load()
     if not (settings.assets_dir / "receptionist" / "model.json").exists():
         print(
-            "no shipped asset: build it with `python training/train_receptionist.py` for load time and latency"
+            "no shipped asset: build it with `python -m training.train_receptionist` for load time and latency"
         )
         return
     loads = [

@@ -40,6 +40,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial, wraps
 from pathlib import Path
 from typing import Any, get_type_hints
@@ -48,6 +49,7 @@ import gradio as gr
 
 from lawluo.jsonl import JSONLError
 from lawluo.ui.render import CSS, badge, esc, notice
+from lawluo.ui.views import KEEP, Keep, View
 
 from . import verdicts
 from .auth import UsersError
@@ -135,7 +137,8 @@ SETTLED_JS = "() => { if (window.__annGuard) window.__annGuard.settled(); }"
 
 
 def bind(fn: Callable[..., Any], *bound: Any) -> Callable[..., Any]:
-    """``fn`` with its first arguments fixed to ``bound`` (the service…), keeping the hints Gradio reads.
+    """``fn`` with its first arguments fixed to ``bound`` (the service…), keeping the hints Gradio reads;
+    a :class:`~lawluo.ui.views.View` it returns becomes the event's outputs (every field, in order).
 
     ``functools.partial`` would hide them: Gradio looks for ``gr.Request`` / ``gr.OAuthProfile`` hints
     with ``typing.get_type_hints``, which finds none on a partial object, and would then count the
@@ -147,7 +150,8 @@ def bind(fn: Callable[..., Any], *bound: Any) -> Callable[..., Any]:
 
     @wraps(fn)
     def handler(*args: Any, **kwargs: Any) -> Any:
-        return fn(*bound, *args, **kwargs)
+        result = fn(*bound, *args, **kwargs)
+        return result.outputs() if isinstance(result, View) else result
 
     handler.__signature__ = inspect.signature(partial(fn, *bound))  # type: ignore[attr-defined]
     handler.__annotations__ = hints
@@ -219,22 +223,48 @@ def _sign_in_help(service: AnnotationService) -> str:
 
 # --------------------------------------------------------------------------- views
 
+
+@dataclass
+class AnnotationView(View):
+    """What an event of the tab shows: a field per component, in the order of the events' outputs
+    (:data:`~lawluo.ui.views.KEEP`: the component keeps what it shows)."""
+
+    status: str | Keep = KEEP
+    message: str | Keep = KEEP
+    question: str | Keep = KEEP
+    reference: str | Keep = KEEP
+    left: str | Keep = KEEP
+    right: str | Keep = KEEP
+    left_statutes: str | Keep = KEEP
+    right_statutes: str | Keep = KEEP
+    left_hall: Any = KEEP  # gr.update(choices=…, value=…)
+    right_hall: Any = KEEP
+    left_rel: float | None | Keep = KEEP
+    left_tlc: float | None | Keep = KEEP
+    right_rel: float | None | Keep = KEEP
+    right_tlc: float | None | Keep = KEEP
+    comment: str | Keep = KEEP
+    state: dict | Keep = KEEP
+    admin: Any = KEEP  # gr.update(visible=…)
+
+
 #: The components every view fills, in this order (the handlers' outputs).
-VIEW_FIELDS = (
-    "status", "message", "question", "reference", "left", "right", "left_statutes", "right_statutes",
-    "left_hall", "right_hall", "left_rel", "left_tlc", "right_rel", "right_tlc", "comment", "state", "admin",
-)  # fmt: skip
+VIEW_FIELDS = AnnotationView.names()
 
 
-def _blank(service: AnnotationService, who: Identity | None, message: str, kind: str = "info") -> tuple:
-    empty = gr.update(choices=[], value=[])
-    return (
-        _status(who, service),
-        notice(message, kind) if message else "",
-        "", "", "", "", "", "",
-        empty, empty, None, None, None, None, "",
-        {},
-        gr.update(visible=bool(who and who.is_admin)),
+def _blank(
+    service: AnnotationService, who: Identity | None, message: str, kind: str = "info"
+) -> AnnotationView:
+    """No item: the status and the message, every other field emptied."""
+    no_statutes = {"choices": [], "value": []}
+    return AnnotationView(
+        status=_status(who, service),
+        message=notice(message, kind) if message else "",
+        question="", reference="", left="", right="", left_statutes="", right_statutes="",
+        left_hall=gr.update(**no_statutes), right_hall=gr.update(**no_statutes),
+        left_rel=None, left_tlc=None, right_rel=None, right_tlc=None, comment="",
+        state={},
+        admin=gr.update(visible=bool(who and who.is_admin)),
     )  # fmt: skip
 
 
@@ -245,7 +275,7 @@ def _sides(a: Assignment) -> tuple[str, str]:
 
 def _view(
     service: AnnotationService, who: Identity, a: Assignment, message: str = "", kind: str = "info"
-) -> tuple:
+) -> AnnotationView:
     """Show assignment ``a``; pre-filled from the annotator's current label when there is one."""
     label = service.store.label(who.name, a.item.id)
     left_side, right_side = _sides(a)
@@ -282,28 +312,32 @@ def _view(
         reference = _text_block("参考答案 Reference answer", a.item.reference or "—")
         if a.item.statutes:
             reference += _text_block("参考法条 Reference statutes", "\n".join(a.item.statutes))
-    return (
-        _status(who, service),
-        notice(message, kind) if message else "",
-        _text_block(f"{position}问题 Question", a.item.question),
-        reference,
-        _text_block("左 Left", a.left),
-        _text_block("右 Right", a.right),
-        statutes_html(service, a.item.id, left_side),
-        statutes_html(service, a.item.id, right_side),
-        gr.update(choices=choices["left"], value=[v for v in fill["left_hall"] if v in choices["left"]]),
-        gr.update(choices=choices["right"], value=[v for v in fill["right_hall"] if v in choices["right"]]),
-        fill["left_rel"],
-        fill["left_tlc"],
-        fill["right_rel"],
-        fill["right_tlc"],
-        fill["comment"],
-        state,
-        gr.update(visible=who.is_admin),
+    return AnnotationView(
+        status=_status(who, service),
+        message=notice(message, kind) if message else "",
+        question=_text_block(f"{position}问题 Question", a.item.question),
+        reference=reference,
+        left=_text_block("左 Left", a.left),
+        right=_text_block("右 Right", a.right),
+        left_statutes=statutes_html(service, a.item.id, left_side),
+        right_statutes=statutes_html(service, a.item.id, right_side),
+        left_hall=gr.update(
+            choices=choices["left"], value=[v for v in fill["left_hall"] if v in choices["left"]]
+        ),
+        right_hall=gr.update(
+            choices=choices["right"], value=[v for v in fill["right_hall"] if v in choices["right"]]
+        ),
+        left_rel=fill["left_rel"],
+        left_tlc=fill["left_tlc"],
+        right_rel=fill["right_rel"],
+        right_tlc=fill["right_tlc"],
+        comment=fill["comment"],
+        state=state,
+        admin=gr.update(visible=who.is_admin),
     )
 
 
-def _next(service: AnnotationService, who: Identity, message: str = "", kind: str = "info") -> tuple:
+def _next(service: AnnotationService, who: Identity, message: str = "", kind: str = "info") -> AnnotationView:
     a = service.store.next_item(who.name)
     if a is None:
         done, assigned = service.store.progress(who.name)
@@ -318,11 +352,9 @@ def _next(service: AnnotationService, who: Identity, message: str = "", kind: st
     return _view(service, who, a, message, kind)
 
 
-def _keep(message: str, kind: str = "error") -> tuple:
+def _keep(message: str, kind: str = "error") -> AnnotationView:
     """A message; every other component keeps what it shows (nothing typed is lost)."""
-    out = [gr.skip()] * len(VIEW_FIELDS)
-    out[VIEW_FIELDS.index("message")] = notice(message, kind)
-    return tuple(out)
+    return AnnotationView(message=notice(message, kind))
 
 
 def identify(service: AnnotationService, request: gr.Request | None, profile: Any = None) -> Identity | None:
@@ -336,7 +368,7 @@ def identify(service: AnnotationService, request: gr.Request | None, profile: An
 
 def open_annotation(
     service: AnnotationService, request: gr.Request, profile: gr.OAuthProfile | None = None
-) -> tuple:
+) -> AnnotationView:
     """On page load (and after signing in): who is here, their progress and their next item."""
     try:
         who = identify(service, request, profile)
@@ -376,7 +408,7 @@ def submit_label(
     comment: str | None,
     request: gr.Request,
     profile: gr.OAuthProfile | None = None,
-) -> tuple:
+) -> AnnotationView:
     """Save the label of the item in ``state`` with ``verdict_shown`` (left/right/tie/both_bad), then go on."""
     try:
         who = identify(service, request, profile)
@@ -437,7 +469,7 @@ def skip_item(
     state: dict | None,
     request: gr.Request,
     profile: gr.OAuthProfile | None = None,
-) -> tuple:
+) -> AnnotationView:
     """Put the open item aside (it comes back when nothing else is left) and show the next."""
     try:
         who = identify(service, request, profile)
@@ -456,7 +488,7 @@ def go_back(
     state: dict | None,
     request: gr.Request,
     profile: gr.OAuthProfile | None = None,
-) -> tuple:
+) -> AnnotationView:
     """Reopen the annotator's label before the open one (the last one when a new item is open)."""
     try:
         who = identify(service, request, profile)
@@ -480,7 +512,7 @@ def go_back(
 
 def next_item(
     service: AnnotationService, request: gr.Request, profile: gr.OAuthProfile | None = None
-) -> tuple:
+) -> AnnotationView:
     """Leave the label being edited and go to the next unlabelled item."""
     return open_annotation(service, request, profile)
 

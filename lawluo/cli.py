@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .config import ROLES, ConfigError, Settings
+from .metrics import registry as metric_registry
 
 MAX_TEXT_CHARS = 200_000
 
@@ -261,6 +262,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_consult(args: argparse.Namespace, settings: Settings) -> int:
+    from .agents.domains import load_domains
     from .firm import Consultation, Firm
     from .firm.script import load_script, run_script, transcript
 
@@ -268,7 +270,8 @@ def cmd_consult(args: argparse.Namespace, settings: Settings) -> int:
         script = load_script(args.script)
         state = None
         if args.resume:
-            state = Consultation.from_json(Path(args.resume).read_text(encoding="utf-8"))
+            domains = load_domains(settings.domains_file)
+            state = Consultation.from_json(Path(args.resume).read_text(encoding="utf-8"), domains)
     except (ValueError, OSError) as exc:
         raise UsageError(str(exc)) from None
     firm = Firm.from_settings(settings)
@@ -325,12 +328,12 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     from .jsonl import JSONLError
     from .law.checker import CitationChecker
     from .law.database import StatuteDB
-    from .metrics.evaluate import METRICS, EvalOptions, Evaluator, parse_metrics
+    from .metrics.evaluate import EvalOptions, Evaluator
     from .metrics.inputs import load_inputs
     from .metrics.report import markdown_table, write_results
 
     try:
-        metrics = parse_metrics(args.metrics)
+        metrics = metric_registry.parse_metrics(args.metrics)
         options = EvalOptions(
             metrics=metrics,
             concurrency=args.concurrency,
@@ -347,13 +350,12 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
         keep = set(list(inputs.references)[: args.limit])
         inputs.answers = [a for a in inputs.answers if a.id in keep]
         inputs.references = {k: v for k, v in inputs.references.items() if k in keep}
-    judge = _judge(settings, args) if any(METRICS[m].judge for m in metrics) or "nhsr" in metrics else None
+    judge = _judge(settings, args) if any(metric_registry.spec(m).uses_judge for m in metrics) else None
     evaluator = Evaluator(CitationChecker(StatuteDB(settings.statutes_path)), judge, options)
-    if "pairwise" in metrics:
-        try:
-            evaluator.system_pairs(inputs.systems)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+    try:
+        evaluator.check(inputs)  # e.g. pairwise's pairs, before any work
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     print(
         f"lawluo evaluate: {len(inputs.answers):,} answers of {len(inputs.systems)} system(s) to "
         f"{len(inputs.references):,} questions; metrics: {', '.join(metrics)}",
@@ -465,7 +467,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--input", help='JSONL file, one {"text": …, "id": …} per line')
     check.set_defaults(func=cmd_check)
 
-    classify = sub.add_parser("classify", help="route questions to one of the 16 consultation domains")
+    classify = sub.add_parser(
+        "classify", help="route questions to one of the consultation domains (the settings' domains_file)"
+    )
     classify.add_argument("question", nargs="?", help="the question, or - to read stdin")
     classify.add_argument("--input", help='JSONL file, one {"text": …, "id": …} per line')
     classify.set_defaults(func=cmd_classify)
@@ -494,7 +498,10 @@ def build_parser() -> argparse.ArgumentParser:
     consult.set_defaults(func=cmd_consult)
 
     evaluate = sub.add_parser(
-        "evaluate", help="score systems' answers: NHSR, ROUGE-L, METEOR, BERTScore, judge metrics"
+        "evaluate",
+        help="score systems' answers: NHSR, ROUGE-L, METEOR, BERTScore, judge metrics",
+        epilog=metric_registry.metrics_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     evaluate.add_argument(
         "--answers", required=True, help='JSONL: {"id", "system", "answer"} (or "turns") per line'
@@ -503,10 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--references", required=True, help='JSONL: {"id", "question", "reference", "statutes"?}'
     )
     evaluate.add_argument(
-        "--metrics",
-        default="nojudge",
-        help="comma-separated: nhsr, rouge_l, meteor, bertscore, rel, tlc, pairwise, score; or the groups "
-        "nojudge (nhsr,rouge_l,meteor; the default), judge, all",
+        "--metrics", default=metric_registry.DEFAULT_GROUP, help=metric_registry.metrics_help()
     )
     evaluate.add_argument(
         "--out", required=True, help="directory for summary.{csv,md,json}, details.jsonl, charts"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -12,8 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
-# The training scripts import each other as top-level modules (``import data``), as when run from training/.
-sys.path.insert(0, str(ROOT / "training"))
+#: Set for the whole test session below; a test that clears LAWLUO_* from the environment keeps these.
+SESSION_KEYS = ("LAWLUO_ANNOTATION_DIR", "LAWLUO_CACHE_DIR")
 
 
 def pytest_configure(config):

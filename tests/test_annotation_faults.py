@@ -41,14 +41,14 @@ def prepare(path: Path) -> None:
 
 def open_form(store: AnnotationStore) -> tuple[AnnotationService, dict]:
     service = AnnotationService(store, users=parse_users("alice:alicepw"))
-    view = dict(zip(annotate_tab.VIEW_FIELDS, annotate_tab.open_annotation(service, ALICE), strict=True))
+    view = vars(annotate_tab.open_annotation(service, ALICE))
     assert view["state"]["item_id"], view["message"]
     return service, view["state"]
 
 
 def submit(service: AnnotationService, state: dict) -> dict:
     out = annotate_tab.submit_label(service, "left", state, [], [], 7, 4, None, 3, COMMENT, ALICE)
-    return dict(zip(annotate_tab.VIEW_FIELDS, out, strict=True))
+    return dict(zip(annotate_tab.VIEW_FIELDS, out.outputs(), strict=True))  # what the page receives
 
 
 def assert_refused_and_form_kept(out: dict, *words: str) -> None:

@@ -42,7 +42,7 @@ def test_the_annotation_tab_has_a_button_a_name_and_a_key_for_each_verdict(row):
 def test_the_training_converters_accept_each_verdict(row, tmp_path):
     import json
 
-    import data
+    from training import data
 
     labels = tmp_path / "labels.jsonl"
     labels.write_text(json.dumps({"item_id": "q1:X:Y", "verdict": row.code}) + "\n", encoding="utf-8")

@@ -14,7 +14,7 @@ import pytest
 from lawluo.cli import main
 from tests.fakes.disks import file_size_limit, fill, tmpfs
 
-from .conftest import ROOT
+from .conftest import ROOT, SESSION_KEYS
 from .test_evaluate_cli import evaluate, judge_server, small_set  # noqa: F401 (judge_server: a fixture)
 
 TEXT = "《民法典》第一千零七十九条规定：“夫妻一方要求离婚的，可以由有关组织进行调解或者直接向人民法院提起离婚诉讼。”"
@@ -24,7 +24,7 @@ SUMMARY = {"summary.csv", "summary.md", "summary.json"}
 @pytest.fixture(autouse=True)
 def no_model(monkeypatch):
     for key in list(os.environ):
-        if key.startswith(("LAWLUO_", "OPENAI_")):
+        if key.startswith(("LAWLUO_", "OPENAI_")) and key not in SESSION_KEYS:
             monkeypatch.delenv(key)
 
 
@@ -44,7 +44,9 @@ def run(capsys, *argv):
 
 def lawluo(*argv, stdout):
     """``python -m lawluo ARGV`` in a child process writing its stdout to ``stdout``; (status, stderr)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LAWLUO_", "OPENAI_"))}
+    env = {
+        k: v for k, v in os.environ.items() if k in SESSION_KEYS or not k.startswith(("LAWLUO_", "OPENAI_"))
+    }
     proc = subprocess.run(
         [sys.executable, "-m", "lawluo", *map(str, argv)],
         stdout=stdout,

@@ -26,12 +26,11 @@ from .fakes.live_app import model_environ
 from .fakes.openai_server import FakeOpenAIServer, Fault, Reply
 
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
-VIEW = ("chat", "routing", "domain", "tree", "citations", "retrieved", "trace", "message")
 
 
-def shown(outputs: tuple, with_question: bool = False) -> dict:
-    names = ("state", "question", *VIEW) if with_question else ("state", *VIEW)
-    return dict(zip(names, outputs, strict=True))
+def shown(view: tab.ConsultView) -> dict:
+    """A handler's view as a dict of its fields (one per component: state, question, chat, message…)."""
+    return vars(view)
 
 
 def make_firm(firm_services, server=None, **env) -> Firm:
@@ -45,7 +44,7 @@ def make_firm(firm_services, server=None, **env) -> Firm:
 def test_a_tree_asked_for_beyond_the_limit_is_reduced_and_the_visitor_is_told(firm_services, firm_server):
     firm = make_firm(firm_services, firm_server)
     visitors = Visitors(VisitorLimits(tree_calls=13))
-    steps = [shown(o, True) for o in tab.ask(firm, None, QUESTION, True, 5, 6, visitors)]
+    steps = [shown(o) for o in tab.ask(firm, None, QUESTION, True, 5, 6, visitors)]
     calls = firm_server.responder.calls["clarifier"]
     assert calls == tree_calls(3, 6) == 7  # not the 259 calls of H=5, K=6
     assert steps[-1]["state"].tree.height == 3 and steps[-1]["state"].tree.k == 6
@@ -62,7 +61,7 @@ def test_fit_tree_lowers_the_height_first_then_the_width(asked, limit, fitted):
 
 def test_out_of_range_sizes_from_the_api_are_clamped_not_crashing(firm_services):
     firm = make_firm(firm_services)  # no model: a tree from cases
-    final = shown(list(tab.ask(firm, None, QUESTION, True, 1000, -5))[-1], True)
+    final = shown(list(tab.ask(firm, None, QUESTION, True, 1000, -5))[-1])
     assert final["state"].tree.height == 5 and final["state"].tree.k == 1
     assert "出错了" not in final["message"]
 
@@ -75,19 +74,19 @@ def test_a_second_model_step_of_the_same_session_is_refused_while_the_first_runs
         server.responder = FirmResponder()
         firm = make_firm(firm_services, server)
         visitors, visit = Visitors(), Visit("session-a", "10.0.0.1")
-        state = list(tab.ask(firm, None, QUESTION, False, 3, 3, visitors, visit))[-1][0]
+        state = list(tab.ask(firm, None, QUESTION, False, 3, 3, visitors, visit))[-1].state
         streaming = tab.regenerate(firm, state, visitors, visit)
         next(streaming), next(streaming)  # the answer is streaming
         ended = tab.end(firm, state, visitors, visit)
         asked = list(tab.ask(firm, state, "还有一个问题", True, 3, 3, visitors, visit))
         rest = [shown(o) for o in streaming]
-    assert tab.BUSY_MESSAGE in ended[-1] and state.report is None or state.status != "closed"
-    assert tab.BUSY_MESSAGE in shown(asked[-1], True)["message"]
-    assert shown(asked[-1], True)["question"] == "还有一个问题"  # the typed question stays in the box
+    assert tab.BUSY_MESSAGE in ended.message and state.report is None or state.status != "closed"
+    assert tab.BUSY_MESSAGE in shown(asked[-1])["message"]
+    assert shown(asked[-1])["question"] == "还有一个问题"  # the typed question stays in the box
     assert [t.role for t in state.turns] == ["client", "lawyer"] and state.turns[-1].text
     assert "二倍的工资" in rest[-1]["chat"][-1]["content"]
     closed = tab.end(firm, state, visitors, visit)  # once the answer is in, End works and includes it
-    assert state.status == "closed" and "法律分析" in closed[1]
+    assert state.status == "closed" and "法律分析" in closed.report
 
 
 def test_other_sessions_of_one_address_share_a_small_allowance(firm_services):
@@ -125,7 +124,7 @@ def test_a_hung_clarifier_costs_one_step_budget_and_the_tree_comes_from_cases(fi
         server.script(Fault.hang(30))
         firm = make_firm(firm_services, server, LAWLUO_DEFAULT_TIMEOUT="30")
         visitors = Visitors(VisitorLimits(step_budget_s=1.0))
-        final = shown(list(tab.ask(firm, None, QUESTION, True, 2, 3, visitors))[-1], True)
+        final = shown(list(tab.ask(firm, None, QUESTION, True, 2, 3, visitors))[-1])
     tree = final["state"].tree
     assert tree.complete and tree.elements and any("BudgetExceeded" in n for n in tree.notes)
     assert "时间预算" in final["message"] or "time budget" in final["message"]
@@ -143,7 +142,7 @@ def test_a_visitor_waiting_for_a_busy_model_gets_a_message_within_the_budget(fir
         while not server.requests:
             threading.Event().wait(0.01)
         waiting = Visitors(VisitorLimits(step_budget_s=0.5))
-        steps = [shown(o, True) for o in tab.ask(firm, None, QUESTION, False, 3, 3, waiting, Visit("s2"))]
+        steps = [shown(o) for o in tab.ask(firm, None, QUESTION, False, 3, 3, waiting, Visit("s2"))]
         first_done = not first.is_alive()
         server.close()
         first.join(timeout=5)
@@ -159,7 +158,7 @@ def test_an_empty_answer_is_not_reported_as_a_success(firm_services, reply):
         server.responder = FirmResponder()
         server.script(reply)
         firm = make_firm(firm_services, server)
-        final = shown(list(tab.ask(firm, None, QUESTION, False, 3, 3))[-1], True)
+        final = shown(list(tab.ask(firm, None, QUESTION, False, 3, 3))[-1])
     turn = final["state"].turns[-1]
     assert turn.note and not turn.text.strip() and "回答完毕" not in final["message"]
     assert "warn" in final["message"] or "error" in final["message"]
@@ -213,8 +212,8 @@ def test_report_files_are_named_by_the_server_private_and_removed_when_the_visit
     firm = make_firm(firm_services)
     visitors, visit = Visitors(root=tmp_path / "sessions"), Visit("session-x", "127.0.0.1")
     state = closed_consultation(firm)
-    _, _, md, docx, *_ = tab.end(firm, state, visitors, visit)
-    paths = [Path(md["value"]), Path(docx["value"])]
+    ended = tab.end(firm, state, visitors, visit)
+    paths = [Path(ended.download_md["value"]), Path(ended.download_docx["value"])]
     assert [p.name for p in paths] == ["LawLuo-consultation-report.md", "LawLuo-consultation-report.docx"]
     for path in paths:
         assert path.is_relative_to(tmp_path / "sessions") and stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -229,7 +228,7 @@ def test_a_consultation_answers_only_the_browser_it_belongs_to(firm_services):
     firm = make_firm(firm_services)
     visitors = Visitors()
     mine, thief = Visit("hash-1", "1.1.1.1", owner="cookie-a"), Visit("hash-1", "2.2.2.2", owner="cookie-b")
-    state = list(tab.ask(firm, None, QUESTION, True, 2, 2, visitors, mine))[-1][0]
+    state = list(tab.ask(firm, None, QUESTION, True, 2, 2, visitors, mine))[-1].state
     assert state.owner == "cookie-a" and owner_of(state, mine) and not owner_of(state, thief)
     assert tab.consultation_json(state, thief) == {} and tab.consultation_json(state, mine)["id"] == state.id
     stolen = shown(tab.mark(firm, state, "1", "yes", thief))

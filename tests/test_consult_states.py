@@ -69,3 +69,37 @@ def test_a_closed_consultation_refuses_every_step_and_keeps_its_report(firm, ste
     with pytest.raises(ConsultationClosed):
         step(firm, state)
     assert state.to_json() == before and state.report == report
+
+
+HANDLERS = {  # each handler of the tab, and the firm's step it calls
+    "receive": lambda tab, f, s: list(tab.ask(f, s, "再问一个", False, 2, 2))[-1],
+    "answer": lambda tab, f, s: list(tab.answer(f, s))[-1],
+    "regenerate": lambda tab, f, s: list(tab.regenerate(f, s))[-1],
+    "mark": lambda tab, f, s: tab.mark(f, s, "1", "yes"),
+    "set_domain": lambda tab, f, s: tab.set_domain(f, s, "contract"),
+    "close": lambda tab, f, s: tab.end(f, s),
+}
+
+
+@pytest.mark.parametrize(
+    ("method", "error"),
+    [(m, StepNotAllowed("the firm says no")) for m in HANDLERS]
+    # ending a closed consultation offers its report again (tests/test_consult_limits.py)
+    + [(m, ConsultationClosed("closed, says the firm")) for m in HANDLERS if m != "close"],
+)
+def test_the_tab_shows_whatever_the_firm_refuses_and_changes_nothing(firm, monkeypatch, method, error):
+    from lawluo.ui import consult_tab as tab
+
+    state = firm.new()
+    firm.receive(state, QUESTION)
+    list(firm.clarify(state, 2, 2))  # a state every step accepts: the tab itself refuses nothing
+
+    def refuse(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(firm, method, refuse)
+    before = state.to_json()
+    shown = HANDLERS[method](tab, firm, state)
+    expected = tab.CLOSED_MESSAGE if isinstance(error, ConsultationClosed) else "the firm says no"
+    assert expected in shown.message and "出错了" not in shown.message
+    assert state.to_json() == before

@@ -19,17 +19,15 @@ from .fakes.openai_server import FakeOpenAIServer
 
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
 HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">我的工资被拖欠了三个月怎么办？'
-VIEW = ("chat", "routing", "domain", "tree", "citations", "retrieved", "trace", "message")
 
 
-def shown(outputs: tuple, with_question: bool = False) -> dict:
-    """Name the outputs of a handler: ``state`` (+ ``question``) and the view."""
-    names = ("state", "question", *VIEW) if with_question else ("state", *VIEW)
-    return dict(zip(names, outputs, strict=True))
+def shown(view: tab.ConsultView) -> dict:
+    """A handler's view as a dict of its fields (one per component: state, question, chat, message…)."""
+    return vars(view)
 
 
-def last(outputs_iter, with_question: bool = False) -> dict:
-    return shown(list(outputs_iter)[-1], with_question)
+def last(views) -> dict:
+    return shown(list(views)[-1])
 
 
 def make_firm(firm_services, firm_server=None, **env) -> Firm:
@@ -40,21 +38,24 @@ def make_firm(firm_services, firm_server=None, **env) -> Firm:
 
 def test_asking_routes_the_question_and_grows_the_tree_level_by_level(firm_services, firm_server):
     firm = make_firm(firm_services, firm_server)
-    steps = [shown(o, True) for o in tab.ask(firm, None, QUESTION, True, 3, 2)]
+    steps = [shown(o) for o in tab.ask(firm, None, QUESTION, True, 3, 2)]
     state = steps[-1]["state"]
     assert state.domain == "labor" and steps[-1]["domain"] == "labor"
     assert "劳动纠纷" in steps[0]["routing"] and "Top 3" in steps[0]["routing"]
     assert steps[0]["question"] == ""  # the question was taken: the box is emptied
     trees = list(dict.fromkeys(s["tree"] for s in steps if 'data-mark="yes"' in s["tree"]))
-    assert len(trees) == 2  # H=3: the first level is shown before the second exists
+    assert len(trees) == 3  # H=3: the first level is shown before the second exists, then the tree to mark
     assert 'data-complete="false"' in trees[0] and 'data-node="1.1"' not in trees[0]
     assert 'data-complete="true"' in trees[1] and 'data-node="2.2"' in trees[1]
+    assert (
+        " disabled " in trees[0] + trees[1] and " disabled " not in trees[2]
+    )  # marks wait for the whole tree
     assert "提交已标记的事实" in steps[-1]["message"]
 
 
 def test_marks_fold_a_no_and_the_answer_streams_with_checked_citations(firm_services, firm_server):
     firm = make_firm(firm_services, firm_server)
-    state = last(tab.ask(firm, None, QUESTION, True, 3, 2), True)["state"]
+    state = last(tab.ask(firm, None, QUESTION, True, 3, 2))["state"]
     yes = shown(tab.mark(firm, state, "1", "yes"))
     assert 'class="ll-node yes" data-node="1"' in yes["tree"] and "已标记 1：是" in yes["message"]
     no = shown(tab.mark(firm, state, "2", "no"))
@@ -83,7 +84,7 @@ def firm_lawyer_request(firm_server) -> str:
 
 def test_answering_twice_does_not_run_the_lawyer_again(firm_services, firm_server):
     firm = make_firm(firm_services, firm_server)
-    state = last(tab.ask(firm, None, QUESTION, True, 2, 1), True)["state"]
+    state = last(tab.ask(firm, None, QUESTION, True, 2, 1))["state"]
     list(tab.answer(firm, state))
     again = last(tab.answer(firm, state))
     assert "已经回答过" in again["message"] and firm_server.responder.calls["lawyer"] == 1
@@ -91,7 +92,7 @@ def test_answering_twice_does_not_run_the_lawyer_again(firm_services, firm_serve
 
 def test_without_tolc_the_answer_streams_straight_away(firm_services, firm_server):
     firm = make_firm(firm_services, firm_server)
-    final = last(tab.ask(firm, None, QUESTION, False, 3, 3), True)
+    final = last(tab.ask(firm, None, QUESTION, False, 3, 3))
     assert final["state"].tree is None and final["state"].turns[-1].role == "lawyer"
     assert "核实无误" in final["citations"]
 
@@ -106,7 +107,7 @@ def test_without_tolc_the_answer_streams_straight_away(firm_services, firm_serve
 )
 def test_an_empty_or_overlong_question_gets_a_message_and_stays_in_the_box(firm_services, question, expected):
     firm = make_firm(firm_services)
-    (out,) = [shown(o, True) for o in tab.ask(firm, None, question, True, 3, 3)]
+    (out,) = [shown(o) for o in tab.ask(firm, None, question, True, 3, 3)]
     assert expected in out["message"] and out["question"] == question and out["state"] is None
 
 
@@ -116,7 +117,7 @@ def test_hostile_html_in_a_question_and_an_answer_is_shown_as_text(firm_services
             lawyer_answer="答复<script>alert(3)</script><img src=x onerror=alert(4)>"
         )
         firm = make_firm(firm_services, server)
-        final = last(tab.ask(firm, None, HOSTILE, False, 3, 3), True)
+        final = last(tab.ask(firm, None, HOSTILE, False, 3, 3))
     question, answer = (m["content"] for m in final["chat"])
     assert "<script>" not in question + answer and "<img" not in question + answer
     assert (
@@ -127,7 +128,7 @@ def test_hostile_html_in_a_question_and_an_answer_is_shown_as_text(firm_services
 
 def test_without_a_model_the_tree_comes_from_cases_and_the_answer_shows_what_was_retrieved(firm_services):
     firm = make_firm(firm_services)
-    state = last(tab.ask(firm, None, QUESTION, True, 2, 3), True)["state"]
+    state = last(tab.ask(firm, None, QUESTION, True, 2, 3))["state"]
     assert state.tree.source == "cases"
     final = last(tab.answer(firm, state))
     assert "未配置律师模型" in final["chat"][-1]["content"]
@@ -137,7 +138,7 @@ def test_without_a_model_the_tree_comes_from_cases_and_the_answer_shows_what_was
 
 def test_the_domain_can_be_overridden_and_the_change_is_shown(firm_services):
     firm = make_firm(firm_services)
-    state = last(tab.ask(firm, None, QUESTION, True, 2, 1), True)["state"]
+    state = last(tab.ask(firm, None, QUESTION, True, 2, 1))["state"]
     out = shown(tab.set_domain(firm, state, "contract"))
     assert state.domain == "contract" and "合同纠纷" in out["routing"] and "改派" in out["routing"]
     assert "请先提问" in shown(tab.set_domain(firm, None, "contract"))["message"]
@@ -145,7 +146,7 @@ def test_the_domain_can_be_overridden_and_the_change_is_shown(firm_services):
 
 def test_regenerate_replaces_the_last_answer(firm_services, firm_server):
     firm = make_firm(firm_services, firm_server)
-    state = last(tab.ask(firm, None, QUESTION, False, 3, 3), True)["state"]
+    state = last(tab.ask(firm, None, QUESTION, False, 3, 3))["state"]
     final = last(tab.regenerate(firm, state))
     assert [t.role for t in state.turns] == ["client", "lawyer"] and firm_server.responder.calls[
         "lawyer"
@@ -157,8 +158,9 @@ def test_ending_writes_the_report_as_markdown_and_docx_and_closes_the_consultati
     firm_services, firm_server
 ):
     firm = make_firm(firm_services, firm_server)
-    state = last(tab.ask(firm, None, QUESTION, False, 3, 3), True)["state"]
-    state_out, markdown, md_file, docx_file, *view = tab.end(firm, state)
+    state = last(tab.ask(firm, None, QUESTION, False, 3, 3))["state"]
+    ended = tab.end(firm, state)
+    markdown, md_file, docx_file = ended.report, ended.download_md, ended.download_docx
     assert "法律分析" in markdown and "主任评分" in markdown and state.status == "closed"
     md_path, docx_path = Path(md_file["value"]), Path(docx_file["value"])
     assert md_path.read_text(encoding="utf-8").startswith("# ") and "风险提示" in md_path.read_text(
@@ -167,36 +169,37 @@ def test_ending_writes_the_report_as_markdown_and_docx_and_closes_the_consultati
     with zipfile.ZipFile(docx_path) as docx:
         assert "法律建议" in docx.read("word/document.xml").decode("utf-8")
     closed = list(tab.ask(firm, state, "还有一个问题", True, 3, 3))[-1]
-    assert "已结束" in shown(closed, True)["message"] and shown(closed, True)["question"] == "还有一个问题"
+    assert "已结束" in shown(closed)["message"] and shown(closed)["question"] == "还有一个问题"
 
 
 def test_a_failing_step_is_shown_as_a_message_and_keeps_the_consultation(firm_services, monkeypatch):
     firm = make_firm(firm_services)
-    state = last(tab.ask(firm, None, QUESTION, True, 2, 1), True)["state"]
+    state = last(tab.ask(firm, None, QUESTION, True, 2, 1))["state"]
     monkeypatch.setattr(firm, "close", lambda *a: (_ for _ in ()).throw(RuntimeError("disk full")))
     out = tab.end(firm, state)
-    assert "RuntimeError: disk full" in out[-1] and out[0] is state and state.turns
+    assert "RuntimeError: disk full" in out.message and out.state is state and state.turns
 
 
 def test_new_consultation_forgets_the_session(firm_services):
     firm = make_firm(firm_services)
-    state, question, report, md, docx, *view = tab.new_consultation(firm)
-    assert state is None and question == "" and view[0] == [] and md["visible"] is False
+    out = tab.new_consultation(firm)
+    assert out.state is None and out.question == "" and out.chat == [] and out.download_md["visible"] is False
 
 
 def test_without_a_model_ending_gives_a_partial_report_that_says_so(firm_services):
     firm = make_firm(firm_services)
-    state = last(tab.ask(firm, None, QUESTION, False, 3, 3), True)["state"]
-    _, markdown, md_file, docx_file, *view = tab.end(firm, state)
-    assert state.status == "closed" and Path(md_file["value"]).exists() and Path(docx_file["value"]).exists()
-    assert "咨询事项" in markdown and "未配置" in view[-1]  # the notice says why the report is partial
+    state = last(tab.ask(firm, None, QUESTION, False, 3, 3))["state"]
+    out = tab.end(firm, state)
+    assert state.status == "closed" and Path(out.download_md["value"]).exists()
+    assert Path(out.download_docx["value"]).exists()
+    assert "咨询事项" in out.report and "未配置" in out.message  # the notice says why the report is partial
 
 
 def test_a_saved_consultation_resumes_where_it_stopped(firm_services, tmp_path):
     firm = make_firm(firm_services)
-    state = last(tab.ask(firm, None, QUESTION, True, 2, 2), True)["state"]
+    state = last(tab.ask(firm, None, QUESTION, True, 2, 2))["state"]
     tab.mark(firm, state, "1", "yes")
-    saved, *_ = tab.save_consultation(firm, state)
+    saved = tab.save_consultation(firm, state).saved
     resumed = shown(tab.resume_consultation(firm, None, saved["value"]))
     assert resumed["state"].to_dict() == state.to_dict() and "已恢复" in resumed["message"]
     assert 'class="ll-node yes" data-node="1"' in resumed["tree"]
@@ -208,9 +211,19 @@ def test_a_saved_consultation_resumes_where_it_stopped(firm_services, tmp_path):
 )
 def test_a_bad_saved_file_changes_nothing_and_says_why(firm_services, tmp_path, content, expected):
     firm = make_firm(firm_services)
-    state = last(tab.ask(firm, None, QUESTION, True, 2, 1), True)["state"]
+    state = last(tab.ask(firm, None, QUESTION, True, 2, 1))["state"]
     bad = tmp_path / "bad.json"
     bad.write_text(content, encoding="utf-8")
     out = shown(tab.resume_consultation(firm, state, str(bad)))
     assert out["state"] is state and "无法恢复" in out["message"] and expected in out["message"]
     assert "no file" in shown(tab.resume_consultation(firm, state, None))["message"]
+
+
+def test_a_view_becomes_an_events_outputs_by_name_and_keeps_what_it_does_not_set():
+    import gradio as gr
+
+    shown_view = tab.ConsultView(state=None, question="", message="<p>hi</p>")
+    assert shown_view.outputs(("question", "message", "chat")) == ("", "<p>hi</p>", gr.skip())
+    assert len(shown_view.outputs(tab.ENDED)) == len(tab.ENDED) and shown_view.outputs(tab.ENDED)[0] is None
+    with pytest.raises(KeyError, match="no field answer"):
+        shown_view.outputs(("chat", "answer"))

@@ -14,7 +14,7 @@ from tests.fakes.judge_responder import JudgeResponder
 from tests.fakes.live_app import model_environ
 from tests.fakes.openai_server import FakeOpenAIServer
 
-from .conftest import SHARED_DATA
+from .conftest import SESSION_KEYS, SHARED_DATA
 
 SYSTEMS = ("GPT4", "lawgpt-7b-beta1.1-hf", "chatglm2-6b-hf")  # in the file's order
 N_QUESTIONS = 6
@@ -33,7 +33,7 @@ def evaluate(capsys, answers, references, out, *options):
 @pytest.fixture
 def no_model(monkeypatch):
     for key in list(__import__("os").environ):
-        if key.startswith(("LAWLUO_", "OPENAI_")):
+        if key.startswith(("LAWLUO_", "OPENAI_")) and key not in SESSION_KEYS:
             monkeypatch.delenv(key)
 
 

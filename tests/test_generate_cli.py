@@ -9,6 +9,7 @@ import pytest
 
 from lawluo.cli import main
 from lawluo.firm import Firm
+from tests.conftest import SESSION_KEYS
 from tests.fakes.disks import file_size_limit, fill, tmpfs
 from tests.fakes.firm_models import LAWYER_ANSWER, FirmResponder
 from tests.fakes.live_app import model_environ
@@ -39,7 +40,7 @@ def rows_of(path):
 def environment(monkeypatch, firm_services):
     """No model variables from the caller's shell; the firm built from the session's loaded services."""
     for key in list(__import__("os").environ):
-        if key.startswith(("LAWLUO_", "OPENAI_")):
+        if key.startswith(("LAWLUO_", "OPENAI_")) and key not in SESSION_KEYS:
             monkeypatch.delenv(key)
     original = Firm.from_settings.__func__
     monkeypatch.setattr(Firm, "from_settings", classmethod(lambda cls, s: original(cls, s, **firm_services)))

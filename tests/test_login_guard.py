@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import doctest
 import inspect
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -236,7 +237,11 @@ def test_wrong_password_flood_checks_at_most_the_allowance_and_the_app_keeps_ser
 
     users = f"alice:{hash_password(ALICE[1])},bob:{hash_password(BOB[1])}"  # 0.2 s PBKDF2 each
     settings = load_settings(
-        environ={"LAWLUO_ANNOTATION_USERS": users, "LAWLUO_ANNOTATION_DIR": str(tmp_path)}
+        environ={
+            "LAWLUO_ANNOTATION_USERS": users,
+            "LAWLUO_ANNOTATION_DIR": str(tmp_path),
+            "LAWLUO_CACHE_DIR": os.environ["LAWLUO_CACHE_DIR"],
+        }
     )
     matches = CountingVerify(eval_ui.auth._matches)
     monkeypatch.setattr(eval_ui.auth, "_matches", matches)

@@ -160,7 +160,7 @@ def test_huge_questions_are_cut_not_refused(receptionist):
 
 
 def test_missing_asset_says_how_to_rebuild(tmp_path):
-    with pytest.raises(ReceptionistAssetError, match="python training/train_receptionist.py"):
+    with pytest.raises(ReceptionistAssetError, match="python -m training.train_receptionist "):
         Receptionist.from_dir(tmp_path)
 
 
@@ -231,14 +231,14 @@ def test_cli_classify_without_asset_exits_1_with_the_rebuild_command(capsys, mon
     monkeypatch.setenv("LAWLUO_ASSETS_DIR", str(tmp_path))
     code, rows, err = run(capsys, "classify", "我想离婚")
     assert code == 1 and rows == []
-    assert "python training/train_receptionist.py" in err
+    assert "python -m training.train_receptionist " in err
 
 
 # -- training -----------------------------------------------------------------------------------
 
 
 def test_weak_labels_follow_the_cited_laws_and_drop_ambiguous_questions(db):
-    import weak_labels as wl
+    from training import weak_labels as wl
 
     rules = wl.load_rules()
     labour = wl.weak_label("请问我该怎么办", "根据《劳动合同法》第三十九条和第四十条的规定……", [], rules, db)
@@ -255,7 +255,8 @@ def test_training_script_runs_end_to_end_on_a_subset(tmp_path):
     out = tmp_path / "receptionist"
     cmd = [
         sys.executable,
-        "training/train_receptionist.py",
+        "-m",
+        "training.train_receptionist",
         "--sources",
         "legal_advice",
         "--max_per_domain",
@@ -281,11 +282,8 @@ def test_training_script_runs_end_to_end_on_a_subset(tmp_path):
 def test_worked_examples_in_docstrings_hold():
     import doctest
 
-    import data
-    import train_receptionist
-    import weak_labels
-
     import lawluo.agents.receptionist as receptionist_module
+    from training import data, train_receptionist, weak_labels
 
     for module in (receptionist_module, data, weak_labels, train_receptionist):
         result = doctest.testmod(module)

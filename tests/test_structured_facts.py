@@ -60,10 +60,10 @@ def test_the_routing_history_lists_steps_by_kind_not_by_summary(firm_services):
     firm.receive(state, QUESTION)
     state.trace.append(TraceEvent("receptionist", "route", "moved elsewhere", 1.0, kind="reroute"))
     state.trace.append(TraceEvent("receptionist", "route", "re-routed (only words)", 1.0))
-    routing = tab.view(firm, state)[1]
+    routing = tab.view(firm, state).routing
     assert "moved elsewhere" in routing and "only words" not in routing
     firm.set_domain(state, "contract")
-    assert state.trace[-1].kind == "override" and "合同纠纷" in tab.view(firm, state)[1]
+    assert state.trace[-1].kind == "override" and "合同纠纷" in tab.view(firm, state).routing
 
 
 def test_the_secretary_gets_citations_with_verdict_codes_and_refuses_unknown_codes():

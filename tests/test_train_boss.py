@@ -51,7 +51,7 @@ def save_tiny_classifier(path, seed: int = 0):
 
 
 def boss_args(out, outputs, max_steps: int, resume: bool = False, **model):
-    import train_boss as tb
+    from training import train_boss as tb
 
     data_args = tb.BossDataArguments(labelled_outputs=[str(outputs)], eval_fraction=0.25)
     training_args = tb.BossConfig(
@@ -74,7 +74,7 @@ def boss_args(out, outputs, max_steps: int, resume: bool = False, **model):
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """8 steps (checkpoints at 4 and 8), then resumed to 12; the model saved in ``out``."""
-    import train_boss as tb
+    from training import train_boss as tb
 
     root = tmp_path_factory.mktemp("boss")
     base = save_tiny_classifier(root / "base")
@@ -133,7 +133,7 @@ def test_the_app_scores_what_the_trained_model_scored(trained):
 
 
 def test_training_inputs_are_the_reward_backends(trained):
-    import train_boss as tb
+    from training import train_boss as tb
 
     tokenizer = trained["trainer"].processing_class
     row = {"question": QUESTIONS[0], "answer": BETTER, "kind": "answer"}
@@ -151,7 +151,7 @@ def test_training_inputs_are_the_reward_backends(trained):
 
 
 def test_lora_is_merged_into_a_model_the_app_loads(trained, tmp_path):
-    import train_boss as tb
+    from training import train_boss as tb
 
     out = tmp_path / "rm-lora"
     args = boss_args(out, trained["outputs"], 4, model_name_or_path=str(trained["base"]), use_peft=True)
@@ -167,7 +167,7 @@ def test_lora_is_merged_into_a_model_the_app_loads(trained, tmp_path):
 
 
 def test_no_labelled_outputs_is_a_clear_error(tmp_path):
-    import train_boss as tb
+    from training import train_boss as tb
 
     with pytest.raises(ValueError, match="no labelled outputs"):
         tb.load_reward_rows(tb.BossDataArguments(), seed=0)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 
-import hipo
 import pytest
 
 from tests.conftest import ROOT
@@ -24,6 +23,7 @@ from tests.fakes.tiny_training import (
     write_tiny_consultations,
     write_tiny_statutes,
 )
+from training import hipo
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,7 @@ def test_encoder_similarity_is_cosine_of_a_sentence_transformers_model(tiny):
 def test_worked_examples_in_docstrings_hold():
     import doctest
 
-    import train_hipo
+    from training import train_hipo
 
     for module in (hipo, train_hipo):
         result = doctest.testmod(module)
@@ -219,16 +219,15 @@ def _argv(tiny, out, *extra):
 
 
 def _run(argv):
-    import train_hipo
+    from training import train_hipo
 
     return train_hipo.main(*train_hipo.make_parser().parse_args_and_config(argv))
 
 
 def test_the_script_runs_two_rounds_resumes_at_the_unfinished_one_and_saves_loadable_models(tiny, tmp_path):
-    from reporting import RunLog
-
     from lawluo.llm.options import TransformersOptions
     from lawluo.llm.transformers_backend import TransformersBackend
+    from training.reporting import RunLog
 
     out = tmp_path / "hipo"
     # similarity 1.0 is reached only by a copy of the reference: every answer of the tiny model is hard
@@ -301,7 +300,7 @@ def test_without_lora_each_round_saves_a_full_model_that_lawluo_loads(tiny, tmp_
 
 
 def test_round_one_continues_an_sft_adapter_with_a_frozen_copy_of_it_as_the_reference(tiny, tmp_path):
-    from reporting import RunLog
+    from training.reporting import RunLog
 
     adapter = save_tiny_lora_adapter(tiny["lm"], tmp_path / "sft-adapter")  # random non-zero LoRA weights
     out = tmp_path / "hipo"
@@ -315,7 +314,7 @@ def test_round_one_continues_an_sft_adapter_with_a_frozen_copy_of_it_as_the_refe
 
 
 def test_the_gpu_recipe_parses():
-    import train_hipo
+    from training import train_hipo
 
     argv = ["--config", str(ROOT / "configs" / "training" / "hipo-qwen2.5-7b.yaml"), "--bf16", "false"]
     script_args, training_args, model_args = train_hipo.make_parser().parse_args_and_config(argv)
@@ -324,7 +323,7 @@ def test_the_gpu_recipe_parses():
 
 
 def test_a_round_without_hard_samples_ends_the_run_without_training(tiny, tmp_path):
-    from reporting import RunLog
+    from training.reporting import RunLog
 
     out = tmp_path / "hipo"
     # similarity ≥ -1 always: every answer is similar, none cites a hallucinated statute → all dropped
@@ -336,7 +335,7 @@ def test_a_round_without_hard_samples_ends_the_run_without_training(tiny, tmp_pa
 
 
 def test_bad_settings_fail_with_the_reason(tiny, tmp_path):
-    import train_hipo
+    from training import train_hipo
 
     with pytest.raises(ValueError, match="unknown dataset"):
         train_hipo.make_parser().parse_args_and_config(_argv(tiny, tmp_path, "--dataset", "nope"))

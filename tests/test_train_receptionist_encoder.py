@@ -72,7 +72,7 @@ def save_tiny_bert(path: Path) -> Path:
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """One training run (8 steps, checkpoints at 4 and 8), then a resumed run to step 12."""
-    import train_receptionist_encoder as tre
+    from training import train_receptionist_encoder as tre
 
     root = tmp_path_factory.mktemp("encoder")
     base = save_tiny_bert(root / "bert")
@@ -149,12 +149,12 @@ def test_the_returned_receptionist_is_the_one_on_disk(trained):
 
 def test_a_broken_encoder_directory_says_how_to_rebuild(trained, tmp_path):
     (tmp_path / "model.json").write_text(json.dumps({"format": "encoder/1"}), encoding="utf-8")
-    with pytest.raises(ReceptionistAssetError, match="train_receptionist_encoder.py"):
+    with pytest.raises(ReceptionistAssetError, match="python -m training.train_receptionist_encoder "):
         Receptionist.from_dir(tmp_path)
 
 
 def test_contrastive_pairs_pair_within_and_across_domains():
-    import train_receptionist_encoder as tre
+    from training import train_receptionist_encoder as tre
 
     rows = [{"question": q["question"], "domain": q["domain"]} for q in questions()]
     pairs = tre.contrastive_pairs(rows, positives=1, negatives=2, seed=0)

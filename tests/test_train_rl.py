@@ -4,7 +4,6 @@ reward model loaded through lawluo's reward_model backend. Offline, CPU."""
 from __future__ import annotations
 
 import pytest
-import train_rl
 
 from tests.conftest import ROOT
 from tests.fakes.tiny_lm import save_tiny_lm, save_tiny_lora_adapter
@@ -18,6 +17,7 @@ from tests.fakes.tiny_training import (
     write_tiny_consultations,
     write_tiny_statutes,
 )
+from training import train_rl
 
 
 @pytest.fixture(scope="module")
@@ -68,10 +68,9 @@ def test_the_penalty_counts_hallucinated_statutes_and_logs_nhsr(tiny):
 
 @pytest.mark.parametrize("start", ["model", "sft_adapter"])
 def test_the_script_trains_a_few_steps_against_the_boss_and_logs_rewards(tiny, tmp_path, start):
-    from reporting import RunLog
-
     from lawluo.llm.options import TransformersOptions
     from lawluo.llm.transformers_backend import TransformersBackend
+    from training.reporting import RunLog
 
     out = tmp_path / "rl"
     argv = [

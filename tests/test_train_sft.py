@@ -66,7 +66,7 @@ def tiny(tmp_path_factory):
 
 
 def sft_args(tiny, out, *, base="base", max_steps=12, resume=False, **data):
-    import train_lawyer_sft as ts
+    from training import train_lawyer_sft as ts
 
     data_args = ts.LawyerDataArguments(
         data_dir=str(tiny["data"]), sources=["kinled_consult", "legal_counsel_mt"], **data
@@ -101,7 +101,7 @@ def labelled_text(trainer, source: str) -> tuple[str, list]:
 
 
 def test_only_the_lawyers_turns_are_labelled_with_generation_markers(tiny, tmp_path):
-    import train_lawyer_sft as ts
+    from training import train_lawyer_sft as ts
 
     trainer = ts.build_trainer(*sft_args(tiny, tmp_path / "out"))
     assert trainer.loss_mask_mode == "trl"
@@ -112,7 +112,7 @@ def test_only_the_lawyers_turns_are_labelled_with_generation_markers(tiny, tmp_p
 
 
 def test_a_template_trl_cannot_patch_is_masked_by_prefixes(tiny, tmp_path):
-    import train_lawyer_sft as ts
+    from training import train_lawyer_sft as ts
 
     trainer = ts.build_trainer(*sft_args(tiny, tmp_path / "out", base="plain"))
     assert trainer.loss_mask_mode == "prefix"
@@ -123,7 +123,7 @@ def test_a_template_trl_cannot_patch_is_masked_by_prefixes(tiny, tmp_path):
 @pytest.fixture(scope="module")
 def trained(tiny):
     """12 steps (checkpoints at 6 and 12), then resumed to 16."""
-    import train_lawyer_sft as ts
+    from training import train_lawyer_sft as ts
 
     out = tiny["root"] / "adapter"
     ts.main(*sft_args(tiny, out))
@@ -179,7 +179,8 @@ def test_the_app_loads_the_adapter_and_it_learned_the_answers(tiny, trained):
 
 def test_4bit_is_refused_without_a_gpu():
     import torch
-    import train_lawyer_sft as ts
+
+    from training import train_lawyer_sft as ts
 
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")
@@ -188,7 +189,7 @@ def test_4bit_is_refused_without_a_gpu():
 
 
 def test_general_data_is_mixed_in_at_the_ratio(tiny, tmp_path):
-    import train_lawyer_sft as ts
+    from training import train_lawyer_sft as ts
 
     general = tmp_path / "alpaca.jsonl"
     general.write_text(
@@ -222,7 +223,7 @@ def test_the_gpu_recipes_parse(config, monkeypatch):
     import importlib
 
     name = config.read_text(encoding="utf-8").split("# script: training/")[1].split(".py")[0]
-    script = importlib.import_module(name)
+    script = importlib.import_module(f"training.{name}")
     argv = [script.__file__, "--config", str(config), "--output_dir", "/tmp/unused", "--use_cpu", "true"]
     monkeypatch.setattr(sys, "argv", argv)
     parsed = script.make_parser().parse_args_and_config()

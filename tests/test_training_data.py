@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import uuid
 
-import data
 import pytest
 
 from eval_ui.items import Item
@@ -18,6 +17,7 @@ from lawluo.agents.domains import DOMAIN_IDS, domain
 from lawluo.agents.secretary import Report, render_markdown
 from lawluo.firm.state import Consultation as State
 from lawluo.firm.state import Turn
+from training import data
 
 from .conftest import SHARED_DATA
 
@@ -301,7 +301,7 @@ def test_worked_examples_in_the_training_docstrings_hold():
     import doctest
 
     pytest.importorskip("sentence_transformers")
-    import train_receptionist_encoder
+    from training import train_receptionist_encoder
 
     for module in (data, train_receptionist_encoder):
         result = doctest.testmod(module)

@@ -16,7 +16,7 @@ from lawluo.firm.saved import SavedCitation
 from lawluo.law import checker, verdicts
 from lawluo.law.verdicts import VERDICT_TABLE
 from lawluo.metrics.nhsr import AnswerStatutes, summarise_nhsr
-from lawluo.metrics.report import MARKDOWN_COLUMNS
+from lawluo.metrics.registry import summary_columns
 from lawluo.ui.render import verdict_badge
 
 ROWS = pytest.mark.parametrize("row", VERDICT_TABLE, ids=[v.code for v in VERDICT_TABLE])
@@ -35,7 +35,7 @@ def test_the_secretary_names_each_verdict_to_its_model(row):
 
 @ROWS
 def test_the_evaluators_table_has_a_column_per_verdict(row):
-    assert (f"n_{row.code}", row.label_en, "{}") in MARKDOWN_COLUMNS
+    assert (f"n_{row.code}", row.label_en, "{}") in summary_columns()
     assert f"n_{row.code}" in summarise_nhsr([AnswerStatutes([{"verdict": row.code}])])
 
 

@@ -1,6 +1,6 @@
 """Read the shared data (``../shared/data``) into one record type, for every training script.
 
-    from data import SHARED_DATA, consultations, domain_questions
+    from training.data import SHARED_DATA, consultations, domain_questions
     for c in consultations(SHARED_DATA):            # every question with an answer, all sources
         c.source, c.id, c.question, c.answer, c.laws
     domain_questions(SHARED_DATA)                   # LawBench 2-4 dev: (id, question, LawBench label)
@@ -241,6 +241,39 @@ def dedupe_key(text: str) -> str:
     True
     """
     return _NOT_TEXT.sub("", unicodedata.normalize("NFKC", text).lower())
+
+
+def sample_questions(
+    data: Path,
+    sources: Iterable[str],
+    seed: int,
+    max_samples: int | None = None,
+    answered: bool = False,
+) -> list[dict]:
+    """``{id, question, answer}`` for the questions of ``sources`` (with ``answered``: only those with a
+    reference answer), duplicates dropped (:func:`dedupe_key`, the first wins), shuffled with ``seed``,
+    at most ``max_samples``: what a policy answers in HIPO and RL."""
+    import random
+
+    rows, seen = [], set()
+    for c in consultations(Path(data), sources):
+        key = dedupe_key(c.question)
+        if not key or (answered and not c.answer.strip()) or key in seen:
+            continue
+        seen.add(key)
+        rows.append({"id": f"{c.source}:{c.id}", "question": c.question.strip(), "answer": c.answer.strip()})
+    random.Random(seed).shuffle(rows)
+    return rows[:max_samples] if max_samples else rows
+
+
+def prompt_messages(question: str, system_prompt: str | None = None) -> list[dict]:
+    """The conversation a policy answers: the question as one user message (after ``system_prompt``).
+
+    >>> prompt_messages("押金不退怎么办？", "你是律师。")
+    [{'role': 'system', 'content': '你是律师。'}, {'role': 'user', 'content': '押金不退怎么办？'}]
+    """
+    system = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    return [*system, {"role": "user", "content": question}]
 
 
 # -- chat-format datasets for the step-7 trainers ---------------------------------------------------
@@ -510,7 +543,7 @@ def read_annotation_labels(source) -> list[dict]:
     edited-away versions (``current`` false) are dropped; every row needs ``item_id`` and ``verdict``."""
     import csv
 
-    from eval_ui.verdicts import VERDICTS  # imported here: a script puts the repository on sys.path first
+    from eval_ui.verdicts import VERDICTS  # imported here: only the annotation converters need eval_ui
 
     if isinstance(source, str | Path):
         path = Path(source)
@@ -730,20 +763,26 @@ def receptionist_rows(
     max_per_domain: int | None = None,
     seed: int = 0,
     with_dev: bool = True,
+    lawluo_config: str | None = None,
 ) -> list[dict]:
     """Questions with a domain id: the weakly labelled questions of ``sources`` that
     ``training/train_receptionist.py`` trains on (``build_weak_set``: cited laws + keywords, LawBench
-    dev questions and duplicates excluded) and, with ``with_dev``, the 250 LawBench dev questions
-    (source ``lawbench_dev``, labels mapped by ``domains.from_lawbench``). Questions are as
+    dev questions and duplicates excluded; the statute database of the LawLuo settings
+    ``lawluo_config``) and, with ``with_dev``, the 250 LawBench dev questions (source ``lawbench_dev``,
+    labels mapped by ``domains.from_lawbench``). Questions are as
     :func:`lawluo.agents.receptionist.prepare` leaves them."""
-    import train_receptionist as tr
-
     from lawluo.agents.receptionist import prepare
+    from training import train_receptionist as tr
 
-    _, dev_texts, dev_labels = tr.dev_set(Path(data))
     cfg = tr.ReceptionistConfig(
-        data_dir=str(data), sources=list(sources), max_per_domain=max_per_domain, seed=seed, tune=False
+        data_dir=str(data),
+        lawluo_config=lawluo_config,
+        sources=list(sources),
+        max_per_domain=max_per_domain,
+        seed=seed,
+        tune=False,
     )
+    _, dev_texts, dev_labels = tr.dev_set(Path(data), cfg.domains())
     weak = tr.build_weak_set(cfg, exclude=dev_texts)
     rows = [
         {"question": q, "domain": d, "source": s}

@@ -4,13 +4,13 @@ labelled better (1) or worse (0), so that the boss's P(better) = σ(r(x, y)).
 
     # a tiny CPU run (a minute; TRL's tiny random Qwen2.5 classifier, fetched from the hub once;
     # weak labels: each answer vs another question's answer)
-    python training/train_boss.py \\
+    python -m training.train_boss \\
         --model_name_or_path trl-internal-testing/tiny-Qwen2ForSequenceClassification-2.5 \\
         --weak_sources kinled_consult --max_samples 200 --max_steps 20 --max_length 512 \\
         --logging_steps 5 --output_dir /tmp/boss-tiny
 
     # paper scale on one GPU: lawyers' pairwise labels + labelled answers and reports (see the YAML)
-    python training/train_boss.py --config configs/training/boss_reward_qwen2.5-1.5b.yaml
+    python -m training.train_boss --config configs/training/boss_reward_qwen2.5-1.5b.yaml
 
     # the same command with --resume_from_checkpoint true continues from the last checkpoint
     # then, in the app's settings:
@@ -43,21 +43,18 @@ and compared with the trained model before the script ends) and ``results/`` (``
 from __future__ import annotations
 
 import random
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from data import SHARED_DATA, SOURCES
 from transformers import TrainingArguments
 from trl import ModelConfig, TrlParser
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from training.arguments import SharedDataArguments
+from training.data import SOURCES
 
 
 @dataclass
-class BossDataArguments:
+class BossDataArguments(SharedDataArguments):
     """Which labelled outputs the boss learns from (give at least one source)."""
 
     annotation_labels: list[str] = field(
@@ -83,7 +80,6 @@ class BossDataArguments:
         default_factory=list,
         metadata={"help": f"Weak labels from these sources of training/data.py: {', '.join(SOURCES)}."},
     )
-    data_dir: str = field(default=str(SHARED_DATA), metadata={"help": "The shared data directory."})
     max_samples: int | None = field(default=None, metadata={"help": "Keep at most this many rows (seeded)."})
     eval_fraction: float = field(default=0.0, metadata={"help": "Share of rows held out for evaluation."})
 
@@ -133,7 +129,7 @@ class BossModelConfig(ModelConfig):
 
 def load_reward_rows(args: BossDataArguments, seed: int) -> list[dict]:
     """Every labelled output of the configured sources, shuffled (seeded), at most ``max_samples``."""
-    from data import (
+    from training.data import (
         consultations,
         read_labelled_outputs,
         read_transcripts,
@@ -210,6 +206,19 @@ def compute_metrics(prediction) -> dict:
         if mask.any():
             out[name] = float(p[mask].mean())
     return out
+
+
+def load_tokenizer(model_args: ModelConfig):
+    """The base model's tokenizer, padding on the right (the classifier reads the last non-padding token)."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(
+        model_args.model_name_or_path, revision=model_args.model_revision
+    )
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "right"
+    return tokenizer
 
 
 def load_model(model_args: ModelConfig, tokenizer, training_args: BossConfig):
@@ -304,11 +313,12 @@ def check_app_scores(trainer, tokenizer, out: Path, rows: list[dict], max_length
 
 def main(data_args: BossDataArguments, training_args: BossConfig, model_args: ModelConfig):
     """Train with BCE, save a model the boss loads, log to ``output_dir/results``; returns the trainer."""
-    from data import reward_dataset
-    from reporting import RunLog, resume_checkpoint
-    from train_lawyer_sft import check_quantization
-    from transformers import AutoTokenizer, DataCollatorWithPadding
+    from transformers import DataCollatorWithPadding
     from trl import get_peft_config
+
+    from training.data import reward_dataset
+    from training.reporting import RunLog, resume_checkpoint
+    from training.train_lawyer_sft import check_quantization
 
     if not model_args.model_name_or_path:
         raise ValueError("give --model_name_or_path: the base model (a causal LM or encoder; hub id or path)")
@@ -324,12 +334,7 @@ def main(data_args: BossDataArguments, training_args: BossConfig, model_args: Mo
         labels={str(k): sum(r["label"] == k for r in train_rows) for k in (0, 1)},
         kinds={k: sum(r["kind"] == k for r in train_rows) for k in ("answer", "report")},
     )
-    tokenizer = AutoTokenizer.from_pretrained(
-        model_args.model_name_or_path, revision=model_args.model_revision
-    )
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    tokenizer.padding_side = "right"  # the classifier reads the last non-padding token
+    tokenizer = load_tokenizer(model_args)
     model = load_model(model_args, tokenizer, training_args)
     if training_args.label_names is None:
         training_args.label_names = ["labels"]  # a PEFT model's forward does not name them

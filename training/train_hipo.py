@@ -4,12 +4,14 @@ Each round r = 1 … ``num_rounds`` generates an answer y_l to every question wi
 model, keeps the hard samples — y_l cites a hallucinated statute (lawluo's citation checker over the
 statute database) or is not similar to the reference answer y_w (a sentence-transformers encoder) — and
 trains on them with TRL's DPO loss plus I(y_l)·NLL(y_w)/|y_w|, the previous model as the reference.
-What TRL provides and what ``training/hipo.py`` adds is written there.
+What TRL provides and what ``training/hipo.py`` adds is written there; the arguments
+shared with ``train_rl.py`` (questions, starting adapter, ``--lawluo_config``, ``--statutes``) are in
+``training/arguments.py``.
 
     # a tiny CPU run (seconds per round) with a random 2-layer model and encoder made by the test fakes
     python -c "from tests.fakes.tiny_lm import save_tiny_lm; from tests.fakes.tiny_training import \\
         save_tiny_encoder; save_tiny_lm('/tmp/tiny-lm'); save_tiny_encoder('/tmp/tiny-encoder')"
-    python training/train_hipo.py \\
+    python -m training.train_hipo \\
         --model_name_or_path /tmp/tiny-lm --similarity_model /tmp/tiny-encoder \\
         --dataset kinled_consult --max_samples 8 --num_rounds 2 --max_new_tokens 16 \\
         --max_steps 4 --per_device_train_batch_size 4 --learning_rate 1e-3 --max_length 512 \\
@@ -17,7 +19,10 @@ What TRL provides and what ``training/hipo.py`` adds is written there.
         --output_dir /tmp/hipo-tiny
 
     # paper scale on one GPU: Qwen2.5-7B-Instruct (or the SFT lawyer), 4-bit QLoRA, 3 rounds
-    python training/train_hipo.py --config configs/training/hipo-qwen2.5-7b.yaml
+    python -m training.train_hipo --config configs/training/hipo-qwen2.5-7b.yaml
+
+    # --config is TRL's YAML of these arguments; the statute database is the one in the assets_dir of
+    # the LawLuo settings --lawluo_config (as `python -m lawluo --config`), or --statutes
 
     # the same command again resumes: finished rounds (output_dir/round-N/round.json) are skipped; add
     # --resume_from_checkpoint true to continue an unfinished round from its last checkpoint
@@ -42,32 +47,19 @@ from __future__ import annotations
 
 import copy
 import gc
-import random
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from data import SHARED_DATA, SOURCES, consultations, dedupe_key
-
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from training.arguments import PolicyArguments, StatuteArguments
+from training.data import prompt_messages, sample_questions
 
 
 @dataclass
-class HIPOArguments:
-    """What HIPO adds to ``DPOConfig`` (training) and ``ModelConfig`` (model, LoRA, 4-bit)."""
+class HIPOArguments(PolicyArguments, StatuteArguments):
+    """What HIPO adds to ``DPOConfig`` (training) and ``ModelConfig`` (model, LoRA, 4-bit); the questions
+    (only those with a reference answer are used), the starting adapter and the statute database are the
+    fields shared with RL (``training/arguments.py``)."""
 
-    dataset: list[str] = field(
-        default_factory=lambda: ["kinled_consult"],
-        metadata={
-            "help": f"Sources of questions with reference answers (training/data.py): {', '.join(SOURCES)}."
-        },
-    )
-    data_dir: str = field(default=str(SHARED_DATA), metadata={"help": "The shared data directory."})
-    max_samples: int | None = field(
-        default=None, metadata={"help": "Use at most this many questions (a seeded random subset)."}
-    )
     num_rounds: int = field(default=3, metadata={"help": "HIPO rounds T (the paper: 3 are enough)."})
     similarity_model: str = field(
         default="BAAI/bge-small-zh-v1.5",
@@ -80,10 +72,6 @@ class HIPOArguments:
             "statutes drops the question (our default, not the paper's)."
         },
     )
-    statutes: str | None = field(
-        default=None,
-        metadata={"help": "Statute database (default: lawluo's assets/statutes.sqlite)."},
-    )
     nll_weight: float = field(
         default=1.0,
         metadata={"help": "Weight of I(y_l)·NLL(y_w)/|y_w| in eq. 3 (1 in the paper; 0: plain DPO)."},
@@ -94,62 +82,44 @@ class HIPOArguments:
         default=0.7, metadata={"help": "Sampling temperature of y_l; 0 decodes greedily."}
     )
     top_p: float | None = field(default=None, metadata={"help": "Nucleus sampling of y_l."})
-    init_adapter: str | None = field(
-        default=None,
-        metadata={
-            "help": "LoRA adapter of the starting model (e.g. the SFT lawyer of train_lawyer_sft.py): round 1 "
-            "trains it further, with a frozen copy as the reference (its own LoRA settings replace --lora_*)."
-        },
-    )
-    system_prompt: str | None = field(
-        default=None,
-        metadata={"help": "A system message before every question (use the one the model was trained with)."},
-    )
     keep_round_checkpoints: bool = field(
         default=False, metadata={"help": "Keep round-N/checkpoints/ after the round's model is saved."}
     )
 
     def __post_init__(self) -> None:
-        unknown = [s for s in self.dataset if s not in SOURCES]
-        if unknown:
-            raise ValueError(f"unknown dataset {unknown}; sources: {', '.join(SOURCES)}")
+        super().__post_init__()
         if self.num_rounds < 1 or self.generation_batch_size < 1 or self.max_new_tokens < 1:
             raise ValueError("num_rounds, generation_batch_size and max_new_tokens must be at least 1")
-        if self.max_samples is not None and self.max_samples < 1:
-            raise ValueError("max_samples must be at least 1")
         if not -1.0 <= self.similarity_threshold <= 1.0:
             raise ValueError(f"similarity_threshold {self.similarity_threshold} is not a cosine similarity")
         if self.nll_weight < 0 or self.temperature < 0:
             raise ValueError("nll_weight and temperature must be >= 0")
 
 
+@dataclass(frozen=True)
+class Round:
+    """Round ``number`` of a run: its folder, the model it loads and the adapter on top (or None)."""
+
+    number: int
+    dir: Path
+    source: str
+    adapter: str | None
+    peft: bool  # the round trains (and saves) a LoRA adapter
+
+
+# -- data ------------------------------------------------------------------------------------------------
 def load_questions(args: HIPOArguments, seed: int) -> list[dict]:
     """Questions with a reference answer from ``args.dataset``, duplicates dropped, shuffled with ``seed``,
     at most ``max_samples``."""
-    rows, seen = [], set()
-    for c in consultations(Path(args.data_dir), args.dataset):
-        key = dedupe_key(c.question)
-        if not key or not c.answer.strip() or key in seen:
-            continue
-        seen.add(key)
-        rows.append({"id": f"{c.source}:{c.id}", "question": c.question.strip(), "answer": c.answer.strip()})
-    random.Random(seed).shuffle(rows)
-    return rows[: args.max_samples] if args.max_samples else rows
-
-
-def prompt_messages(question: str, system_prompt: str | None = None) -> list[dict]:
-    """The conversation the model answers: the question as one user message (after ``system_prompt``).
-
-    >>> prompt_messages("押金不退怎么办？", "你是律师。")
-    [{'role': 'system', 'content': '你是律师。'}, {'role': 'user', 'content': '押金不退怎么办？'}]
-    """
-    system = [{"role": "system", "content": system_prompt}] if system_prompt else []
-    return [*system, {"role": "user", "content": question}]
+    questions = sample_questions(Path(args.data_dir), args.dataset, seed, args.max_samples, answered=True)
+    if not questions:
+        raise ValueError(f"no question with a reference answer in {args.dataset}")
+    return questions
 
 
 def preference_rows(generations: list[dict], system_prompt: str | None = None) -> list[dict]:
     """The hard samples of a round as TRL's conversational preference rows, with I(y_l)."""
-    from hipo import INDICATOR
+    from training.hipo import INDICATOR
 
     return [
         {
@@ -161,6 +131,51 @@ def preference_rows(generations: list[dict], system_prompt: str | None = None) -
         for g in generations
         if g["keep"]
     ]
+
+
+def write_data_hashes(run, out: Path, questions: list[dict], args: HIPOArguments) -> None:
+    """``results/data.json``: the questions and the hard samples of every round generated so far."""
+    from training.hipo import GENERATIONS, read_jsonl, round_dir
+
+    splits = {"questions": questions}
+    for r in range(1, args.num_rounds + 1):
+        path = round_dir(out, r) / GENERATIONS
+        if path.exists():
+            splits[f"round-{r}"] = preference_rows(read_jsonl(path), args.system_prompt)
+    run.write_data_hashes(splits, dataset=args.dataset, max_samples=args.max_samples)
+
+
+# -- models ----------------------------------------------------------------------------------------------
+def check_model(model_args, peft_config, init_adapter: str | None) -> bool:
+    """Whether the rounds train a LoRA adapter; raises ValueError for settings that cannot work."""
+    if model_args.model_name_or_path is None:
+        raise ValueError("--model_name_or_path is required (the starting model, e.g. the SFT lawyer)")
+    peft = peft_config is not None or init_adapter is not None
+    if (model_args.load_in_4bit or model_args.load_in_8bit) and not peft:
+        raise ValueError(
+            "4/8-bit loading trains only a LoRA adapter: add --use_peft true (or --init_adapter)"
+        )
+    return peft
+
+
+def plan_round(out: Path, r: int, model_name: str, init_adapter: str | None, peft: bool) -> Round:
+    """Round ``r`` starts from the previous round's model: with LoRA, the base model with the previous
+    round's adapter (round 1: ``--init_adapter`` or a new one); else the previous round's full model.
+
+    >>> r1 = plan_round(Path("out"), 1, "Qwen/Qwen2.5-7B-Instruct", "outputs/lawyer-lora", peft=True)
+    >>> r2 = plan_round(Path("out"), 2, "Qwen/Qwen2.5-7B-Instruct", "outputs/lawyer-lora", peft=True)
+    >>> (r1.source, r1.adapter), (r2.source, r2.adapter)
+    (('Qwen/Qwen2.5-7B-Instruct', 'outputs/lawyer-lora'), ('Qwen/Qwen2.5-7B-Instruct', 'out/round-1'))
+    >>> full = plan_round(Path("out"), 2, "Qwen/Qwen2.5-7B-Instruct", None, peft=False)
+    >>> full.source, full.adapter, str(full.dir)
+    ('out/round-1', None, 'out/round-2')
+    """
+    from training.hipo import round_dir
+
+    previous = str(round_dir(out, r - 1)) if r > 1 else None
+    if peft:
+        return Round(r, round_dir(out, r), model_name, previous or init_adapter, peft=True)
+    return Round(r, round_dir(out, r), previous or model_name, None, peft=False)
 
 
 def load_policy(model_args, training_args, adapter: str | None, source: str):
@@ -204,159 +219,161 @@ def save_round_model(trainer, tokenizer, path: Path, peft: bool) -> None:
     tokenizer.save_pretrained(str(path))
 
 
-def main(script_args: HIPOArguments, training_args, model_args) -> Path | None:
-    """Run the rounds not yet done; return the last round's model directory (None if none was trained)."""
+def free_memory() -> None:
     import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+# -- one round -------------------------------------------------------------------------------------------
+def round_generations(
+    rnd: Round, model, tokenizer, questions: list[dict], judge, args: HIPOArguments, training_args
+) -> tuple[list[dict], bool]:
+    """(generations, resumed): the answers of an interrupted round, read back; else each question answered
+    by ``model``, judged by ``judge(answers, references)`` (:func:`training.hipo.judge_answers`), written."""
+    from training.hipo import GENERATIONS, generate_answers, read_jsonl, write_jsonl
+
+    path = rnd.dir / GENERATIONS
+    if path.exists():  # an interrupted round: train on the same hard samples
+        return read_jsonl(path), True
+    answers = generate_answers(
+        model,
+        tokenizer,
+        [prompt_messages(q["question"], args.system_prompt) for q in questions],
+        batch_size=args.generation_batch_size,
+        max_new_tokens=args.max_new_tokens,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        seed=training_args.seed + rnd.number,
+        progress=not training_args.disable_tqdm,
+    )
+    judged = judge(answers, [q["answer"] for q in questions])
+    generations = [
+        {"id": q["id"], "question": q["question"], "chosen": q["answer"], "rejected": a, **j}
+        for q, a, j in zip(questions, answers, judged, strict=True)
+    ]
+    write_jsonl(path, generations)
+    return generations, False
+
+
+def describe_round(r: int, summary: dict) -> str:
+    return (
+        f"Round {r}: {summary['generated']} answers, {summary['hallucinated']} with a hallucinated "
+        f"statute, {summary['similar']} similar to the reference; kept {summary['kept']} hard samples, "
+        f"dropped {summary['dropped']}; NHSR of the generations {summary['nhsr']}"
+    )
+
+
+def train_round(
+    rnd: Round, model, tokenizer, rows: list[dict], peft_config, run, args: HIPOArguments, training_args
+):
+    """Train round ``rnd`` on its hard samples (the model as it starts the round is the reference), save its
+    model to ``rnd.dir``; returns the trainer's ``TrainOutput``."""
     import transformers
     from datasets import Dataset
-    from hipo import (
-        GENERATIONS,
-        completed_rounds,
-        encoder_similarity,
-        generate_answers,
-        hipo_trainer_class,
-        judge_answers,
-        read_jsonl,
-        remove_checkpoints,
-        round_dir,
-        round_summary,
-        write_jsonl,
-        write_round,
-    )
     from packaging.version import Version
-    from reporting import RunLog, resume_checkpoint
+
+    from training.hipo import hipo_trainer_class
+    from training.reporting import resume_checkpoint
+
+    round_args = copy.deepcopy(training_args)
+    round_args.output_dir = str(rnd.dir / "checkpoints")
+    trainer = hipo_trainer_class()(
+        model=model,
+        ref_model=None,  # TRL: a copy of `source`, or (PEFT) the adapter disabled / a frozen copy of it
+        args=round_args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        peft_config=peft_config if rnd.adapter is None else None,
+        callbacks=[run.callback(round=rnd.number)],
+        nll_weight=args.nll_weight,
+    )
+    usable = len(trainer.train_dataset)  # TRL drops pairs whose prompt alone fills max_length
+    if usable == 0:
+        raise ValueError(
+            f"round {rnd.number}: the prompts of all {len(rows)} hard samples are at least max_length "
+            f"({round_args.max_length}) tokens long, so nothing is left to train on; raise --max_length"
+        )
+    if usable < len(rows):
+        print(f"Round {rnd.number}: {len(rows) - usable} hard samples dropped, their prompts fill max_length")
+    result = trainer.train(resume_from_checkpoint=resume_checkpoint(round_args))
+    save_round_model(trainer, tokenizer, rnd.dir, rnd.peft)
+    if rnd.number == args.num_rounds and Version(transformers.__version__) >= Version("5.18.0"):
+        trainer.end()  # trackers and the process group: once, at the very end
+    return result
+
+
+def finish_round(rnd: Round, result, summary: dict, run, out: Path, args: HIPOArguments) -> None:
+    """Mark the round done (``round.json``, a ``round_done`` line) and drop its checkpoints."""
+    from training.hipo import remove_checkpoints, write_round
+
+    info = {"round": rnd.number, "model": str(rnd.dir), "base_model": rnd.source, "adapter": rnd.peft}
+    info |= {"train_loss": result.training_loss, "steps": result.global_step, **summary}
+    write_round(out, rnd.number, info)
+    run.log(round=rnd.number, event="round_done", model=str(rnd.dir), train_loss=result.training_loss)
+    if not args.keep_round_checkpoints:
+        remove_checkpoints(rnd.dir / "checkpoints")
+
+
+def main(script_args: HIPOArguments, training_args, model_args) -> Path | None:
+    """Run the rounds not yet done; return the last round's model directory (None if none was trained)."""
+    from functools import partial
+
     from trl import get_peft_config
 
-    from lawluo.config import Settings
     from lawluo.law.checker import CitationChecker
     from lawluo.law.database import StatuteDB
     from lawluo.metrics.nhsr import NHSRMetric
+    from training.hipo import completed_rounds, encoder_similarity, judge_answers, round_dir, round_summary
+    from training.reporting import RunLog
 
-    if model_args.model_name_or_path is None:
-        raise ValueError("--model_name_or_path is required (the starting model, e.g. the SFT lawyer)")
+    # Settings, results folder and questions
     peft_config = get_peft_config(model_args)
-    peft = peft_config is not None or script_args.init_adapter is not None
-    if (model_args.load_in_4bit or model_args.load_in_8bit) and not peft:
-        raise ValueError(
-            "4/8-bit loading trains only a LoRA adapter: add --use_peft true (or --init_adapter)"
-        )
+    peft = check_model(model_args, peft_config, script_args.init_adapter)
     out = Path(training_args.output_dir)
-    progress = not training_args.disable_tqdm
     run = RunLog(out)
     run.write_config(script_args, training_args, model_args, peft_config=peft_config)
     questions = load_questions(script_args, training_args.seed)
-    if not questions:
-        raise ValueError(f"no question with a reference answer in {script_args.dataset}")
-
-    def hash_data() -> None:
-        splits = {"questions": questions}
-        for r in range(1, script_args.num_rounds + 1):
-            path = round_dir(out, r) / GENERATIONS
-            if path.exists():
-                splits[f"round-{r}"] = preference_rows(read_jsonl(path), script_args.system_prompt)
-        run.write_data_hashes(splits, dataset=script_args.dataset, max_samples=script_args.max_samples)
-
     done = completed_rounds(out)
     if done:
         print(f"Rounds 1–{done} are done (under {out}); skipping them.")
     if done >= script_args.num_rounds:
-        hash_data()
+        write_data_hashes(run, out, questions, script_args)
         print(f"All {script_args.num_rounds} rounds are done; the last model is {round_dir(out, done)}.")
         return round_dir(out, done)
 
-    metric = NHSRMetric(CitationChecker(StatuteDB(script_args.statutes or Settings.load().statutes_path)))
+    # The judges of a generated answer: the citation checker's hallucinated statutes, the similarity
+    metric = NHSRMetric(CitationChecker(StatuteDB(script_args.statutes_path())))
     similarity = encoder_similarity(script_args.similarity_model)
-    HIPOTrainer = hipo_trainer_class()
+    progress = not training_args.disable_tqdm
+    judge = partial(
+        judge_answers, metric, similarity, threshold=script_args.similarity_threshold, progress=progress
+    )
+
+    # Rounds: generate and judge → keep the hard samples → train with eq. 3 → save
     last: Path | None = round_dir(out, done) if done else None
     for r in range(done + 1, script_args.num_rounds + 1):
-        rdir = round_dir(out, r)
-        rdir.mkdir(parents=True, exist_ok=True)
-        previous = round_dir(out, r - 1) if r > 1 else None
-        if peft:  # the base model with the previous round's adapter (round 1: --init_adapter or a new one)
-            source = model_args.model_name_or_path
-            adapter = str(previous) if previous else script_args.init_adapter
-        else:
-            source, adapter = (str(previous) if previous else model_args.model_name_or_path), None
-        model, tokenizer = load_policy(model_args, training_args, adapter, source)
-
-        gen_path = rdir / GENERATIONS
-        resumed = gen_path.exists()
-        if resumed:  # an interrupted round: train on the same hard samples
-            generations = read_jsonl(gen_path)
-        else:
-            answers = generate_answers(
-                model,
-                tokenizer,
-                [prompt_messages(q["question"], script_args.system_prompt) for q in questions],
-                batch_size=script_args.generation_batch_size,
-                max_new_tokens=script_args.max_new_tokens,
-                temperature=script_args.temperature,
-                top_p=script_args.top_p,
-                seed=training_args.seed + r,
-                progress=progress,
-            )
-            judged = judge_answers(
-                metric,
-                similarity,
-                answers,
-                [q["answer"] for q in questions],
-                script_args.similarity_threshold,
-                progress,
-            )
-            generations = [
-                {"id": q["id"], "question": q["question"], "chosen": q["answer"], "rejected": a, **j}
-                for q, a, j in zip(questions, answers, judged, strict=True)
-            ]
-            write_jsonl(gen_path, generations)
+        rnd = plan_round(out, r, model_args.model_name_or_path, script_args.init_adapter, peft)
+        rnd.dir.mkdir(parents=True, exist_ok=True)
+        model, tokenizer = load_policy(model_args, training_args, rnd.adapter, rnd.source)
+        generations, resumed = round_generations(
+            rnd, model, tokenizer, questions, judge, script_args, training_args
+        )
         summary = round_summary(generations, script_args.similarity_threshold)
         run.log(round=r, event="hard_samples", resumed=resumed, **summary)
-        hash_data()
-        print(
-            f"Round {r}: {summary['generated']} answers, {summary['hallucinated']} with a hallucinated "
-            f"statute, {summary['similar']} similar to the reference; kept {summary['kept']} hard samples, "
-            f"dropped {summary['dropped']}; NHSR of the generations {summary['nhsr']}"
-        )
+        write_data_hashes(run, out, questions, script_args)
+        print(describe_round(r, summary))
         rows = preference_rows(generations, script_args.system_prompt)
         if not rows:
-            print(f"Round {r} found no hard sample: stopping; the last model is {previous or source}.")
-            del model
+            print(f"Round {r} found no hard sample: stopping; the last model is {last or rnd.source}.")
             break
-
-        args = copy.deepcopy(training_args)
-        args.output_dir = str(rdir / "checkpoints")
-        trainer = HIPOTrainer(
-            model=model,
-            ref_model=None,  # TRL: a copy of `source`, or (PEFT) the adapter disabled / a frozen copy of it
-            args=args,
-            train_dataset=Dataset.from_list(rows),
-            processing_class=tokenizer,
-            peft_config=peft_config if adapter is None else None,
-            callbacks=[run.callback(round=r)],
-            nll_weight=script_args.nll_weight,
-        )
-        usable = len(trainer.train_dataset)  # TRL drops pairs whose prompt alone fills max_length
-        if usable == 0:
-            raise ValueError(
-                f"round {r}: the prompts of all {len(rows)} hard samples are at least max_length "
-                f"({args.max_length}) tokens long, so nothing is left to train on; raise --max_length"
-            )
-        if usable < len(rows):
-            print(f"Round {r}: {len(rows) - usable} hard samples dropped, their prompts fill max_length")
-        result = trainer.train(resume_from_checkpoint=resume_checkpoint(args))
-        save_round_model(trainer, tokenizer, rdir, peft)
-        info = {"round": r, "model": str(rdir), "base_model": source, "adapter": peft}
-        info |= {"train_loss": result.training_loss, "steps": result.global_step, **summary}
-        write_round(out, r, info)
-        run.log(round=r, event="round_done", model=str(rdir), train_loss=result.training_loss)
-        if not script_args.keep_round_checkpoints:
-            remove_checkpoints(rdir / "checkpoints")
-        last = rdir
-        if r == script_args.num_rounds and Version(transformers.__version__) >= Version("5.18.0"):
-            trainer.end()  # trackers and the process group: once, at the very end
-        del trainer, model
-        gc.collect()
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
+        result = train_round(rnd, model, tokenizer, rows, peft_config, run, script_args, training_args)
+        finish_round(rnd, result, summary, run, out, script_args)
+        last = rnd.dir
+        del model
+        free_memory()
     if last is not None:
         print(f"HIPO done through round {completed_rounds(out)}: the last model is {last}")
     return last

@@ -2,13 +2,13 @@
 lawyer's turns only, a PEFT adapter that the app loads on top of the base model.
 
     # a tiny CPU run (a minute; TRL's tiny random Qwen2.5, fetched from the hub once)
-    python training/train_lawyer_sft.py \\
+    python -m training.train_lawyer_sft \\
         --model_name_or_path trl-internal-testing/tiny-Qwen2ForCausalLM-2.5 \\
         --sources kinled_consult legal_counsel_mt --max_samples 64 --max_steps 10 --max_length 512 \\
         --bf16 false --gradient_checkpointing false --logging_steps 1 --output_dir /tmp/lawyer-lora-tiny
 
     # paper scale on one GPU: Qwen2.5-7B-Instruct in 4 bits (QLoRA); memory and time in the YAML
-    python training/train_lawyer_sft.py --config configs/training/lawyer_sft_qwen2.5-7b.yaml
+    python -m training.train_lawyer_sft --config configs/training/lawyer_sft_qwen2.5-7b.yaml
 
     # the same command with --resume_from_checkpoint true continues from the last checkpoint
 
@@ -22,8 +22,9 @@ terms) and lawyer-llama's single- and multi-turn counsel — plus saved LawLuo c
 (``--transcripts``), as chat messages. Multi-turn dialogues stay whole: every lawyer turn is a
 target. ``--prompt_format app`` builds each example with the app's own lawyer prompt (the domain's
 role prompt as system message, the ``lawyer/turn`` template around the last question with the
-record's statutes), routed by the shipped receptionist with ``--route_domains``. ``--mix_dataset``
-adds general instruction data (``--mix_ratio`` general rows per legal row) to limit forgetting.
+record's statutes), routed with ``--route_domains`` by the receptionist in the ``assets_dir`` of the
+LawLuo settings ``--lawluo_config`` (the shipped one by default). ``--mix_dataset`` adds general
+instruction data (``--mix_ratio`` general rows per legal row) to limit forgetting.
 
 Loss on the lawyer's turns only. TRL's ``assistant_only_loss`` masks with the chat template's
 ``{% generation %}`` markers; TRL 1.16 swaps in a marked training copy of known templates (Qwen2.5,
@@ -41,16 +42,13 @@ only — refused on a machine without a GPU). Results: ``<output_dir>/results/``
 from __future__ import annotations
 
 import random
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from data import PROMPT_FORMATS, SHARED_DATA, SOURCES, check_sources
 from trl import ModelConfig, SFTConfig, TrlParser
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from training.arguments import LawLuoArguments, SharedDataArguments
+from training.data import PROMPT_FORMATS, SOURCES, check_sources
 
 DEFAULT_SOURCES = [
     "kinled_consult",
@@ -63,10 +61,10 @@ DEFAULT_SOURCES = [
 
 
 @dataclass
-class LawyerDataArguments:
-    """What the lawyer is trained on (every field is a command-line flag or a YAML key)."""
+class LawyerDataArguments(SharedDataArguments, LawLuoArguments):
+    """What the lawyer is trained on (every field is a command-line flag or a YAML key); ``--lawluo_config``
+    gives the receptionist that ``--route_domains`` routes with (in its ``assets_dir``)."""
 
-    data_dir: str = field(default=str(SHARED_DATA), metadata={"help": "The shared data directory."})
     sources: list[str] = field(
         default_factory=lambda: list(DEFAULT_SOURCES),
         metadata={
@@ -93,7 +91,9 @@ class LawyerDataArguments:
     )
     route_domains: bool = field(
         default=False,
-        metadata={"help": "With --prompt_format app: route each question with the shipped receptionist."},
+        metadata={
+            "help": "With --prompt_format app: route each question with the receptionist of --lawluo_config."
+        },
     )
     mix_dataset: str | None = field(
         default=None,
@@ -186,7 +186,7 @@ def check_quantization(model_args: ModelConfig) -> None:
 
 def load_sft_data(args: LawyerDataArguments, seed: int):
     """(train, eval or None, counts): legal examples, a held-out share, general examples mixed in."""
-    from data import (
+    from training.data import (
         consultations,
         general_messages,
         load_rows,
@@ -202,7 +202,7 @@ def load_sft_data(args: LawyerDataArguments, seed: int):
     if args.route_domains:
         from lawluo.agents.receptionist import Receptionist
 
-        receptionist = Receptionist.from_dir(ROOT / "assets" / "receptionist")
+        receptionist = Receptionist.load(args.settings())
         route = lambda question: receptionist.classify(question).domain  # noqa: E731
     rows = sft_rows(records, args.prompt_format, args.system_prompt, route)
     rng = random.Random(seed)
@@ -353,8 +353,9 @@ def build_trainer(
 
 def main(data_args: LawyerDataArguments, training_args: LawyerSFTConfig, model_args: ModelConfig):
     """Train, save the adapter to ``output_dir``, log to ``output_dir/results``; returns the trainer."""
-    from reporting import RunLog, resume_checkpoint
     from trl import get_peft_config
+
+    from training.reporting import RunLog, resume_checkpoint
 
     run = RunLog(training_args.output_dir)
     trainer = build_trainer(data_args, training_args, model_args, run)

@@ -1,21 +1,21 @@
-"""Train the receptionist (LawLuo paper §3.2): route a question to one of the 16 consultation domains.
+"""Train the receptionist (LawLuo paper §3.2): route a question to one of the consultation domains (the 16 of the shipped table).
 
     # the shipped model: weak labels from every source of ../shared/data + the 250 LawBench dev
     # questions, hyperparameters tuned by cross-validation on those questions (≈ 1 min, 2 CPU cores)
-    python training/train_receptionist.py --output_dir assets/receptionist
+    python -m training.train_receptionist --output_dir assets/receptionist
 
     # a quick run on a subset (what the tests do; seconds)
-    python training/train_receptionist.py --sources legal_advice --max_per_domain 40 --tune false \\
+    python -m training.train_receptionist --sources legal_advice --max_per_domain 40 --tune false \\
         --output_dir /tmp/receptionist
 
 Training data. The only labelled questions (LawBench 2-4 dev: 250, 20 site categories mapped onto our
 16 domains by ``lawluo.agents.domains.from_lawbench``) are few and noisy, so every other question of
 ``../shared/data`` that comes with an answer gets a **weak label** (``training/weak_labels.py``): the
 laws its answer cites (劳动合同法 → 劳动纠纷, 民法典 1208–1217 → 交通事故, …) and the keywords of its
-question (``training/receptionist_rules.yaml``), kept only when one domain clearly wins. Keywords
+question (the rules in each row of ``lawluo/agents/domains.yaml``), kept only when one domain clearly wins. Keywords
 that occur in fewer than ``min_keyword_support`` questions of the sources are dropped first, so the
 lexicon is attested by the training sources, not by the test questions. Questions that duplicate a
-LawBench dev question (same text after :func:`data.dedupe_key`, or one containing the other) are
+LawBench dev question (same text after :func:`training.data.dedupe_key`, or one containing the other) are
 dropped, and so are duplicates across sources (first source wins).
 
 Model. A linear SVM (scikit-learn ``LinearSVC``, class weights balanced) over TF-IDF of character
@@ -39,23 +39,25 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from data import SHARED_DATA, SOURCES, check_sources, consultations, dedupe_key, domain_questions
-from transformers import HfArgumentParser
-from weak_labels import LAW_WEIGHT
+from training.arguments import LawLuoArguments, SharedDataArguments
+from training.data import SOURCES, check_sources, consultations, dedupe_key, domain_questions
+from training.weak_labels import LAW_WEIGHT
+
+if TYPE_CHECKING:
+    from lawluo.agents.domains import Domains
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 CASE_PREFIX = "请对以下案件做出分析并给出可能的判决："  # DISC case analyses: the facts follow
 
 
 @dataclass
-class ReceptionistConfig:
-    """Settings of one training run (every field is a command-line flag)."""
+class ReceptionistConfig(SharedDataArguments, LawLuoArguments):
+    """Settings of one training run (every field is a command-line flag): ``--data_dir``,
+    ``--lawluo_config`` (whose statute database the weak labels check citations against) and these."""
 
-    data_dir: str = field(default=str(SHARED_DATA), metadata={"help": "The shared data directory."})
     output_dir: str = field(
         default=str(ROOT / "assets" / "receptionist"), metadata={"help": "Where the asset is written."}
     )
@@ -113,12 +115,10 @@ class WeakSet:
     by_domain: dict[str, Counter]  # per domain: source → kept
 
 
-def dev_set(data_dir: Path) -> tuple[list[str], list[str], list[str]]:
-    """The LawBench dev questions: (ids, questions, domain ids)."""
-    from lawluo.agents.domains import from_lawbench
-
+def dev_set(data_dir: Path, domains: Domains) -> tuple[list[str], list[str], list[str]]:
+    """The LawBench dev questions: (ids, questions, domain ids of ``domains``)."""
     rows = domain_questions(data_dir)
-    return [r[0] for r in rows], [r[1] for r in rows], [from_lawbench(r[2]).id for r in rows]
+    return [r[0] for r in rows], [r[1] for r in rows], [domains.from_lawbench(r[2]).id for r in rows]
 
 
 def _overlaps(key: str, dev_keys: set[str], long_dev_keys: list[str]) -> bool:
@@ -130,15 +130,13 @@ def _overlaps(key: str, dev_keys: set[str], long_dev_keys: list[str]) -> bool:
 
 def build_weak_set(cfg: ReceptionistConfig, exclude: list[str]) -> WeakSet:
     """Weak labels for every question of ``cfg.sources`` that is not (close to) one of ``exclude``."""
-    import weak_labels as wl
-
     from lawluo.agents.receptionist import prepare
-    from lawluo.config import Settings
     from lawluo.law import StatuteDB
+    from training import weak_labels as wl
 
-    db = StatuteDB(Settings.load().statutes_path)  # TODO(step 2, item 8): the script's own --config
+    db = StatuteDB(cfg.statutes_path())
     records = list(consultations(Path(cfg.data_dir), cfg.sources))
-    rules = wl.load_rules()
+    rules = wl.load_rules(cfg.settings().domains_file)
     questions = [prepare(r.question) for r in records]
     support = Counter()
     for word, _, _ in rules.keywords:
@@ -260,10 +258,9 @@ def fit(
     from sklearn.model_selection import StratifiedKFold
     from sklearn.svm import LinearSVC
 
-    from lawluo.agents.domains import DOMAIN_IDS
     from lawluo.agents.receptionist import prepare
 
-    domains = sorted(DOMAIN_IDS)
+    domains = sorted(cfg.domains().ids)
     dev_texts = [prepare(t) for t in dev_texts]
     missing = set(domains) - set(weak.labels) - set(dev_labels)
     if missing:
@@ -394,21 +391,20 @@ def provenance(
     cfg: ReceptionistConfig, weak: WeakSet, fitted: Fitted, dev_counts: Counter, argv: list[str]
 ) -> str:
     """PROVENANCE.md: sources, counts per domain and source, how labels were made, the command."""
-    from lawluo.agents.domains import DOMAINS
-
+    table = cfg.domains()
     out_dir = Path(cfg.output_dir)
     lines = [
         "# receptionist/ — the domain classifier of the receptionist",
         "",
-        "Routes a client's question to one of the 16 consultation domains (LawLuo paper §3.2); loaded by",
+        f"Routes a client's question to one of the {len(table)} consultation domains (LawLuo paper §3.2); loaded by",
         "`lawluo.agents.receptionist.Receptionist`. Rebuild (from the repository root; deterministic):",
         "",
         "```",
-        "python training/train_receptionist.py " + " ".join(argv),
+        "python -m training.train_receptionist " + " ".join(argv),
         "```",
         "",
         "Files: `model.json` (domains, keywords, settings), `vocab.json` (character n-gram of each",
-        "column), `idf.npy`, `weights.npy` ((n-grams + 16 keyword features) × 16), `bias.npy`; sha256:",
+        f"column), `idf.npy`, `weights.npy` ((n-grams + {len(table)} keyword features) × {len(table)}), `bias.npy`; sha256:",
         "",
     ]
     for name in ("model.json", "vocab.json", "idf.npy", "weights.npy", "bias.npy"):
@@ -420,14 +416,14 @@ def provenance(
         "## Training data",
         "",
         f"- {fitted.n_dev} labelled questions: `lawbench/domain_questions.dev.jsonl` (LawBench 2-4 dev,",
-        "  open-compass/LawBench @ e30981b), the source site's 20 categories mapped onto our 16 domains by",
+        f"  open-compass/LawBench @ e30981b), the source site's 20 categories mapped onto our {len(table)} domains by",
         "  `lawbench:` in `lawluo/agents/domains.yaml` (抵押担保 → 债权债务, 人身损害 → 侵权, 综合咨询/涉外法律/",
         "  海事海商 → 其他).",
         f"- {fitted.n_weak} weakly labelled questions from the sources below (see ../shared/data/README.md for",
         "  upstream commits and terms). A question's weak label (`training/weak_labels.py`) combines",
         "  - the laws its answer (and lawyer-llama's `laws` field) cites: each distinct cited article",
         "    (`lawluo.law.citations.extract_citations`) or law named in 《…》 votes for the domain of the",
-        "    law in `training/receptionist_rules.yaml` (e.g. 劳动合同法/工伤保险条例 → 劳动纠纷, 道路交通安全法",
+        "    law in its row of `lawluo/agents/domains.yaml` (e.g. 劳动合同法/工伤保险条例 → 劳动纠纷, 道路交通安全法",
         "    → 交通事故, 刑法/刑事诉讼法 → 刑事辩护, 专利法/商标法/著作权法 → 知识产权, 消费者权益保护法 → 消费",
         "    权益, 公司法 → 公司法, 国有土地上房屋征收与补偿条例 → 拆迁安置, 行政诉讼法/行政复议法 → 行政诉讼,",
         "    海商法 → 其他) or, for the 民法典, of the article's range (1040–1163 → 婚姻家庭, 1208–1217 → 交通",
@@ -439,7 +435,7 @@ def provenance(
         f"  - score = {cfg.law_weight:g}·(share of law votes) + 2·(question keywords) + 0.5·(answer keywords); the best domain",
         "    is kept when its score ≥ 2 and ≥ 1.5 × the second, otherwise the question is dropped.",
         "  The rules were written by hand; their author had read the LawBench dev questions (the",
-        "  benchmark's test set) beforehand — see the caveat at the top of the rules file.",
+        "  benchmark's test set) beforehand — see the caveat at the top of `lawluo/agents/domains.yaml`.",
         "- Dropped before labelling: questions that repeat an earlier one (same text without punctuation",
         "  and spaces; the first source wins) and any that equals or contains a LawBench dev question, or",
         "  is contained in one (`dev_overlap`).",
@@ -457,10 +453,10 @@ def provenance(
             f"\nThen at most {cfg.max_per_domain} weak questions per domain were sampled (seed {cfg.seed})."
         )
     lines += ["", "Questions per domain (weak labels, by source; dev questions):", ""]
-    srcs = [s for s in weak.counts if any(weak.by_domain.get(d.id, {}).get(s) for d in DOMAINS)]
+    srcs = [s for s in weak.counts if any(weak.by_domain.get(d.id, {}).get(s) for d in table)]
     lines.append("| domain | weak | " + " | ".join(f"`{s}`" for s in srcs) + " | dev |")
     lines.append("|---|---|" + "---|" * len(srcs) + "---|")
-    for d in DOMAINS:
+    for d in table:
         row = weak.by_domain.get(d.id, Counter())
         lines.append(
             f"| {d.name} `{d.id}` | {sum(row.values())} | "
@@ -499,7 +495,7 @@ def provenance(
 
 def main(cfg: ReceptionistConfig, argv: list[str] | None = None) -> Fitted:
     start = time.perf_counter()
-    _, dev_texts, dev_labels = dev_set(Path(cfg.data_dir))
+    _, dev_texts, dev_labels = dev_set(Path(cfg.data_dir), cfg.domains())
     weak = build_weak_set(cfg, exclude=dev_texts)
     print(
         f"weak labels: {len(weak.texts)} questions from {len(cfg.sources)} sources; {len(dev_texts)} dev questions"
@@ -515,7 +511,12 @@ def main(cfg: ReceptionistConfig, argv: list[str] | None = None) -> Fitted:
     return fitted
 
 
+def make_parser():
+    from transformers import HfArgumentParser
+
+    return HfArgumentParser(ReceptionistConfig)
+
+
 if __name__ == "__main__":
-    parser = HfArgumentParser(ReceptionistConfig)
-    (config,) = parser.parse_args_into_dataclasses()
+    (config,) = make_parser().parse_args_into_dataclasses()
     main(config, sys.argv[1:])

@@ -3,20 +3,20 @@ contrastive loss on pairs of questions of the same and of different consultation
 linear domain head (multinomial logistic regression) over its embeddings.
 
     # a tiny CPU run (a few minutes; a small public encoder, fetched from the hub once)
-    python training/train_receptionist_encoder.py \\
+    python -m training.train_receptionist_encoder \\
         --model_name_or_path sentence-transformers-testing/stsb-bert-tiny-safetensors \\
         --sources legal_advice --max_per_domain 20 --max_steps 20 --logging_steps 5 \\
         --output_dir /tmp/receptionist-encoder
 
     # paper scale on one GPU (a Chinese BERT-base encoder; memory and time in the YAML)
-    python training/train_receptionist_encoder.py --config configs/training/receptionist_encoder.yaml
+    python -m training.train_receptionist_encoder --config configs/training/receptionist_encoder.yaml
 
     # the same command with --resume_from_checkpoint true continues from the last checkpoint
     # the app routes with it once the directory is the receptionist asset:
     #   Receptionist.from_dir("outputs/receptionist-encoder")  →  EncoderReceptionist
     #   (copy it to <assets_dir>/receptionist to replace the linear model)
 
-Data (``training/data.py``, :func:`data.receptionist_rows`): the questions that the linear receptionist
+Data (``training/data.py``, :func:`training.data.receptionist_rows`): the questions that the linear receptionist
 is trained on — weak labels from the cited laws and keywords of ``--sources`` (LawBench dev questions
 and duplicates excluded) — plus the 250 LawBench dev questions, of which ``--dev_eval_fraction`` are held
 out (stratified, seeded) to measure accuracy; ``--questions_files`` adds JSONL files of
@@ -32,7 +32,7 @@ temperature T fitted on the held-out dev questions (it changes no prediction, on
 receptionist's fallback threshold reads; T = 1 without held-out questions).
 
 Result in ``output_dir``: ``encoder/`` (the fine-tuned SentenceTransformer), ``head_weights.npy``
-(dim × 16), ``head_bias.npy``, ``model.json`` (``"format": "encoder/1"``, domain order, accuracy),
+(dim × domains), ``head_bias.npy``, ``model.json`` (``"format": "encoder/1"``, domain order, accuracy),
 loaded by ``lawluo.agents.receptionist.EncoderReceptionist`` (checked before the script ends); the
 run's ``results/`` as every training script writes them (``training/reporting.py``).
 """
@@ -41,26 +41,23 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from data import SHARED_DATA, SOURCES, check_sources
 from sentence_transformers import SentenceTransformerTrainingArguments
 from trl import TrlParser
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from training.arguments import LawLuoArguments, SharedDataArguments
+from training.data import SOURCES, check_sources
 
 DEV_SOURCE = "lawbench_dev"
 
 
 @dataclass
-class EncoderDataArguments:
-    """Which labelled questions and pairs the encoder is trained on."""
+class EncoderDataArguments(SharedDataArguments, LawLuoArguments):
+    """Which labelled questions and pairs the encoder is trained on; the weak labels check citations
+    against the statute database of ``--lawluo_config``."""
 
-    data_dir: str = field(default=str(SHARED_DATA), metadata={"help": "The shared data directory."})
     sources: list[str] = field(
         default_factory=lambda: ["legal_advice", "legal_counsel", "legal_counsel_mt", "zixun_gpt4", "disc"],
         metadata={"help": f"Weak-label sources (training/data.py): {', '.join(SOURCES)}; none: []."},
@@ -160,24 +157,25 @@ def contrastive_pairs(rows: list[dict], positives: int, negatives: int, seed: in
 
 
 def load_questions(args: EncoderDataArguments, seed: int) -> list[dict]:
-    from data import read_labelled_questions, receptionist_rows
+    from training.data import read_labelled_questions, receptionist_rows
 
     rows = []
     if args.sources or args.with_dev:
-        rows += receptionist_rows(Path(args.data_dir), args.sources, args.max_per_domain, seed, args.with_dev)
+        rows += receptionist_rows(
+            Path(args.data_dir), args.sources, args.max_per_domain, seed, args.with_dev, args.lawluo_config
+        )
     for path in args.questions_files:
         rows += read_labelled_questions(path)
     return rows
 
 
-def fit_head(embeddings, labels: list[str], c: float, seed: int):
-    """Multinomial logistic regression over the embeddings: (weights dim × 16, bias 16, domain order)."""
+def fit_head(embeddings, labels: list[str], domain_ids: list[str], c: float, seed: int):
+    """Multinomial logistic regression over the embeddings: (weights dim × D, bias D, domain order) for
+    the D ``domain_ids`` (the settings' domain table)."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
-    from lawluo.agents.domains import DOMAIN_IDS
-
-    domains = sorted(DOMAIN_IDS)
+    domains = sorted(domain_ids)
     missing = sorted(set(domains) - set(labels))
     if missing:
         raise ValueError(f"no training question for the domains {missing}; use more sources or questions")
@@ -203,60 +201,42 @@ def write_receptionist(model, weights, bias, domains, meta: dict, out: Path) -> 
     return out
 
 
-def main(
-    data_args: EncoderDataArguments,
-    training_args: EncoderTrainingArguments,
-    model_args: EncoderModelArguments,
-):
-    """Fine-tune, fit the head, write and check the receptionist directory; returns the loaded receptionist."""
+def embed_questions(model, texts: list[str], batch_size: int = 32):
+    """Normalised embeddings of the questions, prepared as the receptionist prepares them."""
+    from lawluo.agents.receptionist import prepare
+
+    return model.encode(
+        [prepare(t) for t in texts],
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        batch_size=batch_size,
+        show_progress_bar=False,
+    )
+
+
+@dataclass
+class DomainHead:
+    """The fitted head: weights (dim × domains), bias, domain order, the scikit-learn model, T, accuracies."""
+
+    weights: object
+    bias: object
+    domains: list[str]
+    model: object
+    temperature: float
+    accuracy: dict
+
+
+def fit_calibrated_head(
+    embed, train_rows: list[dict], eval_rows: list[dict], domain_ids: list[str], c: float, seed: int
+) -> DomainHead:
+    """:func:`fit_head` on the training questions; accuracy on them and on the held-out ones, whose
+    decisions also fit the temperature (it changes no argmax, so not the accuracy; T = 1 without them)."""
     import numpy as np
-    from datasets import Dataset
-    from reporting import RunLog, resume_checkpoint
-    from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
-    from sentence_transformers.sentence_transformer.losses import ContrastiveLoss
-    from train_receptionist import _fit_temperature
 
-    from lawluo.agents.receptionist import EncoderReceptionist, prepare
-
-    seed = training_args.seed
-    run = RunLog(training_args.output_dir)
-    run.write_config(data_args, training_args, model_args)
-    rows = load_questions(data_args, seed)
-    train_rows, eval_rows = split_rows(rows, data_args.dev_eval_fraction, seed)
-    pairs = contrastive_pairs(train_rows, data_args.positives, data_args.negatives, seed)
-    if not pairs:
-        raise ValueError("no question pairs: give more labelled questions")
-    train = Dataset.from_list(pairs)
-    run.write_data_hashes(
-        {"questions": train_rows, "eval_questions": eval_rows, "pairs": train},
-        by_domain={
-            d: sum(r["domain"] == d for r in train_rows) for d in sorted({r["domain"] for r in train_rows})
-        },
-    )
-    model = SentenceTransformer(model_args.model_name_or_path)
-    model.max_seq_length = model_args.max_seq_length
-    trainer = SentenceTransformerTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=train,
-        loss=ContrastiveLoss(model, margin=data_args.margin),
-        callbacks=[run.callback()],
-    )
-    trainer.train(resume_from_checkpoint=resume_checkpoint(training_args))
-
-    def embed(texts):
-        return model.encode(
-            [prepare(t) for t in texts],
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            batch_size=training_args.per_device_eval_batch_size,
-            show_progress_bar=False,
-        )
+    from training.train_receptionist import _fit_temperature
 
     x_train = embed([r["question"] for r in train_rows])
-    weights, bias, domains, head = fit_head(
-        x_train, [r["domain"] for r in train_rows], data_args.head_c, seed
-    )
+    weights, bias, domains, head = fit_head(x_train, [r["domain"] for r in train_rows], domain_ids, c, seed)
     temperature = 1.0
     accuracy = {
         "train_accuracy": float(
@@ -268,30 +248,86 @@ def main(
         gold = [domains.index(r["domain"]) for r in eval_rows]
         accuracy["eval_accuracy"] = float((head.predict(x_eval) == gold).mean())
         accuracy["eval_questions"] = len(eval_rows)
-        # Temperature scaling on the held-out questions (it changes no argmax, so not the accuracy).
         temperature = _fit_temperature(head.decision_function(x_eval), np.array(gold))
-    run.log(**accuracy)
+    return DomainHead(weights, bias, domains, head, temperature, accuracy)
+
+
+def check_saved(loaded, head: DomainHead, embed, questions: list[str]) -> None:
+    """Raise when the saved receptionist's probabilities differ from the fitted head's."""
+    import numpy as np
+
+    z = head.model.decision_function(embed(questions)) / head.temperature
+    expected = np.exp(z - z.max(axis=1, keepdims=True))
+    expected /= expected.sum(axis=1, keepdims=True)
+    got = np.array([[loaded.probabilities(q)[d] for d in head.domains] for q in questions])
+    if not np.allclose(got, expected, atol=1e-4):
+        raise RuntimeError(
+            f"the saved receptionist disagrees with the fitted head (max |Δ| {np.abs(got - expected).max():.2g})"
+        )
+
+
+def main(
+    data_args: EncoderDataArguments,
+    training_args: EncoderTrainingArguments,
+    model_args: EncoderModelArguments,
+):
+    """Fine-tune, fit the head, write and check the receptionist directory; returns the loaded receptionist."""
+    from functools import partial
+
+    from datasets import Dataset
+    from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
+    from sentence_transformers.sentence_transformer.losses import ContrastiveLoss
+
+    from lawluo.agents.receptionist import EncoderReceptionist
+    from training.reporting import RunLog, resume_checkpoint
+
+    # Labelled questions and their contrastive pairs
+    seed = training_args.seed
+    run = RunLog(training_args.output_dir)
+    run.write_config(data_args, training_args, model_args)
+    train_rows, eval_rows = split_rows(load_questions(data_args, seed), data_args.dev_eval_fraction, seed)
+    pairs = contrastive_pairs(train_rows, data_args.positives, data_args.negatives, seed)
+    if not pairs:
+        raise ValueError("no question pairs: give more labelled questions")
+    train = Dataset.from_list(pairs)
+    run.write_data_hashes(
+        {"questions": train_rows, "eval_questions": eval_rows, "pairs": train},
+        by_domain={
+            d: sum(r["domain"] == d for r in train_rows) for d in sorted({r["domain"] for r in train_rows})
+        },
+    )
+
+    # Fine-tune the encoder with the contrastive loss (eq. 3)
+    model = SentenceTransformer(model_args.model_name_or_path)
+    model.max_seq_length = model_args.max_seq_length
+    trainer = SentenceTransformerTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=train,
+        loss=ContrastiveLoss(model, margin=data_args.margin),
+        callbacks=[run.callback()],
+    )
+    trainer.train(resume_from_checkpoint=resume_checkpoint(training_args))
+
+    # The domain head over its embeddings
+    embed = partial(embed_questions, model, batch_size=training_args.per_device_eval_batch_size)
+    head = fit_calibrated_head(embed, train_rows, eval_rows, data_args.domains().ids, data_args.head_c, seed)
+    run.log(**head.accuracy)
+
+    # Save, and check that the app's loader gives the same probabilities
     out = Path(training_args.output_dir)
     meta = {
         "base_model": model_args.model_name_or_path,
         "margin": data_args.margin,
         "n_questions": len(train_rows),
         "n_pairs": len(pairs),
-        "temperature": temperature,
-        **accuracy,
+        "temperature": head.temperature,
+        **head.accuracy,
     }
-    write_receptionist(model, weights, bias, domains, meta, out)
+    write_receptionist(model, head.weights, head.bias, head.domains, meta, out)
     loaded = EncoderReceptionist.from_dir(out)
-    sample = [r["question"] for r in train_rows[:8]]
-    z = head.decision_function(embed(sample)) / temperature
-    expected = np.exp(z - z.max(axis=1, keepdims=True))
-    expected /= expected.sum(axis=1, keepdims=True)
-    got = np.array([[loaded.probabilities(q)[d] for d in domains] for q in sample])
-    if not np.allclose(got, expected, atol=1e-4):
-        raise RuntimeError(
-            f"the saved receptionist disagrees with the fitted head (max |Δ| {np.abs(got - expected).max():.2g})"
-        )
-    print(f"wrote {out}: {accuracy}")
+    check_saved(loaded, head, embed, [r["question"] for r in train_rows[:8]])
+    print(f"wrote {out}: {head.accuracy}")
     return loaded
 
 

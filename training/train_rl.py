@@ -24,7 +24,7 @@ the statute database, the NHSR rules of :mod:`lawluo.metrics.nhsr`), and TRL sum
     # a tiny CPU run (seconds) with a random 2-layer policy and reward model made by the test fakes
     python -c "from tests.fakes.tiny_lm import save_tiny_lm; from tests.fakes.tiny_training import \\
         save_tiny_reward_model; save_tiny_lm('/tmp/tiny-lm'); save_tiny_reward_model('/tmp/tiny-reward')"
-    python training/train_rl.py \\
+    python -m training.train_rl \\
         --model_name_or_path /tmp/tiny-lm --boss_model /tmp/tiny-reward \\
         --dataset kinled_consult --max_samples 8 --num_generations 2 --per_device_train_batch_size 4 \\
         --max_completion_length 16 --max_steps 2 --learning_rate 1e-4 \\
@@ -32,7 +32,11 @@ the statute database, the NHSR rules of :mod:`lawluo.metrics.nhsr`), and TRL sum
         --output_dir /tmp/rl-tiny
 
     # paper scale on one GPU: the SFT lawyer (Qwen2.5-7B-Instruct + LoRA, 4-bit) against the trained boss
-    python training/train_rl.py --config configs/training/rl-qwen2.5-7b.yaml
+    python -m training.train_rl --config configs/training/rl-qwen2.5-7b.yaml
+
+    # --config is TRL's YAML of these arguments; --lawluo_config is the LawLuo settings file (as
+    # `python -m lawluo --config`) whose boss role scores without --boss_model and whose assets_dir holds
+    # the statute database of the penalty (or --statutes)
 
     # the same command with --resume_from_checkpoint true continues from the last checkpoint
 
@@ -46,51 +50,27 @@ with lawluo's transformers backend as ``model: <base>, adapter: <output_dir>``) 
 
 from __future__ import annotations
 
-import random
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from data import SHARED_DATA, SOURCES, consultations, dedupe_key
-
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from training.arguments import PolicyArguments, StatuteArguments
+from training.data import prompt_messages, sample_questions
 
 
 @dataclass
-class RLArguments:
-    """What boss-guided RL adds to ``RLOOConfig`` (training) and ``ModelConfig`` (model, LoRA, 4-bit)."""
+class RLArguments(PolicyArguments, StatuteArguments):
+    """What boss-guided RL adds to ``RLOOConfig`` (training) and ``ModelConfig`` (model, LoRA, 4-bit); the
+    questions, the starting adapter (its frozen copy is the KL reference), the LawLuo settings (the boss
+    role without ``--boss_model``) and the statute database are the fields shared with HIPO
+    (``training/arguments.py``)."""
 
-    dataset: list[str] = field(
-        default_factory=lambda: ["kinled_consult"],
-        metadata={"help": f"Sources of questions (training/data.py): {', '.join(SOURCES)}."},
-    )
-    data_dir: str = field(default=str(SHARED_DATA), metadata={"help": "The shared data directory."})
-    max_samples: int | None = field(
-        default=None, metadata={"help": "Use at most this many questions (a seeded random subset)."}
-    )
-    system_prompt: str | None = field(
-        default=None,
-        metadata={"help": "A system message before every question (use the one the model was trained with)."},
-    )
-    init_adapter: str | None = field(
-        default=None,
-        metadata={
-            "help": "LoRA adapter of the starting model (e.g. the SFT lawyer): trained further, with a frozen "
-            "copy as the KL reference (its own LoRA settings replace --lora_*)."
-        },
-    )
     boss_model: str | None = field(
         default=None,
         metadata={
             "help": "The boss: a reward model (AutoModelForSequenceClassification, num_labels=1; path or hub id) "
-            "scored through lawluo's reward_model backend. Unset: the boss role of the lawluo settings."
+            "scored through lawluo's reward_model backend. Unset: the boss role of --lawluo_config."
         },
-    )
-    lawluo_config: str | None = field(
-        default=None, metadata={"help": "lawluo settings file for the boss role when --boss_model is unset."}
     )
     boss_device: str = field(
         default="auto", metadata={"help": "Device of the reward model (auto, cpu, cuda:N)."}
@@ -104,16 +84,9 @@ class RLArguments:
         default=0.0,
         metadata={"help": "λ: reward −= λ per hallucinated statute of the answer (0: boss only)."},
     )
-    statutes: str | None = field(
-        default=None, metadata={"help": "Statute database (default: lawluo's assets/statutes.sqlite)."}
-    )
 
     def __post_init__(self) -> None:
-        unknown = [s for s in self.dataset if s not in SOURCES]
-        if unknown:
-            raise ValueError(f"unknown dataset {unknown}; sources: {', '.join(SOURCES)}")
-        if self.max_samples is not None and self.max_samples < 1:
-            raise ValueError("max_samples must be at least 1")
+        super().__post_init__()
         if self.hallucination_penalty < 0:
             raise ValueError("hallucination_penalty must be >= 0 (it is subtracted)")
 
@@ -179,9 +152,8 @@ class HallucinatedStatutes:
     def __call__(
         self, prompts: list, completions: list, log_metric: Any = None, **kwargs: Any
     ) -> list[float]:
-        from hipo import count_hallucinated
-
         from lawluo.metrics.nhsr import summarise_nhsr
+        from training.hipo import count_hallucinated
 
         checked = [self.metric.check_rules(message_text(c)) for c in completions]
         nhsr = summarise_nhsr(checked)["nhsr"]
@@ -194,18 +166,10 @@ class HallucinatedStatutes:
 def load_prompts(args: RLArguments, seed: int) -> list[dict]:
     """Questions of ``args.dataset`` (duplicates dropped, shuffled with ``seed``, at most ``max_samples``)
     as TRL's conversational prompts."""
-    rows, seen = [], set()
-    for c in consultations(Path(args.data_dir), args.dataset):
-        key = dedupe_key(c.question)
-        if not key or key in seen:
-            continue
-        seen.add(key)
-        system = [{"role": "system", "content": args.system_prompt}] if args.system_prompt else []
-        rows.append(
-            {"id": f"{c.source}:{c.id}", "prompt": [*system, {"role": "user", "content": c.question.strip()}]}
-        )
-    random.Random(seed).shuffle(rows)
-    return rows[: args.max_samples] if args.max_samples else rows
+    questions = sample_questions(Path(args.data_dir), args.dataset, seed, args.max_samples)
+    if not questions:
+        raise ValueError(f"no question in {args.dataset}")
+    return [{"id": q["id"], "prompt": prompt_messages(q["question"], args.system_prompt)} for q in questions]
 
 
 def load_boss(args: RLArguments) -> Any:
@@ -225,10 +189,9 @@ def load_boss(args: RLArguments) -> Any:
         )
         backend = RewardModelBackend(options, role="boss")
     else:
-        from lawluo.config import Settings
         from lawluo.llm.models import LanguageModels
 
-        backend = LanguageModels(Settings.load(args.lawluo_config).models)["boss"]
+        backend = LanguageModels(args.settings().models)["boss"]
     boss = Boss(backend)
     if not boss.available:
         raise ValueError(boss.unavailable_reason())
@@ -237,40 +200,44 @@ def load_boss(args: RLArguments) -> Any:
     return boss
 
 
-def main(script_args: RLArguments, training_args, model_args) -> Path:
-    """Train the policy against the boss; return the directory the model (or adapter) was saved to."""
-    import transformers
-    from accelerate.utils import is_peft_model
-    from datasets import Dataset
-    from packaging.version import Version
-    from reporting import RunLog, resume_checkpoint
-    from trl import RLOOTrainer, get_peft_config, get_quantization_config
-
+def check_model(model_args, init_adapter: str | None) -> None:
+    """Refuse settings that cannot work (ValueError)."""
     if model_args.model_name_or_path is None:
         raise ValueError("--model_name_or_path is required (the starting model, e.g. the SFT lawyer)")
-    peft_config = get_peft_config(model_args)
-    quantization = get_quantization_config(model_args)
-    if quantization is not None and peft_config is None and script_args.init_adapter is None:
+    if (model_args.load_in_4bit or model_args.load_in_8bit) and not (model_args.use_peft or init_adapter):
         raise ValueError(
             "4/8-bit loading trains only a LoRA adapter: add --use_peft true (or --init_adapter)"
         )
 
-    reward_funcs: list[Any] = [BossReward(load_boss(script_args))]
+
+def reward_functions(args: RLArguments, training_args) -> list[Any]:
+    """The boss (:class:`BossReward`) and, with ``--hallucination_penalty λ > 0``, the count of hallucinated
+    statutes (:class:`HallucinatedStatutes`, over the statute database of :class:`StatuteArguments`);
+    sets ``reward_weights`` to [1, −λ] unless given."""
+    reward_funcs: list[Any] = [BossReward(load_boss(args))]
     weights = [1.0]
-    if script_args.hallucination_penalty > 0:
-        from lawluo.config import Settings
+    if args.hallucination_penalty > 0:
         from lawluo.law.checker import CitationChecker
         from lawluo.law.database import StatuteDB
         from lawluo.metrics.nhsr import NHSRMetric
 
-        db = StatuteDB(script_args.statutes or Settings.load().statutes_path)
+        db = StatuteDB(args.statutes_path())
         reward_funcs.append(HallucinatedStatutes(NHSRMetric(CitationChecker(db))))
-        weights.append(-script_args.hallucination_penalty)
+        weights.append(-args.hallucination_penalty)
     if training_args.reward_weights is None:
         training_args.reward_weights = weights
     elif len(training_args.reward_weights) != len(weights):
         raise ValueError(f"--reward_weights needs {len(weights)} values (boss[, hallucinated_statutes])")
+    return reward_funcs
 
+
+def load_policy(model_args, training_args, init_adapter: str | None):
+    """(model, peft_config, quantization) for ``RLOOTrainer``: the model's name, which TRL loads with
+    ``model_init_kwargs`` and wraps in a new LoRA adapter, or the base model with ``init_adapter`` on top,
+    loaded here (TRL loads a model by name, but not a name + adapter) with LoRA and 4-bit applied."""
+    from trl import get_peft_config, get_quantization_config
+
+    peft_config, quantization = get_peft_config(model_args), get_quantization_config(model_args)
     model_init_kwargs = {
         "revision": model_args.model_revision,
         "trust_remote_code": training_args.trust_remote_code,
@@ -279,32 +246,56 @@ def main(script_args: RLArguments, training_args, model_args) -> Path:
     }
     if training_args.model_init_kwargs is not None:
         model_init_kwargs.update(training_args.model_init_kwargs)
-    model: Any = model_args.model_name_or_path
-    if script_args.init_adapter is not None:  # TRL loads a model by name, but not a name + adapter
-        import torch
-        from peft import PeftModel
-        from transformers import AutoModelForCausalLM
-
-        if model_init_kwargs["dtype"] not in (None, "auto"):
-            model_init_kwargs["dtype"] = getattr(torch, model_init_kwargs["dtype"])
-        if quantization is not None:
-            model_init_kwargs |= {
-                "quantization_config": quantization,
-                "device_map": {"": torch.cuda.current_device()},
-            }
-        base = AutoModelForCausalLM.from_pretrained(model, **model_init_kwargs)
-        model = PeftModel.from_pretrained(base, script_args.init_adapter, is_trainable=True)
-        peft_config = quantization = None  # both already applied
-    else:
+    if init_adapter is None:
         training_args.model_init_kwargs = model_init_kwargs
+        return model_args.model_name_or_path, peft_config, quantization
 
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    if model_init_kwargs["dtype"] not in (None, "auto"):
+        model_init_kwargs["dtype"] = getattr(torch, model_init_kwargs["dtype"])
+    if quantization is not None:
+        model_init_kwargs |= {
+            "quantization_config": quantization,
+            "device_map": {"": torch.cuda.current_device()},
+        }
+    base = AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path, **model_init_kwargs)
+    return PeftModel.from_pretrained(base, init_adapter, is_trainable=True), None, None  # both applied
+
+
+def save_policy(trainer, out: Path) -> None:
+    """The trained policy in ``out``: with LoRA only the trained adapter (not TRL's frozen "ref" copy)."""
+    from accelerate.utils import is_peft_model
+
+    unwrapped = trainer.accelerator.unwrap_model(trainer.model)
+    if is_peft_model(unwrapped):
+        unwrapped.save_pretrained(str(out), selected_adapters=["default"])
+        trainer.processing_class.save_pretrained(str(out))
+    else:
+        trainer.save_model(str(out))
+
+
+def main(script_args: RLArguments, training_args, model_args) -> Path:
+    """Train the policy against the boss; return the directory the model (or adapter) was saved to."""
+    import transformers
+    from datasets import Dataset
+    from packaging.version import Version
+    from trl import RLOOTrainer
+
+    from training.reporting import RunLog, resume_checkpoint
+
+    # Rewards, model and prompts
+    check_model(model_args, script_args.init_adapter)
+    reward_funcs = reward_functions(script_args, training_args)
+    model, peft_config, quantization = load_policy(model_args, training_args, script_args.init_adapter)
     rows = load_prompts(script_args, training_args.seed)
-    if not rows:
-        raise ValueError(f"no question in {script_args.dataset}")
     run = RunLog(training_args.output_dir)
     run.write_config(script_args, training_args, model_args, peft_config=peft_config)
     run.write_data_hashes({"train": rows}, dataset=script_args.dataset, max_samples=script_args.max_samples)
 
+    # Train against the boss
     trainer = RLOOTrainer(
         model=model,
         reward_funcs=reward_funcs,
@@ -315,13 +306,10 @@ def main(script_args: RLArguments, training_args, model_args) -> Path:
         callbacks=[run.callback()],
     )
     trainer.train(resume_from_checkpoint=resume_checkpoint(training_args))
+
+    # Save
     out = Path(training_args.output_dir)
-    unwrapped = trainer.accelerator.unwrap_model(trainer.model)
-    if is_peft_model(unwrapped):  # only the trained adapter, not TRL's frozen "ref" copy
-        unwrapped.save_pretrained(str(out), selected_adapters=["default"])
-        trainer.processing_class.save_pretrained(str(out))
-    else:
-        trainer.save_model(str(out))
+    save_policy(trainer, out)
     print(f"Saved the policy to {out}")
     if Version(transformers.__version__) >= Version("5.18.0"):
         trainer.end()

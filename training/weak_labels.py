@@ -1,17 +1,17 @@
 """Weak domain labels for consultation questions: which laws the answer cites, and the question's words.
 
-The receptionist (LawLuo paper §3.2) needs questions labelled with the 16 consultation domains, and the
+The receptionist (LawLuo paper §3.2) needs questions labelled with the consultation domains (16 shipped), and the
 only labelled ones (LawBench 2-4 dev, 250) are few and noisy. Every other source of questions in
 ``../shared/data`` comes with an answer, and the statutes an answer cites say a lot about the domain:
 劳动合同法 → 劳动纠纷, 民法典 art. 1208–1217 → 交通事故, 刑法 → 刑事辩护. :func:`weak_label` combines
 
 - **law votes**: each distinct (law, article) the answer or the record's ``laws`` cite (found by
   :func:`lawluo.law.citations.extract_citations`), and each law named in 《…》 without an article,
-  votes for the domain of that law (``laws`` patterns, or the 民法典 article ranges, of
-  ``receptionist_rules.yaml``); votes are normalised to shares, so a long answer does not outweigh
-  the question;
+  votes for the domain of that law (``laws`` patterns, or the 民法典 article ranges, of the domain
+  table's rows, ``lawluo/agents/domains.yaml``); votes are normalised to shares, so a long answer
+  does not outweigh the question;
 - **question words** (weight 1 per distinct keyword, 0.5 per weak keyword) and the answer's words
-  (a quarter of that), from the same file;
+  (a quarter of that), from the same rows;
 
 into ``score = 3·law_share + 2·question_words + 0.5·answer_words`` per domain, and keeps the best
 domain only when it is clear: ``best ≥ MIN_SCORE`` and ``best ≥ MIN_RATIO × second``. Everything else
@@ -30,9 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-RULES = Path(__file__).with_name("receptionist_rules.yaml")
+RULES = Path(__file__).resolve().parents[1] / "lawluo" / "agents" / "domains.yaml"  # the domain table
 MIN_SCORE = 2.0
 MIN_RATIO = 1.5
 LAW_WEIGHT, QUESTION_WEIGHT, ANSWER_WEIGHT = 3.0, 2.0, 0.5
@@ -51,18 +49,16 @@ class Rules:
 
 
 def load_rules(path: Path = RULES) -> Rules:
-    from lawluo.agents.domains import DOMAIN_IDS
+    """The weak-labelling rules (``laws``, ``civil_code``, ``keywords``, ``weak``) of the rows of the
+    domain table in ``path`` (default: the packaged ``lawluo/agents/domains.yaml``), in row order."""
+    from lawluo.agents.domains import load_domains
 
-    table = yaml.safe_load(path.read_text(encoding="utf-8"))
-    unknown = set(table) - set(DOMAIN_IDS)
-    if unknown:
-        raise ValueError(f"{path}: unknown domains {sorted(unknown)}; domains: {', '.join(DOMAIN_IDS)}")
     laws, ranges, words = [], [], []
-    for dom, row in table.items():
-        laws += [(pattern, dom) for pattern in row.get("laws", [])]
-        ranges += [(lo, hi, dom) for lo, hi in row.get("civil_code", [])]
-        words += [(str(w), dom, 1.0) for w in row.get("keywords", [])]
-        words += [(str(w), dom, 0.5) for w in row.get("weak", [])]
+    for row in load_domains(path):
+        laws += [(pattern, row.id) for pattern in row.laws]
+        ranges += [(lo, hi, row.id) for lo, hi in row.civil_code]
+        words += [(w, row.id, 1.0) for w in row.keywords]
+        words += [(w, row.id, 0.5) for w in row.weak]
     return Rules(tuple(laws), tuple(ranges), tuple(words))
 
 

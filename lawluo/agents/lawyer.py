@@ -2,7 +2,8 @@
 
 Its input for one answer (:class:`Brief`) is the conversation so far, the facts the client confirmed or
 denied in the clarification tree, and the statutes retrieved for them; the role prompt comes from the
-domain's row in ``domains.yaml``. The statutes are retrieved with the domain's preferred laws favoured
+domain's row in the domain table (``domains.yaml``: its own template, or the generic one filled with
+the domain's name and laws). The statutes are retrieved with the domain's preferred laws favoured
 (:func:`retrieve_statutes`). Checking the statutes the answer cites is the firm's next step, not the
 lawyer's.
 
@@ -59,7 +60,7 @@ class Lawyer:
 
     def messages(self, brief: Brief) -> list[dict[str, str]]:
         """System: the domain's role prompt. Then the earlier turns, then this turn with its grounding."""
-        messages = [{"role": "system", "content": prompts.render(brief.domain.prompt)}]
+        messages = [{"role": "system", "content": brief.domain.role_prompt()}]
         for role, text in _recent(brief.history):
             messages.append({"role": "user" if role == "client" else "assistant", "content": quote(text)})
         statutes = "\n".join(

@@ -1,6 +1,6 @@
-"""The receptionist: routes a client's question to one of the 16 consultation domains (LawLuo paper §3.2).
+"""The receptionist: routes a client's question to one of the consultation domains (LawLuo paper §3.2).
 
-    r = Receptionist.load(settings)                  # assets/receptionist/, built by the training script
+    r = Receptionist.load(settings)                  # assets/receptionist/, over the settings' domain table
     routing = r.classify("公司拖欠我三个月工资，还不签劳动合同，怎么办？")
     routing.domain, routing.name, routing.confidence  # "labor", "劳动纠纷", 0.8…
     routing.top                                      # the 3 best (id, name, probability)
@@ -25,11 +25,20 @@ embedding. ``training/train_receptionist_encoder.py`` writes its directory — `
 :meth:`Receptionist.from_dir` (and so :meth:`Receptionist.load`) returns one when the directory holds
 that format; the shipped asset stays the linear model, which needs neither torch nor
 sentence-transformers (imported only when an encoder directory is loaded).
+
+**A domain the model does not know.** The domains come from the settings' table
+(:mod:`lawluo.agents.domains`), the model from training on the table of its day. A row added to the
+table since is not refused: the receptionist routes among the domains it knows, gives the new one
+probability 0, logs a warning and says so in :attr:`Receptionist.notice` (shown by the app's routing
+panel and by ``python -m lawluo classify``) until it is retrained; the client can still choose the new
+domain by hand. A model that routes to a domain the table lacks is refused when it loads (it would send
+clients to a lawyer that does not exist): put the row back or retrain.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -38,13 +47,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .domains import DOMAIN_IDS, OTHER, domain
+from .domains import OTHER, PACKAGED, Domains, load_domains
+
+logger = logging.getLogger(__name__)
 
 ASSET_DIR = "receptionist"  # under settings.assets_dir
 FORMAT = 1
 ENCODER_FORMAT = "encoder/1"
-REBUILD = "python training/train_receptionist.py --output_dir {path}"
-REBUILD_ENCODER = "python training/train_receptionist_encoder.py --output_dir {path}"
+REBUILD = "python -m training.train_receptionist --output_dir {path}"
+REBUILD_ENCODER = "python -m training.train_receptionist_encoder --output_dir {path}"
 
 #: Longer questions are cut to their first MAX_CHARS characters (after :func:`prepare`): the domain
 #: shows in the opening of a question, and the cost of classifying grows with the length.
@@ -76,6 +87,10 @@ _SPACES = re.compile(r"\s+")
 
 class ReceptionistAssetError(FileNotFoundError):
     """The receptionist's asset is missing or unreadable; the message says how to rebuild it."""
+
+
+class ReceptionistDomainsError(ReceptionistAssetError):
+    """The model routes to a domain the domain table lacks; the message names it and what to do."""
 
 
 def prepare(text: str) -> str:
@@ -127,9 +142,10 @@ class Routing:
     """Where a question goes.
 
     ``domain``/``name``: the chosen domain (其他 when ``fallback``); ``confidence``: the probability of
-    the best domain (also when it fell back); ``scores``: probability of each of the 16 domains (sum
-    1); ``top``: the three best as (id, name, probability); ``fallback``: the best domain was below
-    :data:`FALLBACK_THRESHOLD`, so the question went to 其他.
+    the best domain (also when it fell back); ``scores``: probability of each domain of the table, in
+    its order (sum 1; 0 for a domain the model does not know); ``top``: the three best as (id, name,
+    probability); ``fallback``: the best domain was below :data:`FALLBACK_THRESHOLD`, so the question
+    went to 其他.
     """
 
     domain: str
@@ -151,7 +167,14 @@ class Routing:
 
 
 class Receptionist:
-    """A linear domain classifier rebuilt from its asset (see the module docstring)."""
+    """A linear domain classifier rebuilt from its asset (see the module docstring).
+
+    ``table`` is the domain table it routes over (default: the packaged one); ``unknown`` lists the
+    table's domains the model was not trained on (see the module docstring).
+    """
+
+    rebuild = REBUILD  # the command that trains this kind of model, with {path}
+    source: Path | None = None  # the asset directory it was loaded from
 
     def __init__(
         self,
@@ -166,9 +189,9 @@ class Receptionist:
         temperature: float,
         ngram_range: tuple[int, int] = (1, 3),
         meta: dict | None = None,
+        table: Domains = PACKAGED,
     ):
-        if sorted(domains) != sorted(DOMAIN_IDS):
-            raise ValueError(f"the model's domains {sorted(domains)} are not the 16 of domains.yaml")
+        self._set_domains(domains, table)
         n, v = len(domains), len(vocab)
         if idf.shape != (v,) or weights.shape != (v + n, n) or bias.shape != (n,):
             raise ValueError(
@@ -176,7 +199,6 @@ class Receptionist:
             )
         if temperature <= 0:
             raise ValueError(f"temperature must be positive, not {temperature}")
-        self.domains = tuple(domains)
         self._column = {g: i for i, g in enumerate(vocab)}
         self._idf = idf.astype(np.float32)
         self._weights = weights.astype(np.float32)
@@ -187,18 +209,49 @@ class Receptionist:
         self._temperature = float(temperature)
         self._ngrams = tuple(ngram_range)
         self.meta = dict(meta or {})
-        # Report scores in the order of domains.yaml, whatever order the model was trained in.
-        self._order = np.array([index[d] for d in DOMAIN_IDS])
+
+    def _set_domains(self, domains: Sequence[str], table: Domains) -> None:
+        """The model's domains (its order) against the table's; refuses a domain the table lacks."""
+        if len(set(domains)) != len(domains) or OTHER not in domains:
+            raise ValueError(f"the model's domains {list(domains)} must be distinct and include {OTHER!r}")
+        lacking = [d for d in domains if d not in table.ids]
+        if lacking:
+            raise ReceptionistDomainsError(
+                f"the model routes to domain(s) {', '.join(lacking)}, which the domain table {table.source} "
+                "lacks: put the row(s) back, or retrain the receptionist on this table"
+            )
+        self.domains = tuple(domains)
+        self.table = table
+        self.unknown = tuple(d for d in table.ids if d not in self.domains)
+        index = {d: i for i, d in enumerate(self.domains)}
+        # Report scores in the order of the table, whatever order the model was trained in.
+        self._order = np.array([index[d] for d in table.ids if d in index])
+        self._known = np.array([i for i, d in enumerate(table.ids) if d in index])
+
+    @property
+    def notice(self) -> str:
+        """A plain sentence when the table has domains the trained model does not know, else ``""``."""
+        if not self.unknown:
+            return ""
+        names = ", ".join(f"{d} ({self.table[d].name})" for d in self.unknown)
+        plural, it = ("s", "them") if len(self.unknown) > 1 else ("", "it")
+        path = self.source or Path("assets") / ASSET_DIR
+        return (
+            f"the trained receptionist does not know domain{plural} {names}: it routes among the other "
+            f"{len(self.domains)} of the {len(self.table)} domains of {self.table.source} and never to {it} "
+            f"(a client can still choose {it} by hand); retrain it with `{self.rebuild.format(path=path)}`"
+        )
 
     # -- loading -----------------------------------------------------------------------------
 
     @classmethod
-    def from_dir(cls, path: str | Path) -> Receptionist:
+    def from_dir(cls, path: str | Path, table: Domains = PACKAGED) -> Receptionist:
         """Load the asset directory written by ``training/train_receptionist.py``, or an
-        :class:`EncoderReceptionist` when ``model.json`` says ``"format": "encoder/1"``."""
+        :class:`EncoderReceptionist` when ``model.json`` says ``"format": "encoder/1"``; it routes over
+        ``table`` (default: the packaged domains)."""
         path = Path(path)
         if _asset_format(path) == ENCODER_FORMAT:
-            return EncoderReceptionist.from_dir(path)
+            return EncoderReceptionist.from_dir(path, table)
         files = ["model.json", "vocab.json", "idf.npy", "weights.npy", "bias.npy"]
         missing = [f for f in files if not (path / f).exists()]
         if missing:
@@ -212,7 +265,7 @@ class Receptionist:
                 raise ValueError(f"format {meta.get('format')!r}, this code reads format {FORMAT}")
             vocab = json.loads((path / "vocab.json").read_text(encoding="utf-8"))
             arrays = {k: np.load(path / f"{k}.npy", allow_pickle=False) for k in ("idf", "weights", "bias")}
-            return cls(
+            model = cls(
                 domains=meta["domains"],
                 vocab=vocab,
                 keywords=[tuple(k) for k in meta["keywords"]],
@@ -220,17 +273,27 @@ class Receptionist:
                 temperature=meta["temperature"],
                 ngram_range=tuple(meta["ngram_range"]),
                 meta=meta,
+                table=table,
                 **arrays,
             )
+            model.source = path
+            return model
+        except ReceptionistDomainsError:
+            raise
         except (ValueError, KeyError, TypeError, OSError) as exc:
             raise ReceptionistAssetError(
                 f"receptionist model in {path} is unreadable ({exc}); rebuild it with `{REBUILD.format(path=path)}`"
             ) from exc
 
     @classmethod
-    def load(cls, settings) -> Receptionist:
-        """The shipped model: ``<settings.assets_dir>/receptionist``."""
-        return cls.from_dir(Path(settings.assets_dir) / ASSET_DIR)
+    def load(cls, settings, table: Domains | None = None) -> Receptionist:
+        """The shipped model, ``<settings.assets_dir>/receptionist``, over ``table`` (default: the table
+        of ``settings.domains_file``); logs :attr:`notice` when the table has domains it does not know."""
+        table = table or load_domains(settings.domains_file)
+        model = cls.from_dir(Path(settings.assets_dir) / ASSET_DIR, table)
+        if model.notice:
+            logger.warning("%s", model.notice)
+        return model
 
     # -- classifying -------------------------------------------------------------------------
 
@@ -255,13 +318,16 @@ class Receptionist:
         return out
 
     def probabilities(self, question: str) -> dict[str, float]:
-        """Probability of each domain (in domains.yaml order; they sum to 1)."""
-        return dict(zip(DOMAIN_IDS, self._probs(check_question(question)).tolist(), strict=True))
+        """Probability of each domain (in the table's order; they sum to 1)."""
+        return dict(zip(self.table.ids, self._probs(check_question(question)).tolist(), strict=True))
 
     def _probs(self, text: str) -> np.ndarray:
+        """Probabilities in the table's order; 0 for a domain the model does not know."""
         z = self.decision(text)[self._order] / self._temperature
         z = np.exp(z - z.max())
-        return z / z.sum()
+        probs = np.zeros(len(self.table), dtype=z.dtype)
+        probs[self._known] = z / z.sum()
+        return probs
 
     def classify(self, question: str) -> Routing:
         """Route one question. ValueError for an empty question; long ones are cut to MAX_CHARS."""
@@ -269,13 +335,13 @@ class Receptionist:
         return self._routing(probs)
 
     def _routing(self, probs: np.ndarray) -> Routing:
-        scores = {d: float(p) for d, p in zip(DOMAIN_IDS, probs, strict=True)}
+        scores = {d: float(p) for d, p in zip(self.table.ids, probs, strict=True)}
         best = sorted(scores, key=scores.get, reverse=True)
-        top = tuple((d, domain(d).name, scores[d]) for d in best[:3])
+        top = tuple((d, self.table[d].name, scores[d]) for d in best[:3])
         confidence = scores[best[0]]
         fallback = confidence < FALLBACK_THRESHOLD and best[0] != OTHER
         chosen = OTHER if fallback else best[0]
-        return Routing(chosen, domain(chosen).name, confidence, scores, top, fallback)
+        return Routing(chosen, self.table[chosen].name, confidence, scores, top, fallback)
 
     def reroute(self, turns: Sequence[str], current: str) -> Routing | None:
         """A new routing when the client's recent turns clearly belong to another domain, else None.
@@ -283,7 +349,7 @@ class Receptionist:
         ``turns`` are the client's turns so far, oldest first; the last :data:`REROUTE_TURNS` are
         joined, then the last one alone, are classified, and the rule of the constants above decides.
         """
-        current = domain(current).id
+        current = self.table[current].id
         recent = [t for t in turns if isinstance(t, str) and t.strip()][-REROUTE_TURNS:]
         if not recent:
             raise ValueError("no client turns to re-route on: give at least one non-empty turn")
@@ -317,6 +383,8 @@ class EncoderReceptionist(Receptionist):
     ``load``): only :meth:`decision` differs. Questions go through :func:`prepare` as for the linear model.
     """
 
+    rebuild = REBUILD_ENCODER
+
     def __init__(
         self,
         *,
@@ -326,28 +394,25 @@ class EncoderReceptionist(Receptionist):
         bias: np.ndarray,
         temperature: float = 1.0,
         meta: dict | None = None,
+        table: Domains = PACKAGED,
     ):
         # Not Receptionist.__init__: no n-gram vocabulary here. What the inherited methods read is set.
-        if sorted(domains) != sorted(DOMAIN_IDS):
-            raise ValueError(f"the head's domains {sorted(domains)} are not the 16 of domains.yaml")
+        self._set_domains(domains, table)
         n = len(domains)
         if weights.ndim != 2 or weights.shape[1] != n or bias.shape != (n,):
             raise ValueError(f"inconsistent head: weights {weights.shape}, bias {bias.shape}, {n} domains")
         if temperature <= 0:
             raise ValueError(f"temperature must be positive, not {temperature}")
         self.encoder = encoder
-        self.domains = tuple(domains)
         self._weights = weights.astype(np.float32)
         self._bias = bias.astype(np.float32)
         self._temperature = float(temperature)
         self.meta = dict(meta or {})
-        index = {d: i for i, d in enumerate(self.domains)}
-        self._order = np.array([index[d] for d in DOMAIN_IDS])
 
     @classmethod
-    def from_dir(cls, path: str | Path) -> EncoderReceptionist:
+    def from_dir(cls, path: str | Path, table: Domains = PACKAGED) -> EncoderReceptionist:
         """Load a directory written by ``training/train_receptionist_encoder.py`` (imports
-        sentence-transformers and torch)."""
+        sentence-transformers and torch); it routes over ``table``."""
         path = Path(path)
         rebuild = REBUILD_ENCODER.format(path=path)
         files = ["model.json", "head_weights.npy", "head_bias.npy", "encoder"]
@@ -370,19 +435,24 @@ class EncoderReceptionist(Receptionist):
                     f"the encoder gives {encoder.get_embedding_dimension()}-dimensional embeddings, "
                     f"the head reads {weights.shape[0]}"
                 )
-            return cls(
+            model = cls(
                 encoder=encoder,
                 domains=meta["domains"],
                 weights=weights,
                 bias=bias,
                 temperature=meta.get("temperature", 1.0),
                 meta=meta,
+                table=table,
             )
+            model.source = path
+            return model
         except ImportError as exc:
             raise ReceptionistAssetError(
                 f"the receptionist in {path} is an encoder and needs sentence-transformers ({exc}); "
                 "pip install sentence-transformers, or use the linear receptionist"
             ) from exc
+        except ReceptionistDomainsError:
+            raise
         except (ValueError, KeyError, TypeError, OSError) as exc:
             raise ReceptionistAssetError(
                 f"receptionist encoder in {path} is unreadable ({exc}); rebuild it with `{rebuild}`"

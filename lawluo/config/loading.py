@@ -3,6 +3,7 @@
 The file (path from ``--config`` or ``$LAWLUO_CONFIG``; every key optional)::
 
     assets_dir: assets
+    domains_file: my_domains.yaml     # the consultation domains (default lawluo/agents/domains.yaml)
     statute_encoder: null             # a sentence-transformers model turns on dense search
     models:
       default:                        # merged into every role that uses the same backend (or names none)
@@ -19,7 +20,8 @@ The file (path from ``--config`` or ``$LAWLUO_CONFIG``; every key optional)::
 
 Environment overrides, applied on top of the file:
 
-- ``LAWLUO_ASSETS_DIR``, ``LAWLUO_CACHE_DIR``, ``LAWLUO_STATUTE_ENCODER``, ``LAWLUO_CASE_ENCODER``;
+- ``LAWLUO_ASSETS_DIR``, ``LAWLUO_CACHE_DIR``, ``LAWLUO_DOMAINS_FILE``, ``LAWLUO_STATUTE_ENCODER``,
+  ``LAWLUO_CASE_ENCODER``;
 - ``LAWLUO_<ROLE>_<OPTION>`` for a role (or ``DEFAULT``), e.g. ``LAWLUO_LAWYER_BACKEND=openai``,
   ``LAWLUO_JUDGE_TEMPERATURE=0``, ``LAWLUO_DEFAULT_BASE_URL=http://gpu-box:8000/v1``;
 - the standard ``OPENAI_BASE_URL`` (for ``openai`` roles that set no ``base_url``) and ``OPENAI_API_KEY``
@@ -82,6 +84,13 @@ def load_settings(path: str | Path | None = None, environ: Mapping[str, str] | N
             settings = Settings(**top, models=models, source=str(path) if path else None)
         except ValueError as exc:
             problems.append(str(exc))
+    if settings is not None:
+        from lawluo.agents.domains import DomainTableError, load_domains
+
+        try:
+            load_domains(settings.domains_file)
+        except DomainTableError as exc:
+            problems.append(f"domains_file: {exc}")
     if problems:
         where = f" in {path}" if path else ""
         raise ConfigError(f"invalid settings{where}:\n- " + "\n- ".join(problems))

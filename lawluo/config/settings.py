@@ -73,6 +73,13 @@ class Settings:
             "help": "Directory of the secretary's report examples (default: <assets>/report_examples)."
         },
     )
+    domains_file: Path = field(
+        default=PROJECT_ROOT / "lawluo" / "agents" / "domains.yaml",
+        metadata={
+            "help": "The consultation domains table (one row per domain: lawyer's prompt, receptionist's rules, "
+            "case hints); a domain added there needs the receptionist retrained to be routed to."
+        },
+    )
     statute_encoder: str | None = field(
         default=None,
         metadata={"help": "sentence-transformers model (hub id or path) for dense statute search."},
@@ -193,6 +200,7 @@ class Settings:
             raise ValueError(f"annotation_overlap must be 1–20 (got {self.annotation_overlap})")
         object.__setattr__(self, "assets_dir", Path(self.assets_dir))
         object.__setattr__(self, "annotation_dir", Path(self.annotation_dir))
+        object.__setattr__(self, "domains_file", Path(self.domains_file))
         cache = self.assets_dir / "index" if self.cache_dir is None else Path(self.cache_dir)
         object.__setattr__(self, "cache_dir", cache)
         for name, default in (("ui_copy_dir", "ui"), ("report_examples_dir", "report_examples")):

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, date, datetime
 
 from ..agents.boss import Boss
-from ..agents.domains import OTHER, domain
+from ..agents.domains import OTHER, Domains
 from ..agents.lawyer import Brief, Lawyer, retrieve_statutes
 from ..agents.receptionist import Receptionist
 from ..agents.secretary import ReportInput, Secretary, load_examples
@@ -95,6 +95,11 @@ class Firm:
             **services,
         )
 
+    @property
+    def domains(self) -> Domains:
+        """The domain table the firm serves: the receptionist's (the settings' ``domains_file``)."""
+        return self.receptionist.table
+
     # -- the steps ----------------------------------------------------------------------------------
     def new(self, client: str = "") -> Consultation:
         return Consultation(client=" ".join(client.split())[:100])
@@ -120,9 +125,9 @@ class Firm:
             else:
                 routing = self.receptionist.reroute(state.client_turns[-2:], state.domain)
                 event.summary = (
-                    f"stays with {domain(state.domain).name}"
+                    f"stays with {self.domains[state.domain].name}"
                     if routing is None
-                    else f"re-routed {domain(state.domain).name} → {_routing_summary(routing)}"
+                    else f"re-routed {self.domains[state.domain].name} → {_routing_summary(routing)}"
                 )
                 event.kind = "" if routing is None else "reroute"
             if truncated:
@@ -134,7 +139,7 @@ class Firm:
     def set_domain(self, state: Consultation, domain_id: str) -> None:
         """The client or lawyer overrides the receptionist."""
         _require(state, OPEN, "changing the domain")
-        chosen = domain(domain_id)
+        chosen = self.domains[domain_id]
         with self._step(state, "receptionist", "override") as event:
             event.summary, event.kind = f"domain set to {chosen.name}", "override"
         state.domain = chosen.id
@@ -199,13 +204,17 @@ class Firm:
         """The lawyer's answer to the latest question, streamed; the turn is stored when it ends.
 
         Within ``deadline`` the answer stops when the budget runs out (what was written is kept, with a
-        note); an empty answer is held back with a note, never stored as advice.
+        note); an empty answer is held back with a note, never stored as advice. A step the state does not
+        accept raises at the call, before any piece (the UI refuses it without showing an answer begin).
         """
         _require(state, OPEN, "answering")
         if not state.client_turns or state.turns[-1].role != "client":
             raise StepNotAllowed("the latest turn is not a client question")
+        return self._answer(state, deadline)
+
+    def _answer(self, state: Consultation, deadline: Deadline | None) -> Iterator[str]:
         question = state.client_turns[-1]
-        lawyer_domain = domain(state.domain or OTHER)
+        lawyer_domain = self.domains[state.domain or OTHER]
         query = " ".join([question, *state.confirmed])
         with self._step(state, "retrieval", "statutes and cases") as event:
             statutes = retrieve_statutes(self.statute_searcher, lawyer_domain, query, STATUTES_K)
@@ -239,10 +248,13 @@ class Firm:
             self._finish_answer(state, question, turn, deadline)
 
     def regenerate(self, state: Consultation, deadline: Deadline | None = None) -> Iterator[str]:
-        """Drop the latest answer and answer the same question again (streamed)."""
+        """Drop the latest answer and answer the same question again (streamed; refused at the call)."""
         _require(state, (Status.ANSWERED,), "regenerating")
         if not state.turns or state.turns[-1].role != "lawyer":
             raise StepNotAllowed("there is no answer to regenerate")
+        return self._regenerate(state, deadline)
+
+    def _regenerate(self, state: Consultation, deadline: Deadline | None) -> Iterator[str]:
         dropped = state.turns.pop()
         state.trace.append(
             TraceEvent(
@@ -267,7 +279,7 @@ class Firm:
         ]
         request = ReportInput(
             client=state.client or "咨询人",
-            domain_name=domain(state.domain or OTHER).name,
+            domain_name=self.domains[state.domain or OTHER].name,
             turns=[(t.role, t.text) for t in state.turns],
             confirmed=state.confirmed,
             denied=state.denied,

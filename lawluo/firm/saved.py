@@ -9,6 +9,10 @@ file is used to build a path (download names come from server-side values), and 
 renderers rely on (a boss score, a tree node's parent) has the type they expect.
 
     data = validate_saved(json.loads(text))     # the same dict, or SavedConsultationError
+    data = validate_saved(obj, domains=table)   # domains checked against the settings' table
+
+Domain ids are checked against the domain table given (default: the packaged one), so a consultation
+of a domain added to the settings' table resumes under that table.
 """
 
 from __future__ import annotations
@@ -16,9 +20,18 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 
-from ..agents.domains import DOMAINS
+from ..agents.domains import PACKAGED, Domains
 from ..law.checker import VERDICTS
 from ..tolc.builder import MAX_HEIGHT, MAX_K
 from ..tolc.tree import MARKS, ROOT_ID
@@ -46,8 +59,6 @@ CONSULTATION_ID = r"^[0-9a-f]{12}$"
 REPORT_NUMBER = r"^LL-\d{8}-[0-9A-F]{6}$"
 NODE_ID = r"^(0|[1-9]\d{0,2}(\.[1-9]\d{0,2}){0,5})$"
 
-_DOMAIN_IDS = tuple(d.id for d in DOMAINS)
-
 
 def _text(limit: int) -> type[str]:
     return Annotated[str, StringConstraints(max_length=limit)]
@@ -59,6 +70,19 @@ Long = _text(MAX_ANSWER_CHARS)
 Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 ArticleNumber = Annotated[int, Field(ge=0, le=100_000)]
+
+
+def _known_domain(value: str, info: ValidationInfo) -> str:
+    """A domain id of the table in the validation context (the packaged table without one)."""
+    table: Domains = (info.context or {}).get("domains", PACKAGED)
+    if value not in table.ids:
+        raise ValueError(
+            f"{_short(value)} is not a domain of {table.source.name}; domains: {', '.join(table.ids)}"
+        )
+    return value
+
+
+DomainId = Annotated[str, StringConstraints(max_length=40), AfterValidator(_known_domain)]
 
 
 class _Strict(BaseModel):
@@ -186,12 +210,19 @@ class SavedTree(_Strict):
 
 
 class SavedRouting(_Strict):
-    domain: Literal[_DOMAIN_IDS]  # type: ignore[valid-type]
+    domain: DomainId
     name: Short
     confidence: Unit
     fallback: bool = False
-    top: Annotated[list[dict[Short, Short | Unit]], Field(max_length=len(_DOMAIN_IDS))] = []
-    scores: dict[Literal[_DOMAIN_IDS], Unit] = {}  # type: ignore[valid-type]
+    top: list[dict[Short, Short | Unit]] = []
+    scores: dict[DomainId, Unit] = {}
+
+    @model_validator(mode="after")
+    def _top_within_scores(self, info: ValidationInfo) -> SavedRouting:
+        table: Domains = (info.context or {}).get("domains", PACKAGED)
+        if len(self.top) > len(table):
+            raise ValueError(f"a routing's top lists at most the {len(table)} domains")
+        return self
 
 
 class SavedReport(_Strict):
@@ -223,7 +254,7 @@ class SavedConsultation(_Strict):
     id: Annotated[str, StringConstraints(pattern=CONSULTATION_ID)]
     created: Short
     status: Literal[STATUSES]  # type: ignore[valid-type]
-    domain: Literal[_DOMAIN_IDS] | None = None  # type: ignore[valid-type]
+    domain: DomainId | None = None
     routing: SavedRouting | None = None
     turns: Annotated[list[SavedTurn], Field(max_length=MAX_TURNS)] = []
     tree: SavedTree | None = None
@@ -245,8 +276,9 @@ class SavedConsultationError(ValueError):
     """A saved consultation that does not match the schema; the message names the field."""
 
 
-def validate_saved(data: object) -> dict:
-    """``data`` checked against :class:`SavedConsultation`; raises :class:`SavedConsultationError`."""
+def validate_saved(data: object, domains: Domains = PACKAGED) -> dict:
+    """``data`` checked against :class:`SavedConsultation`, its domain ids against ``domains``; raises
+    :class:`SavedConsultationError`."""
     if not isinstance(data, dict):
         raise SavedConsultationError("a saved consultation is a JSON object")
     if data.get("version") != STATE_VERSION:
@@ -254,7 +286,7 @@ def validate_saved(data: object) -> dict:
             f"saved consultation has version {_short(data.get('version'))}; this LawLuo reads {STATE_VERSION}"
         )
     try:
-        SavedConsultation.model_validate(data)
+        SavedConsultation.model_validate(data, context={"domains": domains})
     except ValidationError as exc:
         raise SavedConsultationError(_describe(exc)) from None
     return data

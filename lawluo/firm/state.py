@@ -12,6 +12,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
+from ..agents.domains import PACKAGED, Domains
 from ..tolc import Tree
 from .saved import STATE_VERSION, Status, validate_saved
 
@@ -90,9 +91,10 @@ class Consultation:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
 
     @classmethod
-    def from_dict(cls, data: dict) -> Consultation:
-        """A consultation from its JSON object, checked whole against :mod:`.saved`'s schema first."""
-        data = validate_saved(data)
+    def from_dict(cls, data: dict, domains: Domains = PACKAGED) -> Consultation:
+        """A consultation from its JSON object, checked whole against :mod:`.saved`'s schema first (its
+        domain against ``domains``, the table of the firm that resumes it)."""
+        data = validate_saved(data, domains)
         values = dict(data)
         values["turns"] = [Turn(**t) for t in data.get("turns", [])]
         values["trace"] = [TraceEvent(**e) for e in data.get("trace", [])]
@@ -101,11 +103,11 @@ class Consultation:
         return cls(**values)
 
     @classmethod
-    def from_json(cls, text: str) -> Consultation:
+    def from_json(cls, text: str, domains: Domains = PACKAGED) -> Consultation:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ValueError(
                 f"not a saved consultation: invalid JSON ({exc.msg} at line {exc.lineno})"
             ) from None
-        return cls.from_dict(data)
+        return cls.from_dict(data, domains)

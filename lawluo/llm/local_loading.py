@@ -60,7 +60,7 @@ class ModelCache:
     """The models loaded in this process, each loaded at most once, by at most one thread at a time.
 
     This is the one process-wide mutable object of the language-model layer, on purpose: what it
-    guards, GPU and CPU memory, is itself process-wide. Several roles (the 16 domain lawyers, the
+    guards, GPU and CPU memory, is itself process-wide. Several roles (every domain's lawyer, the
     judge) and every reload of the settings create their own backend objects, and a 7B model (about
     15 GB in bfloat16) must never be loaded twice for them. Entries are keyed by :class:`LoadKey`; a
     failed load leaves nothing behind, so the next call tries again (the user may have fixed the

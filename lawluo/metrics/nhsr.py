@@ -20,7 +20,9 @@ report and users want.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -28,6 +30,10 @@ from lawluo.law.checker import CitationChecker
 from lawluo.law.verdicts import CONTENT_BEARING, counts, nhsr
 
 from .judge import ANSWER_BUDGET, Judge, untrusted
+from .registry import Key, Metric
+
+if TYPE_CHECKING:
+    from .evaluate import Run
 
 #: Signs that an answer refers to statutes although the rules extracted none.
 STATUTE_HINT = re.compile(
@@ -159,3 +165,31 @@ def summarise_nhsr(answers: list[AnswerStatutes]) -> dict:
         "extracted_by_judge": sum(a.extracted_by == "judge" for a in answers),
         **{f"n_{verdict}": n for verdict, n in totals.items()},
     }
+
+
+class NHSRRun(Metric):
+    """NHSR in ``lawluo evaluate``: each answer's checked statutes (Rel reads them too)."""
+
+    def run(self, run: Run) -> dict[Key, AnswerStatutes]:
+        answers = run.inputs.answers
+        metric = NHSRMetric(run.checker, run.judge)
+        # The rules are CPU-bound Python (one thread is as fast as several); the judge's A.2 fallback
+        # for answers the rules found nothing in runs concurrently afterwards.
+        ruled = run.map(metric.check_rules, [a.text for a in answers], "nhsr", threads=1)
+        out = {(a.id, a.system): s for a, s in zip(answers, ruled, strict=True)}
+        if metric.judge is not None:
+            fallback = [a for a, s in zip(answers, ruled, strict=True) if metric.needs_judge(a.text, s)]
+            for a, s in zip(
+                fallback, run.map(lambda a: metric.score(a.text), fallback, "nhsr (judge)"), strict=True
+            ):
+                out[(a.id, a.system)] = s
+        return out
+
+    def detail(self, value: AnswerStatutes) -> dict:
+        return value.as_dict()
+
+    def summarise(self, values: Sequence[AnswerStatutes]) -> dict:
+        return summarise_nhsr(list(values))
+
+
+NHSR = NHSRRun()

@@ -65,11 +65,16 @@ one BERTScore's authors use for Chinese, ``bert-base-chinese``, at their layer 8
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lawluo.retrieval.tokenize import _jieba
+
+from .registry import Key, Metric, mean
+
+if TYPE_CHECKING:
+    from .evaluate import Run
 
 #: What LawBench scores in place of a blank prediction (``compute_rouge``).
 EMPTY_PREDICTION = "无内容"
@@ -376,3 +381,49 @@ class BertScorer:
         for i, f1 in zip(scored, scores[:, 2].tolist(), strict=True):
             out[i] = f1
         return out
+
+
+# --- in lawluo evaluate -------------------------------------------------------------------------
+
+
+class OverlapRun(Metric):
+    """A text-overlap metric in ``lawluo evaluate``: each answer against its question's reference.
+    Answers whose reference is blank get ``None`` (LawBench's ROUGE-L would stop on them) and a note
+    says how many; a system's figure is the mean over the others."""
+
+    def __init__(self, name: str, score: Callable[[Run, list[str], list[str]], list[float] | None]) -> None:
+        self.name = name
+        self.score = score  # (run, predictions, references) → scores, or None when it cannot run
+
+    def run(self, run: Run) -> dict[Key, float | None] | None:
+        answers, references = run.inputs.answers, run.inputs.references
+        scorable = [i for i, a in enumerate(answers) if references[a.id].reference.strip()]
+        if len(scorable) < len(answers):
+            run.results.notes.append(
+                f"{self.name}: {len(answers) - len(scorable)} answer(s) have a blank reference and no {self.name}"
+            )
+        predictions = [answers[i].text for i in scorable]
+        scores = self.score(run, predictions, [references[answers[i].id].reference for i in scorable])
+        if scores is None:
+            return None
+        out: list[float | None] = [None] * len(answers)
+        for i, score in zip(scorable, scores, strict=True):
+            out[i] = score
+        return {(a.id, a.system): s for a, s in zip(answers, out, strict=True)}
+
+    def summarise(self, values: Sequence[float | None]) -> dict:
+        return {self.name: mean(values)} if any(v is not None for v in values) else {}
+
+
+def _bertscore(run: Run, predictions: list[str], references: list[str]) -> list[float] | None:
+    try:
+        scorer = BertScorer(run.options.bertscore_model, run.options.bertscore_layers)
+        return scorer.score(predictions, references)
+    except (MetricUnavailable, ValueError) as exc:
+        run.results.notes.append(f"skipped bertscore: {exc}")
+        return None
+
+
+ROUGE_L = OverlapRun("rouge_l", lambda run, predictions, references: rouge_l_many(predictions, references))
+METEOR = OverlapRun("meteor", lambda run, predictions, references: meteor_many(predictions, references))
+BERTSCORE = OverlapRun("bertscore", _bertscore)

@@ -18,12 +18,18 @@ a win, ``(wins + draws / 2) / n``, with the standard error of that mean over the
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
 from .judge import ANSWER_BUDGET, QUESTION_BUDGET, REFERENCE_BUDGET, Judge, attempt, untrusted
+from .registry import Metric
+
+if TYPE_CHECKING:
+    from .evaluate import EvalOptions, Run
+    from .inputs import Inputs
 
 NO_REFERENCE = "（无）"
 
@@ -143,3 +149,63 @@ def summarise_pairs(outcomes: list[PairOutcome]) -> dict:
         "win_rate_se": se,
         "consistency": sum(bool(o.consistent) for o in judged) / n if n else None,
     }
+
+
+def system_pairs(systems: Sequence[str], options: EvalOptions) -> list[tuple[str, str]]:
+    """The system pairs to compare: ``--pairs``, else ``--versus`` against every other system, else the
+    two systems there are; ``ValueError`` when it cannot tell."""
+    if options.pairs:
+        unknown = sorted({s for pair in options.pairs for s in pair} - set(systems))
+        if unknown:
+            raise ValueError(f"--pairs names system(s) not in the answers: {', '.join(unknown)}")
+        return list(options.pairs)
+    if options.versus:
+        if options.versus not in systems:
+            raise ValueError(
+                f"--versus {options.versus!r} is not a system in the answers ({', '.join(systems)})"
+            )
+        return [(options.versus, s) for s in systems if s != options.versus]
+    if len(systems) == 2:
+        return [(systems[0], systems[1])]
+    raise ValueError(
+        f"pairwise needs the pairs to compare: the answers have {len(systems)} systems; "
+        "give --pairs A:B[,C:D…] or --versus SYSTEM"
+    )
+
+
+class PairwiseRun(Metric):
+    """The pairwise comparison in ``lawluo evaluate``: no value per answer; its results are the
+    ``Results.pairs`` table (per system pair) and ``Results.pair_details`` (per question and pair)."""
+
+    def check(self, inputs: Inputs, options: EvalOptions) -> None:
+        system_pairs(inputs.systems, options)
+
+    def run(self, run: Run) -> dict:
+        inputs, results = run.inputs, run.results
+        pairs = system_pairs(inputs.systems, run.options)
+        text = {(a.id, a.system): a.text for a in inputs.answers}
+        jobs = [
+            (qid, first, second)
+            for first, second in pairs
+            for qid in inputs.references
+            if (qid, first) in text and (qid, second) in text
+        ]
+
+        def judge(job: tuple[str, str, str]) -> PairOutcome:
+            qid, first, second = job
+            ref = inputs.references[qid]
+            return judge_pair(run.judge, ref.question, ref.reference, text[(qid, first)], text[(qid, second)])
+
+        outcomes = run.map(judge, jobs, "pairwise")
+        by_pair: dict[tuple[str, str], list[PairOutcome]] = {}
+        for (qid, first, second), outcome in zip(jobs, outcomes, strict=True):
+            by_pair.setdefault((first, second), []).append(outcome)
+            results.pair_details.append({"id": qid, "first": first, "second": second, **outcome.as_dict()})
+        results.pairs = [
+            {"first": first, "second": second, **summarise_pairs(by_pair.get((first, second), []))}
+            for first, second in pairs
+        ]
+        return {}  # no value per answer
+
+
+PAIRWISE = PairwiseRun()

@@ -20,13 +20,18 @@ left out of its system's mean.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
 from ..law.verdicts import NOT_HALLUCINATED
 from .judge import QUESTION_BUDGET, STATUTES_BUDGET, Judge, attempt, untrusted
+from .registry import Key, Metric, judged_columns
+
+if TYPE_CHECKING:
+    from .evaluate import Run
 
 NON_HALLUCINATED = NOT_HALLUCINATED  # lawluo/law/verdicts.py
 
@@ -106,3 +111,34 @@ class RelevanceMetric:
         scores = [r["score"] for r in rated if r["score"] is not None]
         errors = [r["error"] for r in rated if r.get("error")]
         return RelResult(sum(scores) / len(scores) if scores else None, rated, errors)
+
+
+class RelRun(Metric):
+    """Rel in ``lawluo evaluate``: each answer's Rel over the statutes NHSR found in it."""
+
+    def run(self, run: Run) -> dict[Key, dict]:
+        metric = RelevanceMetric(run.judge)
+        statutes = run.values["nhsr"]
+        questions = run.inputs.references
+        todo = [a for a in run.inputs.answers if statutes[(a.id, a.system)].citations]
+        rated = run.map(
+            lambda a: metric.score(questions[a.id].question, statutes[(a.id, a.system)].citations),
+            todo,
+            "rel",
+        )
+        out = {
+            (a.id, a.system): {"score": None, "statutes": [], "errors": [], "note": "cites no statute"}
+            for a in run.inputs.answers
+        }
+        for a, r in zip(todo, rated, strict=True):
+            out[(a.id, a.system)] = r.as_dict()
+        return out
+
+    def summarise(self, values: Sequence[dict]) -> dict:
+        return judged_columns("rel", values)
+
+    def judge_errors(self, value: dict) -> int:
+        return len(value.get("errors", []))
+
+
+REL = RelRun()

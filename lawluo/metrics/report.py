@@ -26,25 +26,10 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..law.verdicts import VERDICT_TABLE
+from . import registry
 from .evaluate import Results
 from .plots import turns_chart, win_rate_chart
 
-#: Summary columns shown in the Markdown table, with their headings and number formats.
-MARKDOWN_COLUMNS = (
-    ("system", "System", "{}"),
-    ("answers", "Answers", "{}"),
-    ("nhsr", "NHSR", "{:.3f}"),
-    ("statutes", "Statutes checked", "{}"),
-    *((f"n_{v.code}", v.label_en, "{}") for v in VERDICT_TABLE),  # lawluo/law/verdicts.py
-    ("rouge_l", "ROUGE-L", "{:.3f}"),
-    ("meteor", "METEOR", "{:.3f}"),
-    ("bertscore", "BERTScore", "{:.3f}"),
-    ("rel", "Rel", "{:.2f}"),
-    ("tlc", "T_LC", "{:.2f}"),
-    ("score", "Score", "{:.2f}"),
-    ("judge_errors", "Judge errors", "{}"),
-)
 PAIR_COLUMNS = (
     ("first", "System", "{}"),
     ("second", "Versus", "{}"),
@@ -58,8 +43,10 @@ PAIR_COLUMNS = (
 )
 
 
-def markdown_table(rows: Sequence[dict], columns=MARKDOWN_COLUMNS) -> str:
-    """A GitHub Markdown table of the columns some row has; a missing value is shown as –."""
+def markdown_table(rows: Sequence[dict], columns: Sequence[tuple[str, str, str]] | None = None) -> str:
+    """A GitHub Markdown table of the columns some row has; a missing value is shown as –. The columns
+    are (key, heading, number format); by default the summary's, from the metric registry."""
+    columns = registry.summary_columns() if columns is None else columns
     shown = [c for c in columns if any(c[0] in r for r in rows)]
     lines = ["| " + " | ".join(h for _, h, _ in shown) + " |", "|" + "|".join("---" for _ in shown) + "|"]
     for row in rows:
@@ -165,7 +152,7 @@ def _write_all(results: Results, folder: Path, command: str | None) -> list[str]
     }
     put("summary.json", json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
     put("details.jsonl", _jsonl(results.details))
-    if "pairwise" in results.metrics and results.pairs:
+    if results.pairs:
         put("pairwise.csv", _csv(results.pairs))
         put("pairwise.jsonl", _jsonl(results.pair_details))
         written.append(win_rate_chart(results.pairs, folder / "win_rate.png").name)

@@ -16,10 +16,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lawluo import prompts
 
 from .judge import ANSWER_BUDGET, QUESTION_BUDGET, Judge, attempt, untrusted
+from .registry import Key, Metric, judged_columns
+
+if TYPE_CHECKING:
+    from .evaluate import Run
 
 SCORE = re.compile(r"[\[【［]\s*(?:分数|得分|评分|score)\s*[=＝:：]\s*(\d+(?:\.\d+)?)\s*[\]】］]", re.I)
 HISTORY_BUDGET = 6_000
@@ -100,3 +105,41 @@ def mean_by_turn(per_dialogue: Sequence[Sequence[float | None]]) -> list[float |
         values = [d[t] for d in per_dialogue if t < len(d) and d[t] is not None]
         means.append(sum(values) / len(values) if values else None)
     return means
+
+
+class ScoreRun(Metric):
+    """The single-answer score in ``lawluo evaluate``: every turn of every answer scored in its dialogue;
+    an answer's score is its turns' mean, and each system's mean by turn goes to ``Results.turns``."""
+
+    def run(self, run: Run) -> dict[Key, dict]:
+        jobs = []  # (answer, turn index, history, question, answer text)
+        for a in run.inputs.answers:
+            turns = a.turns or ((run.inputs.references[a.id].question, a.text),)
+            history: list[tuple[str, str]] = []
+            for t, (question, text) in enumerate(turns):
+                jobs.append((a, t, list(history), question, text))
+                history += [("client", question), ("lawyer", text)]
+        scored: list[TurnScore] = run.map(lambda j: score_turn(run.judge, j[2], j[3], j[4]), jobs, "score")
+        per_answer: dict[Key, list[TurnScore]] = {}
+        for job, s in zip(jobs, scored, strict=True):
+            per_answer.setdefault((job[0].id, job[0].system), []).append(s)
+        out: dict[Key, dict] = {}
+        by_system: dict[str, list[list[float | None]]] = {}
+        for key, turn_scores in per_answer.items():
+            values = [s.score for s in turn_scores if s.score is not None]
+            out[key] = {
+                "score": sum(values) / len(values) if values else None,
+                "turns": [s.as_dict() for s in turn_scores],
+            }
+            by_system.setdefault(key[1], []).append([s.score for s in turn_scores])
+        run.results.turns = {system: mean_by_turn(dialogues) for system, dialogues in by_system.items()}
+        return out
+
+    def summarise(self, values: Sequence[dict]) -> dict:
+        return judged_columns("score", values)
+
+    def judge_errors(self, value: dict) -> int:
+        return sum(1 for t in value.get("turns", []) if t["error"])
+
+
+SINGLE_SCORE = ScoreRun()

@@ -14,12 +14,18 @@ articles the reference answer cites (see :func:`lawluo.metrics.references.refere
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
 from .judge import ANSWER_BUDGET, QUESTION_BUDGET, STATUTES_BUDGET, Judge, attempt, untrusted
+from .references import reference_statutes
+from .registry import Key, Metric, judged_columns
+
+if TYPE_CHECKING:
+    from .evaluate import Run
 
 MAX_CLAIMS = 10
 CLAIM_CHARS = 500
@@ -88,3 +94,27 @@ class TruthfulnessMetric:
         scores = [r["score"] for r in rated if r["score"] is not None]
         errors = [r["error"] for r in rated if r.get("error")]
         return TLCResult(sum(scores) / len(scores) if scores else None, rated, errors)
+
+
+class TLCRun(Metric):
+    """T_LC in ``lawluo evaluate``: each answer's claims judged against its question's reference statutes."""
+
+    def run(self, run: Run) -> dict[Key, dict]:
+        metric = TruthfulnessMetric(run.judge)
+        references = run.inputs.references
+        statutes = {qid: reference_statutes(run.checker, ref) for qid, ref in references.items()}
+        rated = run.map(
+            lambda a: metric.score(references[a.id].question, a.text, statutes[a.id]),
+            run.inputs.answers,
+            "tlc",
+        )
+        return {(a.id, a.system): r.as_dict() for a, r in zip(run.inputs.answers, rated, strict=True)}
+
+    def summarise(self, values: Sequence[dict]) -> dict:
+        return judged_columns("tlc", values)
+
+    def judge_errors(self, value: dict) -> int:
+        return len(value.get("errors", []))
+
+
+TLC = TLCRun()

@@ -4,12 +4,15 @@ Templates are ``string.Template`` files (``${field}``), so JSON examples with br
 ``prompts.yaml`` declares each template's fields and purpose; :func:`render` refuses missing or
 unexpected fields, and a test renders every template with its declared fields, so a typo in a
 placeholder fails in CI rather than in front of a user (alpaca_eval keeps its judges the same way).
+A key with ``*`` (``lawyer/*``: the domain lawyers' role prompts) declares every template file it
+matches that has no entry of its own, so a new domain's role prompt is one file.
 
     render("structured/json_instructions", schema="{…}")
 """
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import string
 from dataclasses import dataclass
@@ -48,8 +51,14 @@ class Prompt:
 
 @functools.cache
 def declared() -> dict[str, dict]:
-    """The index: template name → {fields, purpose}."""
-    return yaml.safe_load(INDEX.read_text(encoding="utf-8")) or {}
+    """The index: template name → {fields, purpose}, the template files a ``*`` key matches included."""
+    index = yaml.safe_load(INDEX.read_text(encoding="utf-8")) or {}
+    names = sorted(p.relative_to(PROMPTS_DIR).with_suffix("").as_posix() for p in PROMPTS_DIR.rglob("*.txt"))
+    entries = {name: entry for name, entry in index.items() if "*" not in name}
+    for pattern, entry in index.items():
+        if "*" in pattern:
+            entries |= {name: entry for name in fnmatch.filter(names, pattern) if name not in entries}
+    return entries
 
 
 @functools.cache

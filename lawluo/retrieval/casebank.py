@@ -28,13 +28,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from ..agents.domains import DOMAIN_NAMES
+from ..agents.domains import PACKAGED, Domains
 from ..files import write_atomically
 
 SOURCES = ("cail", "typical", "disc")
 
-#: The consultation domains a ``domain_hint`` may name (the receptionist's 16 classes).
-DOMAINS = DOMAIN_NAMES  # a case's domain_hint is the Chinese name of a consultation domain
+#: The consultation domains a ``domain_hint`` may name, by default (the names of the packaged table's
+#: rows; a case's domain_hint is the Chinese name of a consultation domain).
+DOMAINS = PACKAGED.names
 
 CRIMINAL_LAW = "中华人民共和国刑法"
 REBUILD_COMMAND = "python -m lawluo build cases --data ../shared/data"
@@ -77,8 +78,9 @@ class Case:
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
     @classmethod
-    def from_dict(cls, obj: object) -> Case:
-        """Validate one decoded line; raises ``ValueError`` saying what is wrong."""
+    def from_dict(cls, obj: object, domains: Domains = PACKAGED) -> Case:
+        """Validate one decoded line (``domain_hint`` against ``domains``' names); raises ``ValueError``
+        saying what is wrong."""
         if not isinstance(obj, dict):
             raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
         names = {f.name for f in fields(cls)}
@@ -90,7 +92,7 @@ class Case:
                 raise ValueError(f"field {name!r} must be a string")
         if obj["source"] not in SOURCES:
             raise ValueError(f"source {obj['source']!r} is not one of {SOURCES}")
-        if obj["domain_hint"] and obj["domain_hint"] not in DOMAINS:
+        if obj["domain_hint"] and obj["domain_hint"] not in domains.names:
             raise ValueError(f"domain_hint {obj['domain_hint']!r} is not a consultation domain")
         articles = obj.get("articles", [])
         if not isinstance(articles, list) or not all(
@@ -123,8 +125,8 @@ def write_case_bank(cases: Iterable[Case], path: Path) -> None:
     write_atomically(path, buf.getvalue())
 
 
-def load_case_bank(path: Path) -> list[Case]:
-    """Read a case bank written by :func:`write_case_bank`.
+def load_case_bank(path: Path, domains: Domains = PACKAGED) -> list[Case]:
+    """Read a case bank written by :func:`write_case_bank`; its domain hints must be ``domains``' names.
 
     Raises ``ValueError`` naming the file and the 1-based line number when a line is not valid JSON or
     not a valid case, and naming the file when it is not a readable gzip stream.
@@ -140,14 +142,15 @@ def load_case_bank(path: Path) -> list[Case]:
         if not line.strip():
             continue
         try:
-            cases.append(Case.from_dict(json.loads(line.decode("utf-8"))))
+            cases.append(Case.from_dict(json.loads(line.decode("utf-8")), domains))
         except (ValueError, TypeError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             raise ValueError(f"{path}: line {lineno}: corrupt case record: {exc}") from exc
     return cases
 
 
 # ---------------------------------------------------------------------------------------------
-# Cause of action and domain heuristics (data, applied in order; first match wins)
+# Cause of action heuristics (data, applied in order; first match wins). The cause → domain hints are
+# the ``cause_hints`` of the domain table's rows (lawluo/agents/domains.yaml).
 # ---------------------------------------------------------------------------------------------
 
 #: Phrases in which a judgment or report names the cause of action outright.
@@ -206,26 +209,6 @@ _TYPICAL_FOLDERS: dict[str, tuple[str, str]] = {
     "民法典": ("", ""),
 }
 
-#: Cause → consultation domain, first match wins; a cause matching none gets no hint.
-_DOMAIN_RULES: tuple[tuple[str, str], ...] = (
-    (r"提供劳务者受害|身体权|健康权|生命权", "侵权"),
-    (r"劳动|工伤|加班|工资", "劳动纠纷"),
-    (r"交通事故", "交通事故"),
-    (r"婚姻|离婚|继承|遗嘱|收养|抚养|赡养|监护|夫妻|同居", "婚姻家庭"),
-    (r"医疗|医院", "医疗纠纷"),
-    (r"拆迁|征收|安置", "拆迁安置"),
-    (r"行政", "行政诉讼"),
-    (r"建设工程|施工", "建设工程"),
-    (r"著作权|商标|专利|知识产权|不正当竞争", "知识产权"),
-    (r"消费者|捆绑交易", "消费权益"),
-    (r"股东|股权|公司决议|公司设立|公司解散", "公司法"),
-    (r"商品房|房屋买卖|房屋租赁|物业|居住权", "房产纠纷"),
-    (r"借贷|借款|信用卡|欠款|债权|债务|保证|保理", "债权债务"),
-    (r"侵权|人格权|名誉权|肖像权|隐私权|财产损害", "侵权"),
-    (r"合同|协议|买卖|服务|承揽|租赁|运输|保管|合伙|培训|挂靠", "合同纠纷"),
-)
-_DOMAIN_RULES_RE = tuple((re.compile(p), domain) for p, domain in _DOMAIN_RULES)
-
 
 def infer_cause(*texts: str) -> str:
     """The cause of action a civil text names (``本案系…纠纷``) or, failing that, the first keyword rule
@@ -248,16 +231,14 @@ def infer_cause(*texts: str) -> str:
     return ""
 
 
-def domain_for_cause(cause: str) -> str:
-    """The consultation domain a cause obviously belongs to, else ``""``.
+def domain_for_cause(cause: str, domains: Domains = PACKAGED) -> str:
+    """The consultation domain a cause obviously belongs to, else ``""``: the ``cause_hints`` of the
+    domain table's rows (``lawluo/agents/domains.yaml``), tried by rank, first match wins.
 
     >>> domain_for_cause("民间借贷纠纷"), domain_for_cause("网络购物合同纠纷"), domain_for_cause("盗窃")
     ('债权债务', '合同纠纷', '')
     """
-    for pattern, domain in _DOMAIN_RULES_RE:
-        if pattern.search(cause):
-            return domain
-    return ""
+    return domains.domain_for_cause(cause)
 
 
 # A defendant (or respondent) at the start of what follows 诉/与/申请执行 in a case name: an anonymised
@@ -433,7 +414,7 @@ def _markdown_sections(body: str) -> list[tuple[str, str]]:
     return [(h, _clean("\n".join(lines))) for h, lines in sections]
 
 
-def _typical_case(path: Path, root: Path, extract: Extractor) -> Case:
+def _typical_case(path: Path, root: Path, extract: Extractor, domains: Domains = PACKAGED) -> Case:
     """One ``laws/案例/<folder>/<name>.md`` file → a case; raises ``ValueError`` when it has no facts."""
     rel = path.relative_to(root).as_posix()
     folder = rel.split("/", 1)[0]
@@ -474,7 +455,7 @@ def _typical_case(path: Path, root: Path, extract: Extractor) -> Case:
         source="typical",
         title=title,
         cause=cause,
-        domain_hint=folder_domain or domain_for_cause(cause),
+        domain_hint=folder_domain or domain_for_cause(cause, domains),
         facts=facts_text,
         outcome=outcome_text,
         articles=_articles(extract(facts_text + "\n" + outcome_text)),
@@ -498,7 +479,7 @@ DISC_CASE_PROMPT = "请对以下案件做出分析并给出可能的判决"
 _DISC_CHARGE_RE = re.compile(r"犯([\u4e00-\u9fff、，]{2,30}?)罪[，,。；]?(?:判处|免予|单处|并处)")
 
 
-def _disc_cases(path: Path, extract: Extractor) -> list[Case]:
+def _disc_cases(path: Path, extract: Extractor, domains: Domains = PACKAGED) -> list[Case]:
     """DISC case analyses → cases; criminal when the reference judgment convicts (``犯X罪，判处``)."""
     cases = []
     for row in _read_jsonl(path):
@@ -515,7 +496,7 @@ def _disc_cases(path: Path, extract: Extractor) -> list[Case]:
             cause, domain = "；".join(charges), "刑事辩护"
         else:
             cause = infer_cause(facts, outcome) or "民事纠纷"
-            domain = domain_for_cause(cause)
+            domain = domain_for_cause(cause, domains)
         cases.append(
             Case(
                 id=f"disc-{row['id']}",
@@ -536,9 +517,9 @@ def _disc_cases(path: Path, extract: Extractor) -> list[Case]:
 # ---------------------------------------------------------------------------------------------
 
 
-def build_case_bank(data_dir: Path, *, extract: Extractor) -> list[Case]:
+def build_case_bank(data_dir: Path, *, extract: Extractor, domains: Domains = PACKAGED) -> list[Case]:
     """Build every case from ``data_dir`` (``../shared/data``), in a deterministic order: CAIL by record
-    index, typical cases by file path, DISC by id.
+    index, typical cases by file path, DISC by id; domain hints from ``domains``' cause hints.
 
     ``extract`` finds the statutes a text cites (e.g. ``CitationExtractor(db).extract``, names resolved
     against the statute database ``db`` of the settings' assets). Raises ``ValueError`` on input
@@ -548,8 +529,8 @@ def build_case_bank(data_dir: Path, *, extract: Extractor) -> list[Case]:
     root = data_dir / "laws" / "案例"
     cases = (
         _cail_cases(data_dir / "lawbench")
-        + [_typical_case(p, root, extract) for p in typical_case_files(data_dir)]
-        + _disc_cases(data_dir / "disc" / "qa_short_answer.jsonl", extract)
+        + [_typical_case(p, root, extract, domains) for p in typical_case_files(data_dir)]
+        + _disc_cases(data_dir / "disc" / "qa_short_answer.jsonl", extract, domains)
     )
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
@@ -557,7 +538,7 @@ def build_case_bank(data_dir: Path, *, extract: Extractor) -> list[Case]:
     for c in cases:
         if not c.facts or not c.cause:
             raise ValueError(f"{c.id}: empty facts or cause")
-        if c.domain_hint and c.domain_hint not in DOMAINS:
+        if c.domain_hint and c.domain_hint not in domains.names:
             raise ValueError(f"{c.id}: unknown domain {c.domain_hint!r}")
     return cases
 
@@ -662,7 +643,7 @@ def provenance_markdown(cases: list[Case], asset_bytes: bytes, typical_paths: di
     return "\n".join(lines) + "\n"
 
 
-def build_and_write(data_dir: Path, assets_dir: Path, db) -> dict:
+def build_and_write(data_dir: Path, assets_dir: Path, db, domains: Domains = PACKAGED) -> dict:
     """Build the case bank from ``data_dir`` and write ``cases.jsonl.gz`` and ``cases.PROVENANCE.md``
     into ``assets_dir``; returns a summary ``{"path", "provenance", "cases", "by_source", "bytes",
     "sha256"}`` for the CLI (``python -m lawluo build cases --data ../shared/data``) to print. Cited
@@ -670,7 +651,7 @@ def build_and_write(data_dir: Path, assets_dir: Path, db) -> dict:
     from ..law.citations import CitationExtractor
 
     data_dir, assets_dir = Path(data_dir), Path(assets_dir)
-    cases = build_case_bank(data_dir, extract=CitationExtractor(db).extract)
+    cases = build_case_bank(data_dir, extract=CitationExtractor(db).extract, domains=domains)
     path = assets_dir / CASES_FILENAME
     write_case_bank(cases, path)
     asset = path.read_bytes()

@@ -31,7 +31,9 @@ class CaseSearcher:
 
     @classmethod
     def from_settings(cls, settings) -> CaseSearcher:
-        cases = load_case_bank(settings.cases_path)
+        from ..agents.domains import load_domains
+
+        cases = load_case_bank(settings.cases_path, load_domains(settings.domains_file))
         dense = None
         if settings.case_encoder:
             from .dense import DenseIndex

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
-from ..agents.domains import domain
+from ..agents.domains import PACKAGED, Domains
 from ..agents.secretary import md_text
 from ..firm.state import Consultation, TraceEvent, Turn
 from ..tolc import Node, Tree
@@ -45,6 +45,8 @@ CONSULT_CSS = """
 .ll-mark { border: 1px solid #c5cbd3; border-radius: 6px; padding: 1px 10px; background: #fff;
   color: #1f2937; cursor: pointer; font-size: 0.9em; }
 .ll-mark:hover { border-color: #6b7280; }
+.ll-mark:disabled { cursor: default; opacity: 0.6; }
+.ll-mark:disabled:hover { border-color: #c5cbd3; }
 .ll-mark.on[data-mark="yes"] { background: #1f8a46; border-color: #1f8a46; color: #fff; }
 .ll-mark.on[data-mark="no"] { background: #c0392b; border-color: #c0392b; color: #fff; }
 .ll-mark.on[data-mark="unknown"] { background: #6b7280; border-color: #6b7280; color: #fff; }
@@ -81,17 +83,30 @@ def banner_html(statuses: Sequence) -> str:
     return notice(f"未配置语言模型 No language model for: {roles}. {works} {how}", "warn")
 
 
-def routing_html(routing: Mapping | None, current: str | None, history: Sequence[str] = ()) -> str:
+def routing_html(
+    routing: Mapping | None,
+    current: str | None,
+    history: Sequence[str] = (),
+    domains: Domains = PACKAGED,
+    untrained: str = "",
+) -> str:
     """The receptionist's routing: the domain, its probability, the runners-up, and how it got there.
 
     ``history`` lists what happened to the domain after the first routing, oldest first (e.g.
-    ``["re-routed 劳动纠纷 → 合同纠纷"]``).
+    ``["re-routed 劳动纠纷 → 合同纠纷"]``); ``domains`` is the firm's domain table; ``untrained`` the
+    receptionist's notice about domains of the table its model does not know (shown whenever set).
     """
+    warning = (
+        notice(f"接待员的模型尚未学会新增的领域，不会自动分到那里，可手动改派。{untrained}", "warn")
+        if untrained
+        else ""
+    )
     if not routing and not current:
-        return notice(
-            "提问后，接待员会把问题分到 16 个业务领域之一。Ask a question to see its domain.", "info"
+        return warning + notice(
+            f"提问后，接待员会把问题分到 {len(domains)} 个业务领域之一。Ask a question to see its domain.",
+            "info",
         )
-    name = domain(current).name if current else routing.get("name", "")
+    name = domains[current].name if current else routing.get("name", "")
     parts = [
         '<div class="ll-card ll-routing"><div class="ll-head"><span class="ll-meta">接待员分流 Domain</span>'
     ]
@@ -107,14 +122,20 @@ def routing_html(routing: Mapping | None, current: str | None, history: Sequence
     for line in history:
         parts.append(f'<div class="ll-row ll-reroute">{badge("改派", "info")} {esc(line)}</div>')
     parts.append("</div>")
-    return "".join(parts)
+    return "".join(parts) + warning
 
 
 # -- the clarification tree -----------------------------------------------------------------------
 
 
-def tree_html(tree: Tree | None, case_lookup: Callable[[str], object | None] = lambda _id: None) -> str:
-    """The tree as nested lists with mark buttons; a 否 folds the element's subtree away."""
+def tree_html(
+    tree: Tree | None, case_lookup: Callable[[str], object | None] = lambda _id: None, markable: bool = True
+) -> str:
+    """The tree as nested lists with mark buttons; a 否 folds the element's subtree away.
+
+    With ``markable`` false (the tree is answered, closed or still growing) the buttons show the marks
+    but are disabled.
+    """
     if tree is None:
         return notice(
             "澄清树会在提问后出现：逐条标记“是 / 否 / 不确定”，再提交给律师。"
@@ -128,24 +149,24 @@ def tree_html(tree: Tree | None, case_lookup: Callable[[str], object | None] = l
         meta += " · 正在生成下一层… building the next level…"
     parts.append(f'<div class="ll-meta" data-complete="{str(tree.complete).lower()}">{esc(meta)}</div>')
     parts.extend(notice(n, "warn") for n in tree.notes)
-    parts.append(_subtree(tree, "0", case_lookup))
+    parts.append(_subtree(tree, "0", case_lookup, markable))
     parts.append("</div>")
     return "".join(parts)
 
 
-def _subtree(tree: Tree, node_id: str, case_lookup) -> str:
+def _subtree(tree: Tree, node_id: str, case_lookup, markable: bool) -> str:
     children = tree.children(node_id)
     if not children:
         return ""
     items = []
     for node in children:
-        inner = _node(node, case_lookup)
+        inner = _node(node, case_lookup, markable)
         if node.mark == "no":
             hidden = _count_descendants(tree, node.id)
             if hidden:
                 inner += f'<div class="ll-folded">已折叠 {hidden} 个下级要素 ({hidden} folded)</div>'
         else:
-            inner += _subtree(tree, node.id, case_lookup)
+            inner += _subtree(tree, node.id, case_lookup, markable)
         items.append(f"<li>{inner}</li>")
     return "<ul>" + "".join(items) + "</ul>"
 
@@ -154,9 +175,10 @@ def _count_descendants(tree: Tree, node_id: str) -> int:
     return sum(1 + _count_descendants(tree, c.id) for c in tree.children(node_id))
 
 
-def _node(node: Node, case_lookup) -> str:
+def _node(node: Node, case_lookup, markable: bool) -> str:
+    disabled = "" if markable else " disabled"
     buttons = "".join(
-        f'<button type="button" class="ll-mark{" on" if node.mark == value else ""}" '
+        f'<button type="button" class="ll-mark{" on" if node.mark == value else ""}"{disabled} '
         f'data-node="{esc(node.id)}" data-mark="{value}" aria-pressed="{str(node.mark == value).lower()}">'
         f"{label}</button>"
         for value, label in MARK_LABELS

@@ -6,12 +6,30 @@ it cites checked; ending the consultation has the secretary write the report (sh
 as .md and .docx); the boss's scores and the trace of every step are shown along the way.
 
 Handlers are plain module-level functions that take the :class:`~lawluo.firm.Firm` first and the
-session's :class:`~lawluo.firm.Consultation` (kept in ``gr.State``) next; the tab binds them to the
-request's visitor (:mod:`.visitors`: one model step at a time per session, a bounded tree, a time
-budget per step, downloads in the session's own folder, the consultation bound to its browser). They
-never raise: bad input (an empty or over-long question, a click on a closed consultation, a second
-click while a step runs) gets a message and the typed question stays in its box; an unexpected error
-is logged and shown as a message, and the consultation keeps everything it had.
+session's :class:`~lawluo.firm.Consultation` (kept in ``gr.State``) next, and return (or yield) a
+:class:`ConsultView`: one field per component, turned into each event's outputs by
+:meth:`~lawluo.ui.views.View.outputs`. The tab binds them to the request's visitor (:mod:`.visitors`:
+one model step at a time per session, a bounded tree, a time budget per step, downloads in the
+session's own folder, the consultation bound to its browser). They never raise: bad input (an empty
+or over-long question, a click on a closed consultation, a second click while a step runs) gets a
+message and the typed question stays in its box; an unexpected error is logged and shown as a
+message, and the consultation keeps everything it had.
+
+Which step a consultation accepts is the firm's to say: each step raises
+:class:`~lawluo.firm.firm.StepNotAllowed` (:class:`~lawluo.firm.firm.ConsultationClosed` when it is
+closed), and :func:`refused` turns that into the message. The tree's buttons are active only while the
+firm accepts marks: not while the tree grows or the lawyer answers, not after the answer, not once the
+consultation is closed.
+
+**Overlapping actions are disabled, not queued.** While a step runs (Ask, Submit, Regenerate, End, a
+mark, a change of domain, Resume, New), the page disables every control that changes the consultation
+(:data:`LOCK_JS`) until the step is done (:data:`UNLOCK_JS`). A request that arrives while a model step
+of the session runs anyway (a script, two clicks in the same instant) is refused by the server with
+:data:`BUSY_MESSAGE` and changes nothing; a model step's last view is sent once it has let go of the
+session, so the page never shows a control the server would still refuse. Queueing would be wrong: a
+Submit queued behind a growing tree would reach the lawyer before the visitor marked a single fact (and
+a mark made while the tree grows would be lost with its next level), and an Ask queued behind a
+Regenerate would send a question written before the visitor read the new answer.
 
 Scriptable with ``gradio_client`` (each client keeps its own consultation)::
 
@@ -26,25 +44,28 @@ Scriptable with ``gradio_client`` (each client keeps its own consultation)::
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
-from ..agents.domains import DOMAINS
 from ..agents.secretary import Report, render_docx, render_markdown
 from ..firm import Consultation, Firm
-from ..firm.firm import ConsultationTooLong
-from ..firm.saved import MAX_TURN_CHARS
+from ..firm.firm import ConsultationClosed, ConsultationTooLong, StepNotAllowed
+from ..firm.saved import MAX_TURN_CHARS, Status
 from ..llm import Deadline, LanguageModels
 from ..tolc.builder import MAX_HEIGHT, MAX_K
 from . import consult_render as cr
-from .render import CSS, notice
 from .copy import UICopy
+from .render import CSS, notice
+from .views import KEEP, Keep, View
 from .visitors import (
     DIRECT,
     Visit,
@@ -74,10 +95,40 @@ HTML_CSS = CSS + cr.CONSULT_CSS
 TREE_JS = """
 element.addEventListener('click', (event) => {
   const button = event.target.closest('button[data-mark]');
-  if (!button || !element.contains(button)) return;
+  if (!button || button.disabled || !element.contains(button)) return;
   trigger('click', {node: button.dataset.node, mark: button.dataset.mark});
 });
 """
+
+#: The page's controls that change the consultation (the tree's mark buttons included).
+CONTROLS = (
+    "#ll-ask",
+    "#ll-regenerate",
+    "#ll-end",
+    "#ll-new",
+    "#ll-submit",
+    "#ll-resume",
+    "#ll-question textarea",
+    "#ll-domain input",
+    "#ll-chat button[aria-label='Clear']",
+    "#ll-tree button[data-mark]",
+)
+#: Run in the browser as a step's request is about to leave (``js`` of its event, so only when the step
+#: really starts): every enabled control is disabled and tagged, so no second click (the same button or
+#: another) can start an overlapping step. The event's inputs pass through unchanged.
+LOCK_JS = (
+    "(...inputs) => { window.__llSteps = (window.__llSteps || 0) + 1;"
+    " document.querySelectorAll(__CONTROLS__).forEach((el) => {"
+    " if (!el.disabled) { el.disabled = true; el.dataset.llLocked = '1'; } }); return inputs; }"
+).replace("__CONTROLS__", json.dumps(", ".join(CONTROLS)))
+#: Run in the browser when the step is done or failed: once no step of the page runs, the controls it
+#: disabled are enabled again (a tree redrawn meanwhile has new buttons, active or not as the server drew
+#: them).
+UNLOCK_JS = (
+    "() => { window.__llSteps = Math.max(0, (window.__llSteps || 0) - 1); if (window.__llSteps) return;"
+    " document.querySelectorAll('[data-ll-locked]').forEach((el) => {"
+    " el.disabled = false; delete el.dataset.llLocked; }); }"
+)
 
 EMPTY_MESSAGE = "请输入您的问题。Please type a question first."
 CLOSED_MESSAGE = "本次咨询已结束，请点击“新咨询”开始新的咨询。This consultation has ended: start a new one."
@@ -88,6 +139,16 @@ BUSY_MESSAGE = (
 FOREIGN_MESSAGE = (
     "这个咨询属于另一个浏览器，无法在此查看或继续。This consultation belongs to another browser."
 )
+#: What the visitor reads when the firm refuses a step (the firm's reason follows); a closed
+#: consultation always reads :data:`CLOSED_MESSAGE`.
+REFUSALS = {
+    "ask": "无法继续提问 Cannot ask more",
+    "answer": "没有待回答的问题（已经回答过了，或还没有提问），可以继续提问或重新生成 There is nothing to answer",
+    "regenerate": "没有可以重新生成的回答 There is no answer to regenerate",
+    "mark": "无法标记 Cannot mark",
+    "domain": "无法设置领域 Cannot set the domain",
+    "end": "无法生成报告 Cannot write the report",
+}
 REPORT_FILE, SAVED_FILE = "LawLuo-consultation-report", "LawLuo-consultation.json"
 
 
@@ -101,36 +162,107 @@ def too_long_message(n: int) -> str:
 # -- the view of a consultation -------------------------------------------------------------------
 
 
-VIEW_SIZE = 8  # the components view() fills
+@dataclass
+class ConsultView(View):
+    """What one event of the tab shows: a field per component (:data:`~lawluo.ui.views.KEEP`: unchanged)."""
+
+    state: Consultation | None | Keep = KEEP
+    question: str | Keep = KEEP
+    report: str | Keep = KEEP
+    download_md: Any = KEEP
+    download_docx: Any = KEEP
+    saved: Any = KEEP
+    chat: list | Keep = KEEP
+    routing: str | Keep = KEEP
+    domain: str | None | Keep = KEEP
+    tree: str | Keep = KEEP
+    citations: str | Keep = KEEP
+    retrieved: str | Keep = KEEP
+    trace: str | Keep = KEEP
+    message: str | Keep = KEEP
+
+
+#: What :func:`view` draws of a consultation.
+DRAWN = ("chat", "routing", "domain", "tree", "citations", "retrieved", "trace", "message")
+#: Each event's outputs, by field name (the components are looked up by the same names).
+ASKED = ("state", "question", *DRAWN)
+STEPPED = ("state", *DRAWN)  # answer, regenerate, mark, domain, resume
+ENDED = ("state", "report", "download_md", "download_docx", *DRAWN)
+SAVED = ("saved", *DRAWN)
+RESTARTED = ("state", "question", "report", "download_md", "download_docx", *DRAWN)
 
 
 def view(
-    firm: Firm, state: Consultation | None, message: str = "", kind: str = "info", streaming=None
-) -> tuple:
-    """What the tab shows for ``state``: chat, routing, domain, tree, citations, retrieved, trace, message."""
+    firm: Firm,
+    state: Consultation | None,
+    /,
+    message: str = "",
+    kind: str = "info",
+    streaming: str | None = None,
+    *,
+    working: bool = False,
+    **also,
+) -> ConsultView:
+    """What the tab shows for ``state`` (and ``state`` itself, kept in the session); ``also`` sets other
+    fields (e.g. ``question=""``). The tree's buttons are active only when the firm accepts marks and no
+    step is ``working`` on the consultation or ``streaming`` its answer."""
     lawyer_turn = next((t for t in reversed(state.turns) if t.role == "lawyer"), None) if state else None
     history = [e.summary for e in (state.trace if state else []) if e.kind in ("reroute", "override")]
-    return (
-        cr.chat_messages(state, streaming),
-        cr.routing_html(state.routing if state else None, state.domain if state else None, history),
-        state.domain if state else None,
-        cr.tree_html(state.tree if state else None, firm.case_searcher.get),
-        cr.citations_html(lawyer_turn),
-        cr.retrieved_html(lawyer_turn),
-        cr.trace_html(state.trace if state else []),
-        notice(message, kind) if message else "",
+    markable = state is not None and state.status == Status.CLARIFYING and streaming is None and not working
+    drawn = dict(
+        state=state,
+        chat=cr.chat_messages(state, streaming),
+        routing=cr.routing_html(
+            state.routing if state else None,
+            state.domain if state else None,
+            history,
+            firm.domains,
+            firm.receptionist.notice,
+        ),
+        domain=state.domain if state else None,
+        tree=cr.tree_html(state.tree if state else None, firm.case_searcher.get, markable),
+        citations=cr.citations_html(lawyer_turn),
+        retrieved=cr.retrieved_html(lawyer_turn),
+        trace=cr.trace_html(state.trace if state else []),
+        message=notice(message, kind) if message else "",
     )
+    return ConsultView(**{**drawn, **also})
 
 
-def _failed(firm: Firm, state: Consultation | None, exc: Exception) -> tuple:
+def refused(firm: Firm, state: Consultation, exc: Exception, step: str, **also) -> ConsultView:
+    """The view after the firm refused ``step`` (its typed error, or a bad value): why, and nothing changed."""
+    if isinstance(exc, ConsultationClosed):
+        return view(firm, state, CLOSED_MESSAGE, "warn", **also)
+    return view(firm, state, f"{REFUSALS[step]}: {exc}", "warn", **also)
+
+
+def _busy(firm: Firm, state: Consultation | None, **also) -> ConsultView:
+    """Another step of the visitor is running: say so, and leave the consultation to it (state unchanged)."""
+    return view(firm, state, BUSY_MESSAGE, "warn", working=True, **{**also, "state": KEEP})
+
+
+def _is_busy(visitors: Visitors | None, visit: Visit) -> bool:
+    return visitors is not None and bool(visit.session) and visitors.busy(visit.session)
+
+
+def _foreign(firm: Firm, state: Consultation | None, **also) -> ConsultView:
+    """A request from another browser: nothing of the consultation is shown, and it is left as it is."""
+    return view(firm, None, FOREIGN_MESSAGE, "error", **{**also, "state": state})
+
+
+def _failed(firm: Firm, state: Consultation | None, exc: Exception, **also) -> ConsultView:
     """Log the traceback (call inside ``except``) and show a message instead."""
     logger.exception("consultation handler failed")
     message = f"出错了 Something went wrong: {type(exc).__name__}: {exc}"
     try:
-        return view(firm, state, message, "error")
+        return view(firm, state, message, "error", **also)
     except Exception:  # noqa: BLE001 — the state cannot be drawn: show the message, leave the rest as it is
         logger.exception("consultation view failed")
-        return (*[gr.skip()] * (VIEW_SIZE - 1), notice(message, "error"))
+        return ConsultView(state=state, message=notice(message, "error"), **also)
+
+
+def _hidden() -> dict:
+    return gr.update(value=None, visible=False)
 
 
 # -- handlers -------------------------------------------------------------------------------------
@@ -145,60 +277,65 @@ def ask(
     k,
     visitors: Visitors | None = None,
     visit: Visit = DIRECT,
-) -> Iterator[tuple]:
+) -> Iterator[ConsultView]:
     """Route the question, then grow the clarification tree (or, without ToLC, stream the answer).
 
-    Yields ``(state, question box, *view)``; the box is emptied once the question is taken. The tree is
-    reduced to the visitors' limit of clarifier calls, and the tree or answer gets one step's budget.
+    Yields views with ``state`` and ``question``; the box is emptied once the question is taken. The tree
+    is reduced to the visitors' limit of clarifier calls, and the tree or answer gets one step's budget.
+    The last view is sent once the step is over, when the visitor may start the next one.
     """
     visitors = visitors or Visitors()
     text = (question or "").strip()
     if not owner_of(state, visit):
-        yield (state, question, *view(firm, None, FOREIGN_MESSAGE, "error"))
+        yield _foreign(firm, state, question=question)
         return
     if not text:
-        yield (state, question, *view(firm, state, EMPTY_MESSAGE, "warn"))
+        yield view(firm, state, EMPTY_MESSAGE, "warn", question=question)
         return
     if len(text) > MAX_QUESTION_CHARS:
-        yield (state, question, *view(firm, state, too_long_message(len(text)), "warn"))
-        return
-    if state is not None and state.status == "closed":
-        yield (state, question, *view(firm, state, CLOSED_MESSAGE, "warn"))
+        yield view(firm, state, too_long_message(len(text)), "warn", question=question)
         return
     with visitors.model_work(visit) as allowed:
         if not allowed:
-            yield (state, question, *view(firm, state, BUSY_MESSAGE, "warn"))
+            yield _busy(firm, state, question=question)
             return
         if state is None:
             state = firm.new()
             state.owner = visit.owner
         try:
             firm.receive(state, text)
-        except ConsultationTooLong as exc:
-            yield (state, question, *view(firm, state, f"无法继续提问 Cannot ask more: {exc}", "warn"))
-            return
+        except (StepNotAllowed, ConsultationTooLong) as exc:
+            final = refused(firm, state, exc, "ask", question=question)
         except Exception as exc:  # noqa: BLE001 — the UI shows every failure as a message
-            yield (state, question, *_failed(firm, state, exc))
-            return
-        try:
-            yield (state, "", *view(firm, state, "已收到问题。Question received.", "info"))
-            deadline = _deadline(visitors, "澄清树 The clarification tree" if use_tolc else "回答 The answer")
-            if use_tolc:
-                tree_height, tree_k, reduced = _tree_size(firm, visitors, height, k)
-                for _tree in firm.clarify(state, tree_height, tree_k, deadline):
-                    yield (state, "", *view(firm, state, "正在生成澄清树… Building the clarification tree…"))
-                done = (
-                    "请逐条标记“是 / 否 / 不确定”，然后点击“提交已标记的事实”。"
-                    "Mark the facts, then submit them to the lawyer."
-                )
-                late = deadline.expired and state.tree is not None and state.tree.source == "model"
-                if late:
-                    done = f"{deadline.exceeded()} 部分要素改由相似案例生成 Some elements come from similar cases. {done}"
-                yield (state, "", *view(firm, state, reduced + done, "warn" if reduced or late else "info"))
-            else:
-                yield from _stream(firm, state, firm.answer(state, deadline), prefix=("",))
-        except Exception as exc:  # noqa: BLE001 — the UI shows every failure as a message
-            yield (state, "", *_failed(firm, state, exc))
+            final = _failed(firm, state, exc, question=question)
+        else:
+            final = yield from _clarify_or_answer(firm, state, use_tolc, height, k, visitors)
+    yield final
+
+
+def _clarify_or_answer(
+    firm: Firm, state: Consultation, use_tolc: bool, height, k, visitors: Visitors
+) -> Generator[ConsultView, None, ConsultView]:
+    """The question taken: the tree level by level, or the streamed answer; returns the last view."""
+    try:
+        yield view(firm, state, "已收到问题。Question received.", working=True, question="")
+        deadline = _deadline(visitors, "澄清树 The clarification tree" if use_tolc else "回答 The answer")
+        if not use_tolc:
+            return (yield from _stream(firm, state, firm.answer(state, deadline), question=""))
+        tree_height, tree_k, reduced = _tree_size(firm, visitors, height, k)
+        for _tree in firm.clarify(state, tree_height, tree_k, deadline):
+            building = "正在生成澄清树… Building the clarification tree…"
+            yield view(firm, state, building, working=True, question="")
+        done = (
+            "请逐条标记“是 / 否 / 不确定”，然后点击“提交已标记的事实”。"
+            "Mark the facts, then submit them to the lawyer."
+        )
+        late = deadline.expired and state.tree is not None and state.tree.source == "model"
+        if late:
+            done = f"{deadline.exceeded()} 部分要素改由相似案例生成 Some elements come from similar cases. {done}"
+        return view(firm, state, reduced + done, "warn" if reduced or late else "info", question="")
+    except Exception as exc:  # noqa: BLE001 — the UI shows every failure as a message
+        return _failed(firm, state, exc, question="")
 
 
 def _deadline(visitors: Visitors, what: str) -> Deadline:
@@ -226,140 +363,163 @@ def _tree_size(firm: Firm, visitors: Visitors, height, k) -> tuple[int, int, str
 
 def answer(
     firm: Firm, state: Consultation | None, visitors: Visitors | None = None, visit: Visit = DIRECT
-) -> Iterator[tuple]:
+) -> Iterator[ConsultView]:
     """The lawyer answers the latest question with the facts marked so far (streamed)."""
-    visitors = visitors or Visitors()
-    if not owner_of(state, visit):
-        yield (state, *view(firm, None, FOREIGN_MESSAGE, "error"))
-        return
-    if state is None or not state.turns:
-        yield (state, *view(firm, state, "请先提问。Ask a question first.", "warn"))
-        return
-    if state.status == "closed":
-        yield (state, *view(firm, state, CLOSED_MESSAGE, "warn"))
-        return
-    if state.turns[-1].role != "client":
-        yield (
-            state,
-            *view(firm, state, "这个问题已经回答过了；可以继续提问或重新生成。Already answered.", "info"),
-        )
-        return
-    yield from _lawyer_streams(firm, state, visitors, visit, firm.answer)
-
-
-def _lawyer_streams(
-    firm: Firm, state: Consultation, visitors: Visitors, visit: Visit, step
-) -> Iterator[tuple]:
-    """``step(state, deadline)`` (answer or regenerate) streamed, as the visitor's one model step."""
-    with visitors.model_work(visit) as allowed:
-        if not allowed:
-            yield (state, *view(firm, state, BUSY_MESSAGE, "warn"))
-            return
-        yield from _stream(firm, state, step(state, _deadline(visitors, "回答 The answer")))
+    first = "请先提问。Ask a question first."
+    yield from _lawyer_streams(firm, state, visitors, visit, firm.answer, "answer", first)
 
 
 def regenerate(
     firm: Firm, state: Consultation | None, visitors: Visitors | None = None, visit: Visit = DIRECT
-) -> Iterator[tuple]:
+) -> Iterator[ConsultView]:
     """Answer the latest question again (the previous answer is dropped)."""
+    nothing = "没有可以重新生成的回答。There is no answer to regenerate."
+    yield from _lawyer_streams(firm, state, visitors, visit, firm.regenerate, "regenerate", nothing)
+
+
+def _lawyer_streams(
+    firm: Firm,
+    state: Consultation | None,
+    visitors: Visitors | None,
+    visit: Visit,
+    run: Callable[[Consultation, Deadline], Iterator[str]],
+    step: str,
+    no_consultation: str,
+) -> Iterator[ConsultView]:
+    """``run`` (``firm.answer`` or ``firm.regenerate``) streamed as the visitor's one model step; the firm
+    says whether the consultation accepts it (``step`` names its refusal in :data:`REFUSALS`)."""
     visitors = visitors or Visitors()
     if not owner_of(state, visit):
-        yield (state, *view(firm, None, FOREIGN_MESSAGE, "error"))
+        yield _foreign(firm, state)
         return
-    if state is None or not state.turns or state.turns[-1].role != "lawyer" or state.status == "closed":
-        yield (state, *view(firm, state, "没有可以重新生成的回答。There is no answer to regenerate.", "warn"))
+    if state is None:
+        yield view(firm, state, no_consultation, "warn")
         return
-    yield from _lawyer_streams(firm, state, visitors, visit, firm.regenerate)
+    with visitors.model_work(visit) as allowed:
+        if not allowed:
+            yield _busy(firm, state)
+            return
+        try:
+            pieces = run(state, _deadline(visitors, "回答 The answer"))
+        except StepNotAllowed as exc:
+            final = refused(firm, state, exc, step)
+        else:
+            final = yield from _stream(firm, state, pieces)
+    yield final
 
 
-def _stream(firm: Firm, state: Consultation, pieces: Iterator[str], prefix: tuple = ()) -> Iterator[tuple]:
+def _stream(
+    firm: Firm, state: Consultation, pieces: Iterator[str], **also
+) -> Generator[ConsultView, None, ConsultView]:
     """The answer as it streams: the chat redrawn at most every :data:`STREAM_UPDATE_S` (a model sends a
     piece per token; redrawing and sending the whole chat for each would cost the server more than the
-    model does), then the whole view once the answer is checked."""
+    model does); returns the whole view, drawn once the answer is checked."""
     text, shown = "", 0.0
+    answering = "律师正在回答… The lawyer is answering…"
     try:
-        yield (state, *prefix, *view(firm, state, "律师正在回答… The lawyer is answering…", streaming=""))
+        yield view(firm, state, answering, streaming="", **also)
         for n, piece in enumerate(pieces):
             text += piece
             if n == 0:  # retrieval has run: its trace step shows with the first piece
-                yield (
-                    state,
-                    *prefix,
-                    *view(firm, state, "律师正在回答… The lawyer is answering…", streaming=text),
-                )
+                yield view(firm, state, answering, streaming=text, **also)
                 shown = time.monotonic()
             elif time.monotonic() - shown >= STREAM_UPDATE_S:  # only the chat changes until the answer ends
-                yield (state, *prefix, cr.chat_messages(state, text), *[gr.skip()] * (VIEW_SIZE - 1))
+                yield ConsultView(state=state, chat=cr.chat_messages(state, text), **also)
                 shown = time.monotonic()
         last = state.turns[-1]
         done = "回答完毕，引用的法条已核查。Answered; its citations are checked."
-        yield (state, *prefix, *view(firm, state, last.note or done, "warn" if last.note else "info"))
+        return view(firm, state, last.note or done, "warn" if last.note else "info", **also)
     except Exception as exc:  # noqa: BLE001
-        yield (state, *prefix, *_failed(firm, state, exc))
+        return _failed(firm, state, exc, **also)
 
 
-def mark(firm: Firm, state: Consultation | None, node_id: str, value: str, visit: Visit = DIRECT) -> tuple:
+def mark(
+    firm: Firm,
+    state: Consultation | None,
+    node_id: str,
+    value: str,
+    visit: Visit = DIRECT,
+    *,
+    visitors: Visitors | None = None,
+) -> ConsultView:
     """Mark a tree element yes / no / unknown; a no folds its subtree."""
     if not owner_of(state, visit):
-        return (state, *view(firm, None, FOREIGN_MESSAGE, "error"))
-    if state is None or state.tree is None:
-        return (state, *view(firm, state, "还没有澄清树。There is no clarification tree yet.", "warn"))
+        return _foreign(firm, state)
+    if state is None:
+        return view(firm, state, "还没有澄清树。There is no clarification tree yet.", "warn")
+    if _is_busy(visitors, visit):  # a growing tree would drop the mark with its next level
+        return _busy(firm, state)
     try:
         firm.mark(state, str(node_id), str(value))
     except (KeyError, ValueError) as exc:
-        return (state, *view(firm, state, f"无法标记 Cannot mark: {exc}", "warn"))
+        return refused(firm, state, exc, "mark")
     text = cr.MARK_TEXT.get(str(value), str(value))
-    return (state, *view(firm, state, f"已标记 {node_id}：{text}"))
+    return view(firm, state, f"已标记 {node_id}：{text}")
 
 
-def mark_clicked(firm: Firm, state: Consultation | None, evt: gr.EventData, visit: Visit = DIRECT) -> tuple:
+def mark_clicked(
+    firm: Firm,
+    state: Consultation | None,
+    evt: gr.EventData,
+    visit: Visit = DIRECT,
+    *,
+    visitors: Visitors | None = None,
+) -> ConsultView:
     """A click on a mark button of the tree (its ``data-node`` and ``data-mark``)."""
     data = getattr(evt, "_data", None) or {}
     if not isinstance(data, dict):
         data = {}
-    return mark(firm, state, str(data.get("node", ""))[:40], str(data.get("mark", ""))[:20], visit)
+    node, value = str(data.get("node", ""))[:40], str(data.get("mark", ""))[:20]
+    return mark(firm, state, node, value, visit, visitors=visitors)
 
 
-def set_domain(firm: Firm, state: Consultation | None, domain_id: str | None, visit: Visit = DIRECT) -> tuple:
+def set_domain(
+    firm: Firm,
+    state: Consultation | None,
+    domain_id: str | None,
+    visit: Visit = DIRECT,
+    *,
+    visitors: Visitors | None = None,
+) -> ConsultView:
     """The client overrides the receptionist's domain."""
     if not owner_of(state, visit):
-        return (state, *view(firm, None, FOREIGN_MESSAGE, "error"))
+        return _foreign(firm, state)
     if state is None or not state.turns:
-        return (state, *view(firm, state, "请先提问，再调整领域。Ask first, then change the domain.", "warn"))
+        return view(firm, state, "请先提问，再调整领域。Ask first, then change the domain.", "warn")
+    if _is_busy(visitors, visit):
+        return _busy(firm, state)
     if not domain_id or domain_id == state.domain:
-        return (state, *view(firm, state))
+        return view(firm, state)
     try:
         firm.set_domain(state, domain_id)
     except (KeyError, ValueError) as exc:
-        return (state, *view(firm, state, f"无法设置领域 Cannot set the domain: {exc}", "warn"))
-    return (state, *view(firm, state, "已改派领域，之后的回答由该领域律师作答。Domain changed."))
+        return refused(firm, state, exc, "domain")
+    return view(firm, state, "已改派领域，之后的回答由该领域律师作答。Domain changed.")
 
 
 def end(
     firm: Firm, state: Consultation | None, visitors: Visitors | None = None, visit: Visit = DIRECT
-) -> tuple:
-    """The secretary's report, scored by the boss: ``(state, report markdown, .md file, .docx file, *view)``.
+) -> ConsultView:
+    """The secretary's report, scored by the boss, and its .md and .docx files; the consultation is closed.
+    Ending a closed consultation offers its report again.
 
     The files are written into a fresh folder of the visitor's session, named by the server (never from
     the consultation, which may come from an uploaded file), readable by the app's user only.
     """
     visitors = visitors or Visitors()
-    nothing = (gr.update(value=None, visible=False), gr.update(value=None, visible=False))
+    nothing = {"report": "", "download_md": _hidden(), "download_docx": _hidden()}
     if not owner_of(state, visit):
-        return (state, "", *nothing, *view(firm, None, FOREIGN_MESSAGE, "error"))
-    if state is None or not state.turns:
-        return (
-            state,
-            "",
-            *nothing,
-            *view(firm, state, "还没有可以写成报告的咨询。Ask a question first.", "warn"),
-        )
+        return _foreign(firm, state, **nothing)
+    if state is None:
+        return view(firm, state, "还没有可以写成报告的咨询。Ask a question first.", "warn", **nothing)
     with visitors.model_work(visit) as allowed:
         if not allowed:
-            return (state, "", *nothing, *view(firm, state, BUSY_MESSAGE, "warn"))
+            return _busy(firm, state, **nothing)
         try:
-            if state.status != "closed":
+            try:
                 firm.close(state, _deadline(visitors, "报告 The report"))
+            except ConsultationClosed:
+                pass  # ended before: its report is offered again
             report = Report(**state.report)
             markdown = render_markdown(report)
             score = cr.score_line(state.report_score)
@@ -369,16 +529,19 @@ def end(
             )
             docx_path = render_docx(report, folder / f"{REPORT_FILE}.docx")
             os.chmod(docx_path, 0o600)
+        except StepNotAllowed as exc:
+            return refused(firm, state, exc, "end", **nothing)
         except Exception as exc:  # noqa: BLE001
-            return (state, "", *nothing, *_failed(firm, state, exc))
-    shown = markdown + (f"\n\n---\n{score}" if score else "")
+            return _failed(firm, state, exc, **nothing)
     message = report.notice or "咨询已结束，报告已生成。The consultation has ended; its report is below."
-    return (
+    return view(
+        firm,
         state,
-        shown,
-        gr.update(value=str(md_path), visible=True),
-        gr.update(value=str(docx_path), visible=True),
-        *view(firm, state, message, "warn" if report.notice else "info"),
+        message,
+        "warn" if report.notice else "info",
+        report=markdown + (f"\n\n---\n{score}" if score else ""),
+        download_md=gr.update(value=str(md_path), visible=True),
+        download_docx=gr.update(value=str(docx_path), visible=True),
     )
 
 
@@ -392,34 +555,38 @@ def _write_private(path: Path, text: str) -> Path:
 
 def save_consultation(
     firm: Firm, state: Consultation | None, visitors: Visitors | None = None, visit: Visit = DIRECT
-) -> tuple:
-    """The consultation as a JSON file to download (resumable here or with ``python -m lawluo consult``).
-
-    Returns ``(file, *view)``.
-    """
+) -> ConsultView:
+    """The consultation as a JSON file to download (``saved``; resumable here or with
+    ``python -m lawluo consult``)."""
     visitors = visitors or Visitors()
-    hidden = gr.update(value=None, visible=False)
     if not owner_of(state, visit):
-        return (hidden, *view(firm, None, FOREIGN_MESSAGE, "error"))
+        return _foreign(firm, state, saved=_hidden())
     if state is None or not state.turns:
-        return (hidden, *view(firm, state, "还没有可以保存的咨询。Nothing to save yet.", "warn"))
+        return view(firm, state, "还没有可以保存的咨询。Nothing to save yet.", "warn", saved=_hidden())
     try:
         path = _write_private(visitors.folder(visit) / SAVED_FILE, state.to_json())
     except OSError as exc:
-        return (hidden, *_failed(firm, state, exc))
-    return (
-        gr.update(value=str(path), visible=True),
-        *view(firm, state, "已保存，请下载文件。Saved: download the file."),
-    )
+        return _failed(firm, state, exc, saved=_hidden())
+    saved = gr.update(value=str(path), visible=True)
+    return view(firm, state, "已保存，请下载文件。Saved: download the file.", saved=saved)
 
 
-def resume_consultation(firm: Firm, state: Consultation | None, upload, visit: Visit = DIRECT) -> tuple:
+def resume_consultation(
+    firm: Firm,
+    state: Consultation | None,
+    upload,
+    visit: Visit = DIRECT,
+    *,
+    visitors: Visitors | None = None,
+) -> ConsultView:
     """Continue a consultation from a JSON file saved earlier; a bad file changes nothing and says why.
 
     The file is checked whole against the saved-consultation schema (:mod:`lawluo.firm.saved`) first.
     """
     if not owner_of(state, visit):
-        return (state, *view(firm, None, FOREIGN_MESSAGE, "error"))
+        return _foreign(firm, state)
+    if _is_busy(visitors, visit):
+        return _busy(firm, state)
     path = Path(upload if isinstance(upload, str) else getattr(upload, "name", "") or "")
     try:
         if not path.is_file():
@@ -428,22 +595,25 @@ def resume_consultation(firm: Firm, state: Consultation | None, upload, visit: V
             raise ValueError(
                 f"the file has {path.stat().st_size:,} bytes; a saved consultation has at most {MAX_SAVED_BYTES:,}"
             )
-        resumed = Consultation.from_json(path.read_text(encoding="utf-8"))
+        resumed = Consultation.from_json(path.read_text(encoding="utf-8"), firm.domains)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return (
-            state,
-            *view(firm, state, f"无法恢复，当前咨询未改变 Cannot resume (nothing changed): {exc}", "warn"),
-        )
+        return view(firm, state, f"无法恢复，当前咨询未改变 Cannot resume (nothing changed): {exc}", "warn")
     resumed.owner = visit.owner
-    return (resumed, *view(firm, resumed, f"已恢复咨询 {resumed.id}。Consultation resumed."))
+    return view(firm, resumed, f"已恢复咨询 {resumed.id}。Consultation resumed.")
 
 
-def new_consultation(firm: Firm, visitors: Visitors | None = None, visit: Visit = DIRECT) -> tuple:
-    """Forget the session's consultation and its files: ``(state, question, report, .md, .docx, *view)``."""
+def new_consultation(
+    firm: Firm, visitors: Visitors | None = None, visit: Visit = DIRECT, state: Consultation | None = None
+) -> ConsultView:
+    """Forget the session's consultation and its files (``state`` is the one shown, drawn again when a
+    step of it still runs and the page must wait)."""
+    if not owner_of(state, visit):
+        return _foreign(firm, state)
+    if _is_busy(visitors, visit):
+        return _busy(firm, state)
     if visitors is not None:
         visitors.forget(visit.session)
-    hidden = gr.update(value=None, visible=False)
-    return (None, "", "", hidden, hidden, *view(firm, None))
+    return view(firm, None, question="", report="", download_md=_hidden(), download_docx=_hidden())
 
 
 def consultation_json(state: Consultation | None, visit: Visit = DIRECT) -> dict:
@@ -507,9 +677,13 @@ def build_consult_tab(
                     "提交已标记的事实 Submit the marked facts", variant="primary", elem_id="ll-submit"
                 )
             with gr.Column(scale=2):
-                routing = gr.HTML(cr.routing_html(None, None), css_template=HTML_CSS, elem_id="ll-routing")
+                routing = gr.HTML(
+                    cr.routing_html(None, None, (), firm.domains, firm.receptionist.notice),
+                    css_template=HTML_CSS,
+                    elem_id="ll-routing",
+                )
                 domain_box = gr.Dropdown(
-                    choices=[(d.name, d.id) for d in DOMAINS],
+                    choices=[(d.name, d.id) for d in firm.domains],
                     value=None,
                     label="改派领域 Change the domain",
                     elem_id="ll-domain",
@@ -551,69 +725,88 @@ def build_consult_tab(
         state_api = gr.Button(visible=False)
         state_json = gr.JSON(visible=False)
 
-        views = [chat, routing, domain_box, tree, citations, retrieved, trace, message]
-        ends = [state, question, report, download_md, download_docx, *views]
+        components = {
+            "state": state,
+            "question": question,
+            "report": report,
+            "download_md": download_md,
+            "download_docx": download_docx,
+            "saved": saved,
+            "chat": chat,
+            "routing": routing,
+            "domain": domain_box,
+            "tree": tree,
+            "citations": citations,
+            "retrieved": retrieved,
+            "trace": trace,
+            "message": message,
+        }
 
-        # Each event handler binds the plain handler to this app's visitors and the request's visitor.
+        def outputs(names: tuple[str, ...]) -> list:
+            return [components[name] for name in names]
+
+        # Each event handler binds the plain handler to this app's visitors and the request's visitor,
+        # and turns its view into the event's outputs (the same names as the event's components).
         def on_ask(session, text, use, h, kk, request: gr.Request):
-            yield from ask(firm, session, text, use, h, kk, visitors, visit_of(request))
+            for shown in ask(firm, session, text, use, h, kk, visitors, visit_of(request)):
+                yield shown.outputs(ASKED)
 
         def on_answer(session, request: gr.Request):
-            yield from answer(firm, session, visitors, visit_of(request))
+            for shown in answer(firm, session, visitors, visit_of(request)):
+                yield shown.outputs(STEPPED)
 
         def on_regenerate(session, request: gr.Request):
-            yield from regenerate(firm, session, visitors, visit_of(request))
+            for shown in regenerate(firm, session, visitors, visit_of(request)):
+                yield shown.outputs(STEPPED)
 
         def on_end(session, request: gr.Request):
-            return end(firm, session, visitors, visit_of(request))
+            return end(firm, session, visitors, visit_of(request)).outputs(ENDED)
 
-        def on_new(request: gr.Request):
-            return new_consultation(firm, visitors, visit_of(request))
+        def on_new(session, request: gr.Request):
+            return new_consultation(firm, visitors, visit_of(request), session).outputs(RESTARTED)
 
         def on_save(session, request: gr.Request):
-            return save_consultation(firm, session, visitors, visit_of(request))
+            return save_consultation(firm, session, visitors, visit_of(request)).outputs(SAVED)
 
         def on_resume(session, upload, request: gr.Request):
-            return resume_consultation(firm, session, upload, visit_of(request))
+            return resume_consultation(firm, session, upload, visit_of(request), visitors=visitors).outputs(
+                STEPPED
+            )
 
         def on_mark(session, node_id, value, request: gr.Request):
-            return mark(firm, session, node_id, value, visit_of(request))
+            return mark(firm, session, node_id, value, visit_of(request), visitors=visitors).outputs(STEPPED)
 
         def on_tree_click(session, evt: gr.EventData, request: gr.Request):
-            return mark_clicked(firm, session, evt, visit_of(request))
+            return mark_clicked(firm, session, evt, visit_of(request), visitors=visitors).outputs(STEPPED)
 
         def on_domain(session, domain_id, request: gr.Request):
-            return set_domain(firm, session, domain_id, visit_of(request))
+            return set_domain(firm, session, domain_id, visit_of(request), visitors=visitors).outputs(STEPPED)
 
         def on_consultation(session, request: gr.Request):
             return consultation_json(session, visit_of(request))
 
+        def step(triggers: list, handler, inputs: list, names: tuple[str, ...], **options) -> None:
+            """An event that changes the consultation: the page's controls are disabled as its request
+            leaves and enabled when it is done (or failed), so no other step of the page can overlap it."""
+            event = gr.on(triggers, handler, inputs=inputs, outputs=outputs(names), js=LOCK_JS, **options)
+            event.then(None, js=UNLOCK_JS, queue=False, api_visibility="private")
+            event.failure(None, js=UNLOCK_JS, queue=False, api_visibility="private")
+
         llm = {"concurrency_id": "firm", "concurrency_limit": FIRM_CONCURRENCY, "trigger_mode": "once"}
-        gr.on(
-            [ask_btn.click, question.submit],
-            on_ask,
-            inputs=[state, question, use_tolc, height, k],
-            outputs=[state, question, *views],
-            api_name="ask",
-            **llm,
-        )
-        submit_btn.click(on_answer, [state], [state, *views], api_name="answer", **llm)
-        regen_btn.click(on_regenerate, [state], [state, *views], api_name="regenerate", **llm)
-        end_btn.click(
-            on_end,
-            [state],
-            [state, report, download_md, download_docx, *views],
-            api_name="end_consultation",
-            **llm,
-        )
-        new_btn.click(on_new, None, ends, api_name="new_consultation")
+        ask_inputs = [state, question, use_tolc, height, k]
+        step([ask_btn.click, question.submit], on_ask, ask_inputs, ASKED, api_name="ask", **llm)
+        step([submit_btn.click], on_answer, [state], STEPPED, api_name="answer", **llm)
+        step([regen_btn.click], on_regenerate, [state], STEPPED, api_name="regenerate", **llm)
+        step([end_btn.click], on_end, [state], ENDED, api_name="end_consultation", **llm)
+        step([new_btn.click], on_new, [state], RESTARTED, api_name="new_consultation")
         # the chatbot's own trash button starts over too (not just the picture of the chat)
-        chat.clear(on_new, None, ends, api_visibility="private")
-        save_btn.click(on_save, [state], [saved, *views], api_name="save_consultation")
-        resume_btn.upload(on_resume, [state, resume_btn], [state, *views], api_name="resume_consultation")
-        tree.click(on_tree_click, [state], [state, *views], api_visibility="private")
-        mark_api.click(on_mark, [state, node_box, mark_box], [state, *views], api_name="mark")
-        domain_box.input(on_domain, [state, domain_box], [state, *views], api_name="set_domain")
+        step([chat.clear], on_new, [state], RESTARTED, api_visibility="private")
+        step([resume_btn.upload], on_resume, [state, resume_btn], STEPPED, api_name="resume_consultation")
+        step([tree.click], on_tree_click, [state], STEPPED, api_visibility="private")
+        step([domain_box.input], on_domain, [state, domain_box], STEPPED, api_name="set_domain")
+        # scripts only (hidden buttons), and saving, which changes nothing: no lock
+        mark_api.click(on_mark, [state, node_box, mark_box], outputs(STEPPED), api_name="mark")
+        save_btn.click(on_save, [state], outputs(SAVED), api_name="save_consultation")
         state_api.click(on_consultation, [state], [state_json], api_name="consultation")
     if demo is not None:
 

@@ -80,8 +80,9 @@ def live_app(
             responder = responder or FirmResponder()
             server.responder = responder
             env.update(model_environ(server))
-        if "LAWLUO_ANNOTATION_DIR" in os.environ:  # set for the test session by tests/conftest.py
-            env["LAWLUO_ANNOTATION_DIR"] = os.environ["LAWLUO_ANNOTATION_DIR"]
+        for key in ("LAWLUO_ANNOTATION_DIR", "LAWLUO_CACHE_DIR"):  # set for the session by tests/conftest.py
+            if key in os.environ:
+                env[key] = os.environ[key]
         env.update(environ)
         settings = load_settings(environ=env)
         demo = build_app(settings)

@@ -1,0 +1,54 @@
+"""A tab's view: one dataclass whose fields are named after the tab's components.
+
+A handler returns (or yields) a view and never a positional tuple; :meth:`View.outputs` is the one
+place a view becomes an event's outputs, in the order of the field names the event declares. A field
+left at :data:`KEEP` leaves its component as it is (``gr.skip()``), so a refusal that only has a message
+to show sets that one field. A new component of a tab is one new field::
+
+    @dataclass
+    class MyView(View):
+        chat: list | Keep = KEEP
+        message: str | Keep = KEEP
+
+    ASKED = ("chat", "message")                                   # an event's outputs, by name
+    button.click(on_ask, inputs, [components[n] for n in ASKED])  # …and on_ask returns view.outputs(ASKED)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+
+import gradio as gr
+
+
+class Keep:
+    """The type of :data:`KEEP`: "leave this component as it is"."""
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP = Keep()
+
+
+@dataclass
+class View:
+    """Base of a tab's view (subclass it with one field per component, each defaulting to :data:`KEEP`)."""
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """Every field, in order: the outputs of an event that fills the whole view."""
+        return tuple(f.name for f in fields(cls))
+
+    def outputs(self, names: Sequence[str] | None = None) -> tuple:
+        """The values of ``names`` (default: :meth:`names`) in that order; a :data:`KEEP` becomes ``gr.skip()``.
+
+        An unknown name raises ``KeyError``: an event cannot ask for a component the view lacks.
+        """
+        known = self.names()
+        names = known if names is None else tuple(names)
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise KeyError(f"{type(self).__name__} has no field {', '.join(unknown)}")
+        return tuple(gr.skip() if (value := getattr(self, name)) is KEEP else value for name in names)
