@@ -33,11 +33,13 @@ from lawluo.law.database import StatuteDB, StatuteDBError
 from lawluo.llm import LanguageModels
 from lawluo.retrieval.cases import CaseSearcher
 from lawluo.retrieval.statutes import StatuteSearcher
+from lawluo.ui.consult_tab import LAYOUT_CSS as CONSULT_CSS
 from lawluo.ui.consult_tab import TAB_LABEL as CONSULT_TAB_LABEL
 from lawluo.ui.consult_tab import build_consult_tab
 from lawluo.ui.copy import UICopy
 from lawluo.ui.headers import security_headers_middleware
 from lawluo.ui.models_panel import build_models_panel
+from lawluo.ui.render import without_paths
 from lawluo.ui.statute_tab import build_statute_tab, build_unavailable_tab
 from lawluo.ui.visitors import VisitorLimits, limit_malloc_arenas, visitor_cookie_middleware
 
@@ -48,6 +50,11 @@ DEFAULT_CONCURRENCY = 4
 QUEUE_SIZE = 64
 STATE_SESSIONS = 2000
 MAX_THREADS = 100
+#: The page's CSS (passed to ``launch``): the title shrinks on a phone; the consultation tab's layout.
+CSS = (
+    "@media (max-width: 700px) { #ll-title h1 { font-size: 1.2rem !important; margin: 0 !important; } }\n"
+    + CONSULT_CSS
+)
 
 
 def _missing_db_message(
@@ -55,7 +62,7 @@ def _missing_db_message(
 ) -> str:
     return (
         f"## {title}\n\n"
-        f"{exc}\n\n"
+        f"{without_paths(str(exc))}\n\n"  # the full message, path included, is in the server log
         "Build the assets from the repository root, then restart the app 请先构建数据再重启:\n\n"
         f"```\n{BUILD_COMMAND}\n```"
     )
@@ -84,7 +91,7 @@ def build_app(settings: Settings | None = None, models: LanguageModels | None = 
     # Gradio's copies of files served for download (reports, saved consultations) go after a session's life.
     ttl = int(settings.session_ttl_s)
     with gr.Blocks(title="LawLuo 律罗", delete_cache=(min(ttl, 600), ttl)) as demo:
-        gr.Markdown("# LawLuo 律罗 · 法律咨询与法条核查")
+        gr.Markdown("# LawLuo 律罗 · 法律咨询与法条核查", elem_id="ll-title")
         try:
             db = StatuteDB(settings.statutes_path)
             searcher = StatuteSearcher.from_settings(settings, db)
@@ -124,7 +131,7 @@ def _load_annotation(settings: Settings, checker: CitationChecker | None) -> Ann
         service = AnnotationService.from_settings(settings, checker)
     except (UsersError, StoreError, OSError) as exc:
         logger.error("annotation disabled: %s", exc)
-        return f"## 标注不可用 Annotation is not available\n\n{exc}"
+        return f"## 标注不可用 Annotation is not available\n\n{without_paths(str(exc))}"
     if settings.annotation_sync_repo:
         start_sync(settings.annotation_dir, settings.annotation_sync_repo)
     return service
@@ -155,7 +162,8 @@ def launch_options(settings: Settings) -> dict:
     - ``state_session_capacity``: at most this many sessions' state in memory (Gradio's default is 10,000);
     - ``max_threads``: worker threads for the handlers: enough for every model-calling event
       (``FIRM_CONCURRENCY``, each may wait on a model) and every other event at once, so a model-free
-      event never waits for a thread that a hung model holds.
+      event never waits for a thread that a hung model holds;
+    - ``css``: the page's :data:`CSS` (Gradio 6 takes it in ``launch``).
     """
     return {
         "auth": launch_auth(settings),
@@ -171,6 +179,7 @@ def launch_options(settings: Settings) -> dict:
         "ssr_mode": False,
         "state_session_capacity": STATE_SESSIONS,
         "max_threads": MAX_THREADS,
+        "css": CSS,
     }
 
 

@@ -1,6 +1,7 @@
 """How fast the consultation tab of the web app starts and shows its first results, in a real browser.
 
-    python benchmarks/app_latency.py [--starts 3] [--latencies 0.5 1.0] [--repeats 5]
+    python benchmarks/app_latency.py [--starts 3] [--latencies 0.5 1.0] [--repeats 5] [--streams 5]
+    python benchmarks/app_latency.py --starts 0 --latencies --streams 5      # the streamed answer only
 
 1. Start-up with no language model: ``python app.py`` in a fresh process (no LAWLUO_* or OPENAI_*
    variables), timed from just before the process is started until (a) ``GET /`` answers 200 (polled
@@ -12,6 +13,13 @@
    (``#ll-routing .ll-domain``), the first level of the clarification tree
    (``#ll-tree button[data-mark="yes"]``) and the whole H=3 K=3 tree (``data-complete="true"``) are
    shown; one uncounted warm-up ask first. Target: first level ≤ L + 1 s.
+3. A streamed answer, ``gradio_client`` against Chromium: the same question asked without the tree
+   (``/ask`` with ToLC off), the fake server waiting 0.2 s a call and streaming the same 145-character
+   answer at 40 tokens a second. Timed from the request (``predict``; the click on Ask) until the answer is
+   complete: ``predict`` returns its last view; in the browser the last view is drawn and the page's
+   controls are enabled again. Asked first in a new consultation, then after 6 earlier questions and
+   answers (a longer chat to redraw). One uncounted warm-up each. Target: browser median ≤ 1.3 × client.
+   Also printed: the bytes the page received while the answer streamed (median).
 """
 
 from __future__ import annotations
@@ -31,10 +39,13 @@ from _common import QUESTIONS, ROOT, percentile
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
 
+from tests.fakes.firm_models import LAWYER_ANSWER
 from tests.fakes.live_app import CHROMIUM, CHROMIUM_ARGS, free_port, live_app
 
 START_TARGET = 10.0
 TIMEOUT = 60.0
+STREAM_TARGET = 1.3
+STREAM_LATENCY, STREAM_TOKENS_PER_SECOND = 0.2, 40
 
 
 def poll_http(url: str, t0: float, proc: subprocess.Popen) -> float | None:
@@ -184,11 +195,103 @@ def bench_ask(browser, latency: float, repeats: int) -> None:
         print(line)
 
 
+def client_answer(url: str, earlier: int, question: str, server) -> float:
+    """Seconds for ``/ask`` (no tree) through gradio_client, after ``earlier`` fast questions and answers."""
+    from gradio_client import Client
+
+    client = Client(url, verbose=False, download_files=False, analytics_enabled=False)
+    try:
+        server.tokens_per_second = None
+        for _ in range(earlier):
+            client.predict(question, False, 3, 3, api_name="/ask")
+        server.tokens_per_second = STREAM_TOKENS_PER_SECOND
+        t0 = time.perf_counter()
+        client.predict(question, False, 3, 3, api_name="/ask")
+        return time.perf_counter() - t0
+    finally:
+        client.close()
+
+
+ANSWERS_SHOWN = (
+    "(n) => document.querySelectorAll(\"#ll-chat [data-testid='bot']\").length >= n"
+    " && !window.__llSteps && !document.querySelector('#ll-ask').disabled"
+)
+
+
+def browser_answer(browser, url: str, earlier: int, question: str, server) -> tuple[float | None, int]:
+    """Seconds from the click on Ask (ToLC off) until the answer's last view is drawn, in a new page, and
+    the bytes the page received meanwhile (Chrome DevTools Protocol ``Network.dataReceived``)."""
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    received = [0]
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.on("Network.dataReceived", lambda event: received.__setitem__(0, received[0] + event["dataLength"]))
+    try:
+        page.goto(url)
+        page.wait_for_selector("#ll-question textarea", timeout=TIMEOUT * 1000)
+        page.click("#ll-use-tolc-accordion")
+        page.uncheck("#ll-use-tolc input")
+        server.tokens_per_second = None
+        for n in range(1, earlier + 1):
+            page.fill("#ll-question textarea", question)
+            page.click("#ll-ask")
+            page.wait_for_function(ANSWERS_SHOWN, arg=n, timeout=TIMEOUT * 1000)
+        server.tokens_per_second = STREAM_TOKENS_PER_SECOND
+        page.fill("#ll-question textarea", question)
+        received[0] = 0
+        t0 = time.perf_counter()
+        page.click("#ll-ask")
+        try:
+            page.wait_for_function(ANSWERS_SHOWN, arg=earlier + 1, timeout=TIMEOUT * 1000)
+        except PlaywrightError:
+            return None, received[0]
+        return time.perf_counter() - t0, received[0]
+    finally:
+        context.close()
+
+
+def bench_stream(browser, repeats: int) -> None:
+    print(
+        f"\nStreamed answer (/ask, no tree; {len(LAWYER_ANSWER)} characters at {STREAM_TOKENS_PER_SECOND} tokens/s, "
+        f"L = {STREAM_LATENCY:g} s a call), gradio_client vs Chromium, {repeats} runs each:"
+    )
+    question = QUESTIONS[0]
+    with live_app(latency=STREAM_LATENCY, tokens_per_second=STREAM_TOKENS_PER_SECOND) as app:
+        client_answer(app.url, 0, question, app.server)  # warm-ups, not counted
+        browser_answer(browser, app.url, 0, question, app.server)
+        for earlier in (0, 6):
+            clients = [client_answer(app.url, earlier, question, app.server) for _ in range(repeats)]
+            runs = [browser_answer(browser, app.url, earlier, question, app.server) for _ in range(repeats)]
+            browsers = [seconds for seconds, _ in runs]
+            done = [b for b in browsers if b is not None]
+            kilobytes = statistics.median(n for _, n in runs) / 1000
+            c_median = statistics.median(clients)
+            line = (
+                f"  after {earlier} earlier answers: gradio_client median {c_median:.2f} s "
+                f"(min {min(clients):.2f}, max {max(clients):.2f}); "
+            )
+            if not done:
+                print(line + "browser: every run timed out FAIL")
+                continue
+            b_median = statistics.median(done)
+            ratio = b_median / c_median
+            ok = len(done) == len(browsers) and ratio <= STREAM_TARGET
+            print(
+                line + f"browser median {b_median:.2f} s (min {min(done):.2f}, max {max(done):.2f}), "
+                f"{kilobytes:.1f} kB received; ratio {ratio:.2f} (target <= {STREAM_TARGET:g}) "
+                + ("PASS" if ok else "FAIL")
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--starts", type=int, default=3)
     parser.add_argument("--latencies", type=float, nargs="*", default=[0.5, 1.0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--streams", type=int, default=5, help="runs of the streamed-answer comparison (0: skip)"
+    )
     args = parser.parse_args()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -197,6 +300,8 @@ def main() -> None:
                 bench_start(browser, args.starts)
             for latency in args.latencies:
                 bench_ask(browser, latency, args.repeats)
+            if args.streams:
+                bench_stream(browser, args.streams)
         finally:
             browser.close()
 

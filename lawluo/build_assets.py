@@ -1,7 +1,8 @@
 """Rebuild ``assets/`` from ``../shared/data``: ``python -m lawluo build all --data ../shared/data``.
 
-Order matters: the case bank and the search expansions resolve citations with the statute database,
-and the search indexes are built from all three.
+Order matters: the case bank, the clarification material (whose consultations are labelled by the laws
+they cite) and the search expansions resolve citations with the statute database, and the search
+indexes are built from the statutes and the cases.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from .config import PROJECT_ROOT, Settings
 from .law.database import StatuteDB
 
-STEPS = ("statutes", "cases", "expansions", "index")
+STEPS = ("statutes", "cases", "clarifications", "expansions", "index")
 
 
 def build(what: str, data: Path, settings: Settings) -> dict:
@@ -30,6 +31,13 @@ def build(what: str, data: Path, settings: Settings) -> dict:
             from .retrieval.casebank import build_and_write
 
             summary["cases"] = build_and_write(data, assets, StatuteDB(settings.statutes_path))
+        elif step == "clarifications":
+            from .agents.domains import load_domains
+            from .tolc.mining import build_and_write as build_clarifications
+
+            summary["clarifications"] = build_clarifications(
+                data, assets, StatuteDB(settings.statutes_path), load_domains(settings.domains_file)
+            )
         elif step == "expansions":
             from .retrieval.expansions import build_expansions, write_expansions
 

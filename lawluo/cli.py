@@ -139,7 +139,10 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
             status = 2
             continue
         hits = [h.as_dict() for h in searcher.search(query, args.k)]
-        _emit({"id": qid, "query": query, "hits": hits})
+        row = {"id": qid, "query": query, "hits": hits}
+        if args.target == "statutes":  # a named law or article the database cannot give, and why
+            row["notices"] = [x.message() for x in searcher.lookup(query) if x.message()]
+        _emit(row)
     return status
 
 
@@ -475,7 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     classify.set_defaults(func=cmd_classify)
 
     build = sub.add_parser("build", help="rebuild assets from the shared data")
-    build.add_argument("what", choices=["statutes", "cases", "expansions", "index", "all"])
+    build.add_argument("what", choices=["statutes", "cases", "clarifications", "expansions", "index", "all"])
     build.add_argument("--data", default="../shared/data", help="the shared data directory")
     build.set_defaults(func=cmd_build)
 

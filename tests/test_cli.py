@@ -23,12 +23,19 @@ def test_search_statutes_returns_the_documented_fields(capsys, statute_searcher)
     code, rows, _ = run(capsys, "search", "statutes", "试用期 解除劳动合同", "-k", "5")
     assert code == 0
     (row,) = rows
-    assert set(row) == {"id", "query", "hits"} and row["query"] == "试用期 解除劳动合同"
+    assert set(row) == {"id", "query", "hits", "notices"} and row["query"] == "试用期 解除劳动合同"
+    assert row["notices"] == []
     assert len(row["hits"]) == 5
     assert {"law", "article", "version", "text", "score"} <= set(row["hits"][0])
     assert any(h["law"] == "中华人民共和国劳动合同法" for h in row["hits"])
     scores = [h["score"] for h in row["hits"]]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_search_for_an_article_of_a_repealed_law_says_what_replaced_it(capsys, statute_searcher):
+    assert main(["search", "statutes", "合同法第五十二条", "-k", "1"]) == 0
+    (notice,) = json.loads(capsys.readouterr().out)["notices"]
+    assert "已废止" in notice and "中华人民共和国民法典" in notice
 
 
 def test_search_input_file_keeps_ids(capsys, tmp_path, statute_searcher):

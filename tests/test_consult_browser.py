@@ -99,7 +99,7 @@ def test_a_consultation_from_question_to_downloaded_report(page, app, tmp_path):
     lengths = sorted(set(page.evaluate("window.__lengths")))
     assert len([n for n in lengths if 0 < n < len(LAWYER_ANSWER)]) >= 3  # the answer grew piece by piece
     chat = page.inner_text("#ll-chat")
-    assert "每月支付二倍的工资" in chat and "主任评分" in chat
+    assert "每月支付二倍的工资" in chat and "引用核查：核实无误" in chat and "P(更好)" not in chat
     citations = page.inner_text("#ll-citations")
     assert "核实无误" in citations and "查无此条" in citations
     page.click("#ll-citations details summary")  # the real article text, on demand
@@ -110,7 +110,9 @@ def test_a_consultation_from_question_to_downloaded_report(page, app, tmp_path):
     page.click("#ll-end")
     page.wait_for_selector("#ll-download-docx", state="visible")
     report = page.inner_text("#ll-report")
-    assert "法律分析" in report and "风险提示" in report and "主任评分" in report
+    assert (
+        "法律分析" in report and "风险提示" in report and "引用法条及核查结果" in report and "声明" in report
+    )
     page.shot("report")
     with page.expect_download() as download:
         page.click("#ll-download-docx")
@@ -135,7 +137,9 @@ def test_hostile_html_in_the_question_and_the_answer_renders_as_text(page, app):
         page.click("#ll-use-tolc-accordion")
         page.uncheck("#ll-use-tolc input")
         ask(page, HOSTILE_QUESTION)
-        page.wait_for_selector("#ll-citations .ll-summary")
+        page.wait_for_function(  # the answer cites no statute: the panel says so once it is checked
+            "document.querySelector('#ll-citations').innerText.includes('没有引用具体法条')"
+        )
     finally:
         app.responder.lawyer_answer = LAWYER_ANSWER
     page.shot("hostile")

@@ -233,10 +233,10 @@ def test_in_the_browser_a_running_step_disables_every_control_until_it_is_done(p
     assert "要素" in confirmed_facts(app.responder.lawyer_requests[before])
 
     page.click("#ll-regenerate")
-    page.wait_for_function("document.querySelector('#ll-chat').innerText.includes('▌')")
+    page.wait_for_function("document.querySelector('#ll-message').innerText.includes('律师正在回答')")
     assert all(page.is_disabled(c) for c in CONTROLS)  # no Ask while the new answer streams
     page.wait_for_selector("#ll-ask:not([disabled])", timeout=20_000)
-    assert "▌" not in page.inner_text("#ll-chat")
+    assert "律师正在回答" not in page.inner_text("#ll-message")
     assert page.locator("#ll-tree button[data-mark]:not([disabled])").count() == 0  # answered: no marks
 
     page.fill("#ll-question textarea", q(2))

@@ -56,10 +56,13 @@ def test_supporting_cases_are_one_click_away():
     assert "<details><summary>依据案例 Supporting cases (1)</summary>" in html and "张某诉某公司" in html
 
 
-def test_the_banner_names_missing_roles_and_is_empty_when_all_are_ready():
+def test_the_banner_says_in_plain_words_what_a_missing_model_changes_for_a_visitor():
     ready = RoleStatus("lawyer", "openai", "openai: m", True, None)
-    missing = RoleStatus("judge", "none", "none", False, "set LAWLUO_JUDGE_BACKEND")
+    judge = RoleStatus("judge", "none", "none", False, "set LAWLUO_JUDGE_BACKEND")
+    secretary = RoleStatus("secretary", "none", "none", False, "set LAWLUO_SECRETARY_BACKEND")
     assert cr.banner_html([ready]) == ""
-    banner = cr.banner_html([ready, missing])
-    assert "judge" in banner and "lawyer" not in banner.split("No language model for:")[1].split(".")[0]
-    assert "configs/hosted-openai.yaml" in banner
+    assert cr.banner_html([ready, judge]) == ""  # a visitor never meets the judge
+    banner = cr.banner_html([ready, judge, secretary])
+    assert "咨询报告只整理事实" in banner and "律师的回答" not in banner and "关于" in banner
+    for developer_text in ("LAWLUO_", "OPENAI_", "--config", "secretary", "judge"):
+        assert developer_text not in banner

@@ -4,6 +4,7 @@ input (an empty, over-long or hostile question, a click on a closed consultation
 from __future__ import annotations
 
 import zipfile
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -66,12 +67,15 @@ def test_marks_fold_a_no_and_the_answer_streams_with_checked_citations(firm_serv
         steps = [shown(o) for o in tab.answer(firm, state)]
     finally:
         firm_server.tokens_per_second = None
-    partial = [
-        s["chat"][-1]["content"] for s in steps if s["chat"] and s["chat"][-1]["content"].endswith("▌")
-    ]
-    assert len(partial) >= 2  # streamed: the answer grew over several updates
+    updates = [s for s in steps if s["message"] is tab.KEEP]  # while it streams, only the chat changes
+    assert all(s["tree"] is tab.KEEP and s["citations"] is tab.KEEP for s in updates)
+    partial = [s["chat"][-1]["content"] for s in updates]
+    assert len(partial) >= 2  # streamed: the answer grew over several updates…
+    assert all(b.startswith(a) for a, b in pairwise(partial))  # …each adding text at its end only
     final = steps[-1]
-    assert "二倍的工资" in final["chat"][-1]["content"] and "主任评分" in final["chat"][-1]["content"]
+    assert (
+        "二倍的工资" in final["chat"][-1]["content"] and "引用核查：核实无误" in final["chat"][-1]["content"]
+    )
     assert "核实无误" in final["citations"] and "查无此条" in final["citations"]
     assert [e.agent for e in state.trace].count("checker") == 1 and 'data-agent="lawyer"' in final["trace"]
     confirmed = firm_lawyer_request(firm_server)
@@ -126,14 +130,18 @@ def test_hostile_html_in_a_question_and_an_answer_is_shown_as_text(firm_services
     assert "<script>" not in final["routing"] + final["trace"]
 
 
-def test_without_a_model_the_tree_comes_from_cases_and_the_answer_shows_what_was_retrieved(firm_services):
+def test_without_a_model_the_tree_comes_from_the_domains_material_and_the_answer_shows_what_was_retrieved(
+    firm_services,
+):
     firm = make_firm(firm_services)
     state = last(tab.ask(firm, None, QUESTION, True, 2, 3))["state"]
-    assert state.tree.source == "cases"
+    assert state.tree.source == "material"  # the domain's statute elements and lawyers' questions
     final = last(tab.answer(firm, state))
     assert "未配置律师模型" in final["chat"][-1]["content"]
     assert "检索到的法条" in final["retrieved"] and "相似案例" in final["retrieved"]
-    assert "依据案例" in final["tree"]  # a node's supporting cases, one click away
+    assert (
+        "要素来自 本领域法条要件与律师常问问题" in final["tree"]
+    )  # the tree says where its elements came from
 
 
 def test_the_domain_can_be_overridden_and_the_change_is_shown(firm_services):
@@ -161,7 +169,8 @@ def test_ending_writes_the_report_as_markdown_and_docx_and_closes_the_consultati
     state = last(tab.ask(firm, None, QUESTION, False, 3, 3))["state"]
     ended = tab.end(firm, state)
     markdown, md_file, docx_file = ended.report, ended.download_md, ended.download_docx
-    assert "法律分析" in markdown and "主任评分" in markdown and state.status == "closed"
+    assert "法律分析" in markdown and "声明" in markdown and state.status == "closed"
+    assert state.report_score is not None and "P(更好" not in markdown  # the boss's score is in the trace
     md_path, docx_path = Path(md_file["value"]), Path(docx_file["value"])
     assert md_path.read_text(encoding="utf-8").startswith("# ") and "风险提示" in md_path.read_text(
         encoding="utf-8"
@@ -216,7 +225,9 @@ def test_a_bad_saved_file_changes_nothing_and_says_why(firm_services, tmp_path, 
     bad.write_text(content, encoding="utf-8")
     out = shown(tab.resume_consultation(firm, state, str(bad)))
     assert out["state"] is state and "无法恢复" in out["message"] and expected in out["message"]
-    assert "no file" in shown(tab.resume_consultation(firm, state, None))["message"]
+    assert (
+        "没有收到文件。No file was uploaded" in shown(tab.resume_consultation(firm, state, None))["message"]
+    )
 
 
 def test_a_view_becomes_an_events_outputs_by_name_and_keeps_what_it_does_not_set():

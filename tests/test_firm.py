@@ -83,7 +83,7 @@ def test_a_consultation_follows_the_sop_end_to_end(firm_services, firm_server):
         firm.receive(state, "还有一个问题")
 
 
-def test_broken_json_for_the_tree_falls_back_to_similar_cases_and_the_turn_goes_on(
+def test_broken_json_for_the_tree_falls_back_to_the_domains_material_and_the_turn_goes_on(
     firm_services, firm_server
 ):
     firm_server.responder = FirmResponder(clarifier_reply="好的，我来列出要素：1. 是否签了合同 2. 是否被辞退")
@@ -92,7 +92,10 @@ def test_broken_json_for_the_tree_falls_back_to_similar_cases_and_the_turn_goes_
     firm.receive(state, QUESTION)
     for _ in firm.clarify(state):
         pass
-    assert state.tree.elements and all(n.case_ids for n in state.tree.elements)
+    labour = firm.material.find  # the labour material's elements, else a labour case's
+    assert state.tree.elements and all(
+        n.case_ids or labour(n.statement, "labor") for n in state.tree.elements
+    )
     assert any("StructuredOutputError" in note for note in state.tree.notes)
     assert not state.trace[-1].ok  # the tree event records that the model failed
     assert "".join(firm.answer(state)) == LAWYER_ANSWER
@@ -154,9 +157,10 @@ def test_without_any_model_the_sop_still_runs_and_says_what_is_missing(firm_serv
         firm,
         Script.model_validate({"client": "李女士", "turns": [{"text": QUESTION, "marks": {"1": "yes"}}]}),
     )
-    assert state.tree.source == "cases" and "未配置语言模型" in state.tree.notes[0]
+    assert state.tree.source == "material" and "未配置语言模型" in state.tree.notes[0]
     lawyer = state.turns[-1]
-    assert "未配置律师模型" in lawyer.text and "lawyer role" in lawyer.note
+    assert "可能适用的法条" in lawyer.text and "未配置律师模型" in lawyer.text and not lawyer.note
+    assert lawyer.citations and {c["verdict"] for c in lawyer.citations} == {"verified"}
     assert lawyer.statutes and lawyer.cases and lawyer.score is None
     assert state.report["generated_by"] == "no model" and state.report["client"] == "李女士"
     assert state.report_score is None

@@ -67,7 +67,7 @@ def test_chat_messages_of_the_question_and_the_answer_show_no_image(text):
         assert "<img" not in rendered(message["content"]) and "```" not in message["content"]
 
 
-def test_the_report_and_its_boss_score_show_no_image():
+def test_the_report_shows_no_image():
     image = IMAGES["inline"] + "\n" + IMAGES["reference-style"]
     report = Report(
         number="LL-1",
@@ -82,7 +82,6 @@ def test_the_report_and_its_boss_score_show_no_image():
         generated_by=image,
         notice=image,
     )
-    score = cr.score_line({"p_better": 0.8, "method": "judge", "note": image})
-    markdown = render_markdown(report) + "\n\n---\n" + score  # as the tab shows it and the .md holds it
+    markdown = render_markdown(report)  # as the tab shows it and the .md holds it
     assert "<img" not in rendered(markdown)
     assert "```" not in markdown

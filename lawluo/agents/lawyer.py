@@ -7,6 +7,14 @@ the domain's name and laws). The statutes are retrieved with the domain's prefer
 (:func:`retrieve_statutes`). Checking the statutes the answer cites is the firm's next step, not the
 lawyer's.
 
+**Without a model** the lawyer still answers, in Chinese, with what the databases hold
+(:func:`grounded_reply`): the statutes retrieved for the question and the confirmed facts, quoted from the
+database; each fact the client marked, linked to the quoted statutes it shares words with (and the words
+it shares); the similar cases of the consultation's domain (:func:`retrieve_cases`) with their outcomes;
+and one line saying that no language model wrote it and how an operator adds one. It draws no legal
+conclusion: every sentence is a quotation or says which fact and which statute share which words. Its
+citations are real, so the checker verifies them like any answer's.
+
 **Untrusted text.** The question, the earlier turns, the facts (the tree's elements come from a model or
 the case bank) and the statutes go through :func:`~lawluo.prompts.untrusted.quote`: a ``<<<`` or ``>>>``
 in them is written full-width, so none can close the quotation of the client's words in ``lawyer/turn``.
@@ -14,18 +22,52 @@ in them is written full-width, so none can close the quotation of the client's w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .. import prompts
 from ..llm import ChatBackend, gather
 from ..prompts.untrusted import quote
-from .domains import Domain
+from ..retrieval.tokenize import tokenize
+from .domains import OTHER, Domain
 
 PREFERRED_LAW_BOOST = 1.25  # a preferred law's article must be within 25% of the best score to outrank it
 CANDIDATES_PER_STATUTE = 4
+CANDIDATES_PER_CASE = 20  # the case bank is mostly criminal: look deep for the domain's own cases
 STATUTE_TEXT_CHARS = 300
 HISTORY_CHARS = 6000  # older turns beyond this budget are dropped, oldest first
+
+# -- the answer without a model (grounded_reply) ---------------------------------------------------
+REPLY_STATUTES = 3  # statutes quoted in any case; a retrieved one a marked fact links to is added
+QUOTE_CHARS = 150  # a quoted statute is cut at a clause boundary near this length
+OUTCOME_CHARS = 120  # a case's outcome likewise
+SHARED_WORDS_SHOWN = 3
+CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"
+#: Words too common in statutes to link a fact to one of them.
+LINK_STOPWORDS = frozenset(
+    """人民法院 法院 当事人 一方 双方 对方 法律 法规 行政 规定 有关 相关 应当 可以 依法 依照 其他 以上 以下 包括
+    情形 行为 责任 承担 权利 义务 进行 造成 发生 存在 涉及 是不是 有没有 具体""".split()
+)
+REPLY_LEAD = "根据您的问题{facts}，从法条库中找到以下可能适用的条文（原文摘录）："
+REPLY_LEAD_FACTS = "和您确认的事实"
+REPLY_NO_STATUTES = "法条库中没有找到与您的问题直接相关的条文。"
+REPLY_STATUTES_HEAD = "**可能适用的法条**"
+REPLY_FACTS_HEAD = "**您标记的事实与这些法条**"
+REPLY_FACT = "您{verb}：{fact} —— {link}"
+REPLY_LINK = "与法条{ref}有关（都提到{words}）。"
+REPLY_NO_LINK = "上面的法条没有直接提到这一点。"
+REPLY_NO_MARKS = "您还没有在澄清树中标记事实；以上法条只根据问题本身检索。"
+REPLY_CASES_HEAD = "**相似案例**"
+REPLY_NO_CASES = "案例库中没有找到属于“{domain}”领域的相似案例。"
+REPLY_SENTENCE = "刑期：{sentence}"
+REPLY_NO_PRISON = "刑期：未判处监禁刑"
+REPLY_NO_OUTCOME = "（案例库未记录裁判结果）"
+#: The one plain line: no model wrote this, and how an operator adds one.
+REPLY_NO_MODEL = (
+    "（以上内容由系统从法条库和案例库中直接摘录，没有经过语言模型分析，不构成法律意见。"
+    "本站尚未配置律师模型：网站管理员按“关于”页的说明为律师角色配置语言模型后，这里会显示律师的分析。）"
+)
 
 
 @dataclass
@@ -36,6 +78,7 @@ class Brief:
     confirmed: list[str] = field(default_factory=list)
     denied: list[str] = field(default_factory=list)
     statutes: list[dict] = field(default_factory=list)  # StatuteHit.as_dict()
+    cases: list[dict] = field(default_factory=list)  # CaseHit.as_dict(): quoted only without a model
 
 
 def retrieve_statutes(searcher, domain: Domain, query: str, k: int) -> list[dict]:
@@ -44,7 +87,20 @@ def retrieve_statutes(searcher, domain: Domain, query: str, k: int) -> list[dict
     hits = [h.as_dict() for h in searcher.search(query, k * CANDIDATES_PER_STATUTE)]
     for hit in hits:
         hit["preferred"] = hit["law"] in preferred
-    hits.sort(key=lambda h: -h["score"] * (PREFERRED_LAW_BOOST if h["preferred"] else 1.0))
+    # An article the query names by law and number (劳动合同法第82条) stays first.
+    hits.sort(
+        key=lambda h: (not h.get("exact"), -h["score"] * (PREFERRED_LAW_BOOST if h["preferred"] else 1.0))
+    )
+    return hits[:k]
+
+
+def retrieve_cases(searcher, domain: Domain, query: str, k: int) -> list[dict]:
+    """The ``k`` best cases of the domain's own (a case's ``domain_hint`` is its domain's name); any
+    domain's for 其他. Fewer, or none, rather than another domain's: a divorce question is not like a
+    theft (the case bank is three-quarters criminal)."""
+    hits = [h.as_dict() for h in searcher.search(query, k * CANDIDATES_PER_CASE)]
+    if domain.id != OTHER:
+        hits = [h for h in hits if h.get("domain_hint") == domain.name]
     return hits[:k]
 
 
@@ -97,3 +153,145 @@ def _recent(history: list[tuple[str, str]]) -> list[tuple[str, str]]:
             break
         kept.append((role, text))
     return kept[::-1]
+
+
+# -- the answer without a model ----------------------------------------------------------------------
+
+
+def grounded_reply(brief: Brief) -> str:
+    """The answer without a model: an extract of ``brief``'s statutes and cases, in Chinese (Markdown).
+
+    A short lead; the statutes quoted (the first :data:`REPLY_STATUTES`, plus any other a marked fact
+    links to), each as ``①《law》第…条规定：“…”`` so that the checker finds and verifies it; each fact
+    the client confirmed or denied with the quoted statute it shares the most words with
+    (:func:`link_facts`), or a line saying none does; the cases with their outcomes; and
+    :data:`REPLY_NO_MODEL`. Nothing in it is a legal conclusion.
+    """
+    marked = [("确认", fact) for fact in brief.confirmed] + [("否认", fact) for fact in brief.denied]
+    links = link_facts([fact for _, fact in marked], brief.statutes)
+    linked = {i for i, _ in links if i is not None}
+    shown = [i for i in range(len(brief.statutes)) if i < REPLY_STATUTES or i in linked][: len(CIRCLED)]
+    ref = {i: CIRCLED[n] for n, i in enumerate(shown)}
+    out = [REPLY_LEAD.format(facts=REPLY_LEAD_FACTS if brief.confirmed else "")] if shown else []
+    if shown:
+        out.append(REPLY_STATUTES_HEAD)
+        for i in shown:
+            s = brief.statutes[i]
+            out.append(
+                f"{ref[i]} 《{s['law']}》{s['article_label']}规定：“{_clip_text(s['text'], QUOTE_CHARS)}”"
+            )
+    else:
+        out.append(REPLY_NO_STATUTES)
+    out.append(REPLY_FACTS_HEAD)
+    if marked:
+        lines = []
+        for (verb, fact), (i, words) in zip(marked, links, strict=True):
+            link = (
+                REPLY_LINK.format(ref=ref[i], words="".join(f"“{w}”" for w in words))
+                if i is not None and i in ref
+                else REPLY_NO_LINK
+            )
+            lines.append("- " + REPLY_FACT.format(verb=verb, fact=as_statement(fact), link=link))
+        out.append("\n".join(lines))
+    else:
+        out.append(REPLY_NO_MARKS)
+    out.append(REPLY_CASES_HEAD)
+    if brief.cases:
+        out.append("\n".join(f"- {_case_line(c)}" for c in brief.cases))
+    else:
+        out.append(REPLY_NO_CASES.format(domain=brief.domain.name))
+    out.append(REPLY_NO_MODEL)
+    return "\n\n".join(out)
+
+
+def link_facts(facts: Sequence[str], statutes: Sequence[dict]) -> list[tuple[int | None, list[str]]]:
+    """For each fact, the index of the statute it shares the most words with, and those words (at most
+    :data:`SHARED_WORDS_SHOWN`, rarest among the statutes first); ``(None, [])`` when it shares too little.
+
+    Words are the search tokenizer's of two or more characters, minus :data:`LINK_STOPWORDS`; a word inside
+    another shared word (班费 in 加班费) is not counted again; a link needs two shared words or one of three
+    characters or more. Ties go to the better-ranked statute.
+
+    >>> statutes = [{"text": "下列财产为夫妻一方的个人财产"}, {"text": "夫妻在婚后所得的房产"}]
+    >>> link_facts(["婚后购买的房产", "双方约定了利息"], statutes)
+    [(1, ['婚后', '房产']), (None, [])]
+    """
+    bags = [_words(s.get("text", "")) for s in statutes]
+    spread = {w: sum(w in bag for bag in bags) for bag in bags for w in bag}
+    out: list[tuple[int | None, list[str]]] = []
+    for fact in facts:
+        words = _words(fact)
+        best, shared = None, []
+        for i, bag in enumerate(bags):
+            common = [w for w in dict.fromkeys(tokenize(fact)) if w in words and w in bag]
+            if len(common) > len(shared):
+                best, shared = i, common
+        shared = [w for w in shared if not any(w != other and w in other for other in shared)]
+        if len(shared) < 2 and not any(len(w) >= 3 for w in shared):
+            best, shared = None, []  # one common two-character word (约定, 赔偿) links nothing
+        out.append((best, sorted(shared, key=lambda w: spread[w])[:SHARED_WORDS_SHOWN]))
+    return out
+
+
+_QUESTION_FORM = re.compile(r"是否|[？?。]+$")
+
+
+def as_statement(fact: str) -> str:
+    """A tree element as a statement: ``劳动合同是否已解除？`` → ``劳动合同已解除``."""
+    text = " ".join(fact.split())
+    return _QUESTION_FORM.sub("", text) or text
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in tokenize(text) if len(w) >= 2 and w not in LINK_STOPWORDS}
+
+
+_BREAKS = "。；;！？"
+_HEADINGS = re.compile(r"【[^】]{1,12}】")
+
+
+def _clip_text(text: str, limit: int) -> str:
+    """``text`` on one line, cut after the last sentence or clause end before ``limit`` characters (at
+    ``limit`` when there is none past the first third), with ``……`` when cut."""
+    flat = "".join(line.strip() for line in text.splitlines())
+    if len(flat) <= limit:
+        return flat
+    head = flat[:limit]
+    cut = max(head.rfind(mark) for mark in _BREAKS)
+    if cut < limit // 3:
+        cut = max(head.rfind("，"), head.rfind(","))
+    return (head[: cut + 1] if cut >= limit // 3 else head) + "……"
+
+
+def _case_line(case: dict) -> str:
+    title = " ".join(str(case.get("title") or "").split()) or "案例"
+    cause = f"（{case['cause']}）" if case.get("cause") and case["cause"] not in title else ""
+    outcome = _plain_outcome(str(case.get("outcome") or ""))
+    if outcome:
+        result = _clip_text(outcome, OUTCOME_CHARS)
+    elif case.get("sentence"):
+        sentence = str(case["sentence"])
+        result = REPLY_NO_PRISON if sentence == "0个月" else REPLY_SENTENCE.format(sentence=sentence)
+    else:
+        result = REPLY_NO_OUTCOME
+    return f"{title}{cause}：{result}"
+
+
+_RULING = re.compile(r"(?:判决|裁定|裁决|决定)如下[:：]")
+_CITES = re.compile(r"《|第[一二三四五六七八九十百千零〇两\d]+条")
+_CLAUSE = re.compile(r"[^。；;]+[。；;]?")
+
+
+def _plain_outcome(outcome: str) -> str:
+    """A case's outcome without its headings and without the statutes it cites (those are the court's
+    citations, not this answer's): what follows 判决如下：, up to the first clause that cites a statute
+    (or, when the outcome opens with one, every clause that cites none)."""
+    text = "".join(line.strip() for line in _HEADINGS.sub("", outcome).splitlines())
+    ruling = _RULING.search(text)
+    if ruling:
+        text = text[ruling.end() :]
+    clauses = _CLAUSE.findall(text)
+    cites = [bool(_CITES.search(c)) for c in clauses]
+    if True in cites and cites.index(True) > 0:
+        clauses = clauses[: cites.index(True)]
+    return "".join(c for c, cited in zip(clauses, cites, strict=False) if not cited).strip()

@@ -28,6 +28,13 @@ configured, ``generated_by="no model"``. When the model is configured but fails 
 ``chat_json``'s one corrective retry → :class:`StructuredOutputError`, or any other :class:`LLMError`) the
 report is the same partial one and :attr:`Report.notice` records the error, so the UI can show it and
 offer to try again. No legal analysis is ever invented without a model.
+
+**What the client keeps.** After the nine sections every report carries what the firm recorded, written
+by the code and never by a model: the facts the client confirmed and denied in the clarification tree,
+every statute cited in the consultation with the checker's verdict (its Chinese label,
+``lawluo/law/verdicts.py``) and the real text of the article it matched, and a disclaimer
+(:data:`DISCLAIMER`). :func:`report_blocks` lays the report out once; :func:`render_markdown` and
+:func:`render_docx` write the same blocks, so the ``.md`` and the ``.docx`` hold the same text.
 """
 
 from __future__ import annotations
@@ -43,8 +50,9 @@ from typing import Annotated
 from pydantic import BaseModel, StringConstraints, field_validator
 
 from .. import prompts
-from ..law.verdicts import VERDICT_TABLE
+from ..law.verdicts import BY_CODE, VERDICT_TABLE
 from ..llm import ChatBackend, LLMError, ModelUnavailable
+from .lawyer import as_statement
 
 CONVERSATION_CHARS = 8000  # characters of the conversation sent to the model (and quoted in a partial report)
 HEAD_SHARE = 1 / 3  # share of the budget kept from the beginning; the rest comes from the end
@@ -64,15 +72,34 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("advice", "法律建议"),
     ("risks", "风险提示"),
 )
+#: What follows the nine sections, filled by the code from the firm's records (:func:`report_blocks`).
+FACTS_HEADING, STATUTES_HEADING, DISCLAIMER_HEADING = "咨询人确认和否认的事实", "引用法条及核查结果", "声明"
+APPENDIX: tuple[str, ...] = (FACTS_HEADING, STATUTES_HEADING, DISCLAIMER_HEADING)
+DISCLAIMER = (
+    "本报告由 LawLuo 系统根据本次咨询的记录自动生成，仅供参考，不构成正式的法律意见，也不能代替执业律师的意见；"
+    "采取法律行动之前，请向执业律师咨询。法条核查以本系统收录的法规库为准，法规库可能未收录最新的修订。"
+)
+CONFIRMED_LEAD, DENIED_LEAD = "咨询人确认的事实：", "咨询人否认的事实："
+NO_STATUTES = "本次咨询的回答没有引用具体法条。"
+MATCHED_LEAD = "对应条文："
+TEXT_LEAD = "条文原文："
+NO_TEXT = "法规库中没有这一条的原文。"
+GENERATED_BY = "生成方式：{by}"
+GENERATED_WITHOUT_MODEL = "未使用语言模型，根据咨询记录整理"
 SPEAKERS = {"client": "咨询人", "lawyer": "律师"}
 #: The citation checker's verdict codes as the model reads them (the ``report_zh`` of lawluo/law/verdicts.py).
 VERDICT_LABELS = {v.code: v.report_zh for v in VERDICT_TABLE}
-NOT_WRITTEN_NO_MODEL = "（未生成：未配置语言模型。法律分析、法律建议和风险提示只能由语言模型撰写，请为 secretary 角色配置模型后重新生成报告。）"
+NOT_WRITTEN_NO_MODEL = (
+    "（未生成：本站未配置语言模型。法律分析、法律建议和风险提示只能由语言模型撰写；"
+    f"回答中引用的法条及其核查结果见“{STATUTES_HEADING}”。）"
+)
 NOT_WRITTEN_FAILED = "（未生成：语言模型未能写出有效的报告内容，请稍后重新生成报告。）"
 NOT_WRITTEN_SHORT_NO_MODEL = "（未生成：未配置语言模型。）"
 NOT_WRITTEN_SHORT_FAILED = "（未生成：语言模型调用失败。）"
-NOTICE_NO_MODEL = "未配置语言模型：本报告只包含根据咨询记录整理的基本信息和事实。"
-NOTICE_FAILED = "语言模型调用失败，本报告只包含根据咨询记录整理的基本信息和事实。错误：{error}"
+NOTICE_NO_MODEL = "未配置语言模型：本报告只包含根据咨询记录整理的基本信息、事实和引用法条的核查结果。"
+NOTICE_FAILED = (
+    "语言模型调用失败，本报告只包含根据咨询记录整理的基本信息、事实和引用法条的核查结果。错误：{error}"
+)
 PURPOSE_PARTIAL = "就{domain}问题寻求法律意见。"
 NONE = "（无）"
 
@@ -100,8 +127,18 @@ class ReportDraft(BaseModel):
         return value
 
 
+class CitedStatute(BaseModel):
+    """A statute cited in the consultation, as the report lists it."""
+
+    citation: str  # as cited: 《中华人民共和国劳动合同法》第八十二条
+    verdict: str  # the checker's verdict code (lawluo/law/verdicts.py)
+    article: str = ""  # the article the checker matched the citation to (another one for a wrong number)
+    text: str = ""  # that article's real text; "" when the database has none
+
+
 class Report(BaseModel):
-    """The nine-section consultation report (LawLuo paper §3.2), plus who wrote it and any notice."""
+    """The nine-section consultation report (LawLuo paper §3.2), plus who wrote it and any notice, and the
+    firm's records that follow the sections (the facts marked, the statutes cited with their verdicts)."""
 
     number: str  # 报告编号
     date: str  # 日期
@@ -114,6 +151,9 @@ class Report(BaseModel):
     risks: list[str]  # 风险提示, one item each
     generated_by: str  # the model's describe() (never a server URL), or "no model" for a partial report
     notice: str = ""  # why the report is partial (no model, or the model's error); empty otherwise
+    confirmed: list[str] = []  # facts the client confirmed (ToLC "yes")
+    denied: list[str] = []  # facts the client denied (ToLC "no")
+    statutes: list[CitedStatute] = []  # every statute cited, with its verdict and real text
 
     @property
     def partial(self) -> bool:
@@ -134,6 +174,9 @@ class ReportInput:
     statutes: list[tuple[str, str]]
     number: str
     date: str
+    #: for each of ``statutes`` (or none): the article the checker matched it to, and that article's real
+    #: text (``("", "")`` when it matched none)
+    matched: list[tuple[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.turns = [(str(role), str(text)) for role, text in self.turns]
@@ -144,6 +187,17 @@ class ReportInput:
         unknown = sorted({verdict for _, verdict in self.statutes} - set(VERDICT_LABELS))
         if unknown:
             raise ValueError(f"unknown verdict(s) {', '.join(unknown)}; valid: {', '.join(VERDICT_LABELS)}")
+        self.matched = [(str(article), str(text)) for article, text in self.matched]
+        if self.matched and len(self.matched) != len(self.statutes):
+            raise ValueError("matched lists one (article, text) per statute, or nothing")
+
+    def cited(self) -> list[CitedStatute]:
+        """The statutes with their verdicts and matched articles, as the report lists them."""
+        matched = self.matched or [("", "")] * len(self.statutes)
+        return [
+            CitedStatute(citation=citation, verdict=verdict, article=article, text=text)
+            for (citation, verdict), (article, text) in zip(self.statutes, matched, strict=True)
+        ]
 
     @classmethod
     def from_dict(cls, data: dict) -> ReportInput:
@@ -217,7 +271,18 @@ class Secretary:
             date=inp.date,
             client=inp.client,
             generated_by=self.model.describe(),
+            **_records(inp),
         )
+
+
+def _records(inp: ReportInput) -> dict:
+    """What every report carries from the firm's records (never from a model); a tree element written as a
+    question (是否…？) is listed as the statement the client confirmed or denied."""
+    return {
+        "confirmed": [as_statement(fact) for fact in inp.confirmed],
+        "denied": [as_statement(fact) for fact in inp.denied],
+        "statutes": inp.cited(),
+    }
 
 
 def partial_report(inp: ReportInput, error: str | None = None) -> Report:
@@ -227,12 +292,9 @@ def partial_report(inp: ReportInput, error: str | None = None) -> Report:
     subject = inp.domain_name + (f"：{_clip_end(first, SUBJECT_CHARS)}" if first else "")
     facts = "\n".join(
         [
-            "咨询人确认的事实：",
-            _bullets(inp.confirmed),
-            "咨询人否认的事实：",
-            _bullets(inp.denied),
             "咨询人的陈述：",
             _clip("\n".join(f"- {text}" for text in client_words)) if client_words else NONE,
+            f"（咨询人确认和否认的事实见“{FACTS_HEADING}”。）",
         ]
     )
     note = NOT_WRITTEN_NO_MODEL if error is None else NOT_WRITTEN_FAILED
@@ -249,6 +311,7 @@ def partial_report(inp: ReportInput, error: str | None = None) -> Report:
         risks=[short],
         generated_by=NO_MODEL,
         notice=NOTICE_NO_MODEL if error is None else NOTICE_FAILED.format(error=error),
+        **_records(inp),
     )
 
 
@@ -331,47 +394,103 @@ def md_text(text: str) -> str:
 
 
 _LIST_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s")
-
-
-def _md_paragraphs(text: str) -> str:
-    """Each line of ``text`` its own paragraph (Markdown would join them), runs of list items kept together."""
-    out: list[str] = []
-    for line in (line.strip() for line in text.splitlines()):
-        if not line:
-            continue
-        if out and _LIST_ITEM.match(line) and _LIST_ITEM.match(out[-1]):
-            out[-1] += "\n" + md_text(line)
-        else:
-            out.append(md_text(line))
-    return "\n\n".join(out)
-
-
-def render_markdown(report: Report) -> str:
-    """The report as Markdown: a title, the notice (if any) as a quote, one ``##`` heading per section."""
-    out = [f"# {TITLE}", ""]
-    if report.notice:
-        out += [f"> {md_text(' '.join(report.notice.split()))}", ""]
-    for name, heading in SECTIONS:
-        out += [f"## {heading}", ""]
-        value = getattr(report, name)
-        if name in ("advice", "risks"):
-            items = [" ".join(item.split()) for item in value if item.strip()]
-            markers = [f"{i}." if name == "advice" else "-" for i in range(1, len(items) + 1)]
-            out += [f"{marker} {md_text(item)}" for marker, item in zip(markers, items, strict=True)] or [
-                NONE
-            ]
-        else:
-            out += [_md_paragraphs(value) or NONE]
-        out.append("")
-    out.append(f"*生成方式：{md_text(report.generated_by)}*")
-    return "\n".join(out) + "\n"
-
-
 _XML_INVALID = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
+@dataclass(frozen=True)
+class Block:
+    """One paragraph of the report as both writers lay it out.
+
+    ``kind``: ``title`` (the report's title), ``notice`` (why the report is partial), ``heading`` (a
+    section), ``text`` (a paragraph), ``strong`` (a paragraph in bold: a cited statute and its verdict),
+    ``numbered`` / ``bullet`` (a list item: advice / risks and facts), ``footer`` (who wrote it).
+    """
+
+    kind: str
+    text: str
+
+
+def report_blocks(report: Report) -> list[Block]:
+    """The report as a list of blocks: the title, the notice, the nine sections, then the facts the client
+    marked, the statutes cited with their verdicts and real text, the disclaimer, and who wrote it."""
+    blocks = [Block("title", TITLE)]
+    if report.notice:
+        blocks.append(Block("notice", " ".join(report.notice.split())))
+    for name, heading in SECTIONS:
+        blocks.append(Block("heading", heading))
+        value = getattr(report, name)
+        if name in ("advice", "risks"):
+            kind = "numbered" if name == "advice" else "bullet"
+            blocks += [Block(kind, item) for item in _items(value)] or [Block("text", NONE)]
+        else:
+            blocks += _lines(value) or [Block("text", NONE)]
+    blocks.append(Block("heading", FACTS_HEADING))
+    for lead, facts in ((CONFIRMED_LEAD, report.confirmed), (DENIED_LEAD, report.denied)):
+        blocks.append(Block("text", lead))
+        blocks += [Block("bullet", fact) for fact in _items(facts)] or [Block("text", NONE)]
+    blocks.append(Block("heading", STATUTES_HEADING))
+    for i, cited in enumerate(report.statutes, start=1):
+        row = BY_CODE.get(cited.verdict)
+        blocks.append(Block("strong", f"{i}. {cited.citation}：{row.label_zh if row else cited.verdict}"))
+        if cited.article and cited.article != cited.citation:
+            blocks.append(Block("text", MATCHED_LEAD + cited.article))
+        lines = [line.strip() for line in cited.text.splitlines() if line.strip()]
+        if lines:
+            blocks += [Block("text", TEXT_LEAD + lines[0])] + [Block("text", line) for line in lines[1:]]
+        else:
+            blocks.append(Block("text", NO_TEXT))
+    if not report.statutes:
+        blocks.append(Block("text", NO_STATUTES))
+    blocks += [Block("heading", DISCLAIMER_HEADING), Block("text", DISCLAIMER)]
+    by = GENERATED_WITHOUT_MODEL if report.partial else report.generated_by
+    blocks.append(Block("footer", GENERATED_BY.format(by=" ".join(by.split()))))
+    return blocks
+
+
+def _items(values: list[str]) -> list[str]:
+    return [" ".join(item.split()) for item in values if item.strip()]
+
+
+def _lines(text: str) -> list[Block]:
+    return [Block("text", line.strip()) for line in text.splitlines() if line.strip()]
+
+
+def render_markdown(report: Report) -> str:
+    """The report as Markdown: a title, the notice (if any) as a quote, one ``##`` heading per section.
+
+    Every text passes through :func:`md_text`; a paragraph is a line of its own (runs of list items
+    written in a section's text, such as ``- …`` lines, stay one list).
+    """
+    out: list[str] = []
+    previous, number = None, 0
+    for block in report_blocks(report):
+        text = md_text(block.text)
+        number = number + 1 if block.kind == "numbered" else 0
+        line = {
+            "title": f"# {text}",
+            "notice": f"> {text}",
+            "heading": f"## {text}",
+            "strong": f"**{text}**",
+            "footer": f"*{text}*",
+            "numbered": f"{number}. {text}",
+            "bullet": f"- {text}",
+        }.get(block.kind, text)
+        joins = previous is not None and (
+            (block.kind in ("numbered", "bullet") and previous.kind == block.kind)
+            or (
+                block.kind == previous.kind == "text" and _LIST_ITEM.match(line) and _LIST_ITEM.match(out[-1])
+            )
+        )
+        if joins:
+            out[-1] += "\n" + line
+        else:
+            out.append(line)
+        previous = block
+    return "\n\n".join(out) + "\n"
+
+
 def render_docx(report: Report, path: Path | str) -> Path:
-    """Write the report as a Word document (python-docx): a title, the notice, a heading per section."""
+    """Write the report as a Word document (python-docx): the same blocks as :func:`render_markdown`."""
     from docx import Document
     from docx.oxml.ns import qn
 
@@ -382,27 +501,29 @@ def render_docx(report: Report, path: Path | str) -> Path:
     normal = document.styles["Normal"]
     normal.font.name = "SimSun"
     normal.element.get_or_add_rPr().get_or_add_rFonts().set(qn("w:eastAsia"), "宋体")
-    document.add_heading(TITLE, level=0)
-    if report.notice:
-        document.add_paragraph(clean(report.notice), style="Intense Quote")
-    for name, heading in SECTIONS:
-        document.add_heading(heading, level=1)
-        value = getattr(report, name)
-        if name in ("advice", "risks"):
-            style = "List Number" if name == "advice" else "List Bullet"
-            for item in [item for item in value if item.strip()] or [NONE]:
-                document.add_paragraph(clean(item.strip()), style=style)
+    styles = {"notice": "Intense Quote", "numbered": "List Number", "bullet": "List Bullet"}
+    for block in report_blocks(report):
+        text = clean(block.text)
+        if block.kind == "title":
+            document.add_heading(text, level=0)
+        elif block.kind == "heading":
+            document.add_heading(text, level=1)
+        elif block.kind in ("strong", "footer"):
+            run = document.add_paragraph().add_run(text)
+            run.bold, run.italic = block.kind == "strong", block.kind == "footer"
         else:
-            for line in [line for line in value.splitlines() if line.strip()] or [NONE]:
-                document.add_paragraph(clean(line.strip()))
-    document.add_paragraph(clean(f"生成方式：{report.generated_by}"))
+            document.add_paragraph(text, style=styles.get(block.kind))
     path = Path(path)
     document.save(str(path))
     return path
 
 
 __all__ = [
+    "APPENDIX",
+    "DISCLAIMER",
     "SECTIONS",
+    "Block",
+    "CitedStatute",
     "Report",
     "ReportDraft",
     "ReportExample",
@@ -413,4 +534,5 @@ __all__ = [
     "partial_report",
     "render_docx",
     "render_markdown",
+    "report_blocks",
 ]

@@ -25,18 +25,18 @@ from datetime import UTC, date, datetime
 
 from ..agents.boss import Boss
 from ..agents.domains import OTHER, Domains
-from ..agents.lawyer import Brief, Lawyer, retrieve_statutes
+from ..agents.lawyer import Brief, Lawyer, grounded_reply, retrieve_cases, retrieve_statutes
 from ..agents.receptionist import Receptionist
 from ..agents.secretary import ReportInput, Secretary, load_examples
 from ..law.checker import CitationChecker
 from ..llm import Deadline, LanguageModels, LLMError, StreamInterrupted
 from ..llm.budget import within
-from ..tolc import Tree, TreeBuilder
+from ..tolc import TREE_SOURCES, Tree, TreeBuilder
 from .saved import MAX_ANSWER_CHARS, MAX_TRACE, MAX_TURN_CHARS, MAX_TURNS, Status
 from .state import Consultation, TraceEvent, Turn
 
 STATUTES_K, CASES_K = 5, 3
-NO_LAWYER = "未配置律师模型，无法生成回答。以下是根据您的问题和已确认的事实检索到的法条与相似案例，供参考。"
+NO_CLIENT = "（未填写）"  # the report's 咨询人 when the client gave no name
 EMPTY_ANSWER = "律师模型没有给出任何内容（空回答），未作为建议显示。请重新生成，或稍后再试。The model returned an empty answer."
 
 
@@ -66,12 +66,15 @@ class Firm:
     k: int = 3
     best_of: int = 1
     report_examples: tuple = ()  # the secretary's in-context examples (secretary.load_examples)
+    material: object = None  # the clarification material (tolc.material.ClarificationMaterial) or None
 
     def __post_init__(self) -> None:
         self.lawyer = Lawyer(self.models["lawyer"])
         self.secretary = Secretary(self.models["secretary"], self.report_examples)
         self.boss = Boss(self.models["boss"])
-        self.tree_builder = TreeBuilder(self._search_cases, self.models["clarifier"], self.height, self.k)
+        self.tree_builder = TreeBuilder(
+            self._search_cases, self.models["clarifier"], self.height, self.k, material=self.material
+        )
 
     @classmethod
     def from_settings(cls, settings, models: LanguageModels | None = None, **services) -> Firm:
@@ -85,6 +88,10 @@ class Firm:
             services.setdefault("statute_searcher", StatuteSearcher.from_settings(settings, db))
             services.setdefault("checker", CitationChecker(db))
         services.setdefault("case_searcher", CaseSearcher.from_settings(settings))
+        if "material" not in services:
+            from ..tolc.material import ClarificationMaterial
+
+            services["material"] = ClarificationMaterial.from_settings(settings)
         services.setdefault("receptionist", Receptionist.load(settings))
         return cls(
             models=models or LanguageModels(settings.models),
@@ -127,7 +134,7 @@ class Firm:
                 event.summary = (
                     f"stays with {self.domains[state.domain].name}"
                     if routing is None
-                    else f"re-routed {self.domains[state.domain].name} → {_routing_summary(routing)}"
+                    else f"根据新的问题改派：{self.domains[state.domain].name} → {_routing_summary(routing)}"
                 )
                 event.kind = "" if routing is None else "reroute"
             if truncated:
@@ -141,7 +148,7 @@ class Firm:
         _require(state, OPEN, "changing the domain")
         chosen = self.domains[domain_id]
         with self._step(state, "receptionist", "override") as event:
-            event.summary, event.kind = f"domain set to {chosen.name}", "override"
+            event.summary, event.kind = f"咨询人改派为 {chosen.name}", "override"
         state.domain = chosen.id
 
     def clarify(
@@ -167,7 +174,7 @@ class Firm:
         state.status = Status.CLARIFYING
         start = time.perf_counter()
         tree = None
-        levels = builder.levels(question)
+        levels = builder.levels(question, self.domains[state.domain or OTHER])
         while True:
             with within(deadline):  # activated per level: the budget must not span a yield
                 tree_or_none = next(levels, None)
@@ -175,7 +182,7 @@ class Firm:
                 break
             tree = state.tree = tree_or_none
             yield tree
-        source = "clarifier model" if tree.source == "model" else "similar cases (no model)"
+        source = TREE_SOURCES[tree.source]
         state.trace.append(
             TraceEvent(
                 "clarifier",
@@ -218,29 +225,21 @@ class Firm:
         query = " ".join([question, *state.confirmed])
         with self._step(state, "retrieval", "statutes and cases") as event:
             statutes = retrieve_statutes(self.statute_searcher, lawyer_domain, query, STATUTES_K)
-            cases = [h.as_dict() for h in self.case_searcher.search(query, CASES_K)]
+            cases = retrieve_cases(self.case_searcher, lawyer_domain, query, CASES_K)
             event.summary = f"{len(statutes)} statutes, {len(cases)} cases for {len(query)} characters"
         turn = Turn("lawyer", "", statutes=statutes, cases=cases)
-        if not self.lawyer.available:
-            turn.text, turn.note = NO_LAWYER, self.lawyer.model.unavailable_reason()
-            state.trace.append(
-                TraceEvent(
-                    "lawyer",
-                    "answer",
-                    "no model: showed retrieved statutes and cases",
-                    0.0,
-                    ok=False,
-                    at=_now(),
-                )
-            )
-            state.turns.append(turn)
-            state.status = Status.ANSWERED
-            yield turn.text
-            return
         history = [(t.role, t.text) for t in state.turns[:-1]]
-        brief = Brief(lawyer_domain, question, history, state.confirmed, state.denied, statutes)
+        brief = Brief(lawyer_domain, question, history, state.confirmed, state.denied, statutes, cases)
         try:
-            if self.best_of > 1 and self.boss.available:
+            if not self.lawyer.available:  # an extract of the statutes and cases, checked like any answer
+                with self._step(state, "lawyer", "answer") as event:
+                    turn.text = grounded_reply(brief)
+                    event.summary = (
+                        f"no model: extractive answer of {len(turn.text)} characters "
+                        f"from {len(statutes)} statutes and {len(cases)} cases"
+                    )
+                yield turn.text
+            elif self.best_of > 1 and self.boss.available:
                 yield from self._best_of(state, brief, turn, deadline)
             else:
                 yield from self._stream(state, brief, turn, deadline)
@@ -263,27 +262,33 @@ class Firm:
         )
         yield from self.answer(state, deadline)
 
-    def close(self, state: Consultation, deadline: Deadline | None = None) -> dict:
+    def close(self, state: Consultation, deadline: Deadline | None = None, client: str | None = None) -> dict:
         """The secretary's nine-section report, scored by the boss; the consultation is closed.
 
+        ``client`` names the client in the report (the consultation's name is kept when it is ``None``).
         Within ``deadline`` a secretary that does not answer in time gives the partial report.
         """
         _require(state, OPEN, "closing")
         if not state.client_turns:
             raise StepNotAllowed("there is nothing to report: the client has not asked anything")
-        cited = [
-            (f"《{c['law']}》{c['article_label']}", c["verdict"])
-            for t in state.turns
-            for c in t.citations
-            if c.get("law") and c.get("article_label")
-        ]
+        if client is not None:
+            state.client = " ".join(client.split())[:100]
+        # every statute cited, once per verdict: (statute, verdict) → (the article matched, its real text)
+        cited: dict[tuple[str, str], tuple[str, str]] = {}
+        for c in (c for t in state.turns for c in t.citations if c.get("law") and c.get("article_label")):
+            m = c.get("matched") or {}
+            article = f"《{m['law']}》{m['article_label']}" if m.get("law") else ""
+            cited.setdefault(
+                (f"《{c['law']}》{c['article_label']}", c["verdict"]), (article, m.get("text", ""))
+            )
         request = ReportInput(
-            client=state.client or "咨询人",
+            client=state.client or NO_CLIENT,
             domain_name=self.domains[state.domain or OTHER].name,
             turns=[(t.role, t.text) for t in state.turns],
             confirmed=state.confirmed,
             denied=state.denied,
-            statutes=list(dict.fromkeys(cited)),
+            statutes=list(cited),
+            matched=list(cited.values()),
             number=f"LL-{date.today():%Y%m%d}-{state.id[:6].upper()}",
             date=f"{date.today():%Y年%m月%d日}",
         )
@@ -379,7 +384,8 @@ class Firm:
                 turn.citations = [c.as_dict() for c in result.citations]
                 turn.nhsr = result.nhsr
                 event.summary = f"{len(turn.citations)} citations, NHSR {turn.nhsr}"
-            if turn.score is None and self.boss.available and not turn.note:
+            # the boss scores a lawyer's answer, not the extract given without a lawyer model
+            if turn.score is None and self.boss.available and self.lawyer.available and not turn.note:
                 with self._step(state, "boss", "score answer") as event, within(deadline):
                     try:
                         score = self.boss.score(question, turn.text)

@@ -107,6 +107,8 @@ class SavedStatute(_SavedArticle):
     level: Short | None = None
     score: Finite
     preferred: bool = False
+    exact: bool = False
+    repeal: Line = ""
 
 
 class SavedCase(_Strict):
@@ -185,7 +187,7 @@ class SavedTree(_Strict):
     height: Annotated[int, Field(ge=2, le=MAX_HEIGHT)]
     k: Annotated[int, Field(ge=1, le=MAX_K)]
     nodes: Annotated[list[SavedNode], Field(min_length=1, max_length=MAX_NODES)]
-    source: Literal["model", "cases"] = "model"
+    source: Literal["model", "material", "cases"] = "model"  # tolc.tree.TREE_SOURCES
     notes: Annotated[list[Line], Field(max_length=100)] = []
     complete: bool = False
     failures: Annotated[int, Field(ge=0, le=MAX_NODES)] = 0
@@ -225,6 +227,15 @@ class SavedRouting(_Strict):
         return self
 
 
+class SavedCitedStatute(_Strict):
+    """A statute the report lists (``CitedStatute``): as cited, its verdict, the matched article and text."""
+
+    citation: Line
+    verdict: Literal[VERDICTS]  # type: ignore[valid-type]
+    article: Line = ""
+    text: Long = ""
+
+
 class SavedReport(_Strict):
     number: Annotated[str, StringConstraints(pattern=REPORT_NUMBER)]
     date: Short
@@ -237,6 +248,9 @@ class SavedReport(_Strict):
     risks: Annotated[list[Long], Field(max_length=100)]
     generated_by: Short
     notice: Line = ""
+    confirmed: Annotated[list[_text(MAX_TURN_CHARS)], Field(max_length=MAX_NODES)] = []
+    denied: Annotated[list[_text(MAX_TURN_CHARS)], Field(max_length=MAX_NODES)] = []
+    statutes: Annotated[list[SavedCitedStatute], Field(max_length=MAX_TURNS * 100)] = []
 
 
 class SavedTraceEvent(_Strict):

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .database import Resolution, StatuteDB
-from .names import name_key, split_part
+from .names import PRC, name_key, split_part
 from .numerals import NUMERAL, article_label, chinese_to_int
 
 _ART = rf"第\s*({NUMERAL})\s*条(?:之({NUMERAL}))?"
@@ -36,8 +37,8 @@ _ITEM_RE = re.compile(rf"\s*(?:第\s*[(（]?({NUMERAL})[)）]?\s*项|[(（]({NUM
 _BRACKET_NAME_RE = re.compile(
     r"《([^《》\n]{1,90})》\s*(总则编|总则|物权编|合同编|人格权编|婚姻家庭编|继承编|侵权责任编|附则)?\s*(?:的|之|中|里|中的)?\s*$"
 )
-_BACKREF_RE = re.compile(
-    r"(该法|同法|此法|该条例|该解释|该规定|该办法|该法律|上述法律|前述法律|上述法规|该部法律)\s*(?:的)?\s*$"
+_BACKREF_RE = re.compile(  # 同法, but not the end of 合同法 / 劳动合同法
+    r"(该法|(?<!合)同法|此法|该条例|该解释|该规定|该办法|该法律|上述法律|前述法律|上述法规|该部法律)\s*(?:的)?\s*$"
 )
 _INTERNAL_RE = re.compile(
     r"(本法|本条例|本解释|本规定|本办法|本细则|本规则|本决定|本编|本章|本节|前款|本条)\s*(?:的)?\s*$"
@@ -107,6 +108,16 @@ class _Mention:
     item: int | None = None
 
 
+class _LawName(NamedTuple):
+    """A law named before an article number: as written, what it resolves to, how it was found
+    (``bracket``, ``name``, ``backref`` or ``unknown``) and where the name starts in the text."""
+
+    written: str
+    resolution: Resolution | None
+    how: str
+    start: int
+
+
 def _mentions(text: str) -> list[_Mention]:
     out = []
     for m in _ARTICLE_RE.finditer(text):
@@ -138,35 +149,38 @@ class CitationExtractor:
 
     # -- law names ---------------------------------------------------------------------------
 
-    def _known_suffix(self, window: str) -> tuple[str, Resolution] | None:
-        """The longest suffix of ``window`` that names a known or repealed law."""
+    def _known_suffix(self, window: str) -> tuple[str, Resolution, int] | None:
+        """The longest suffix of ``window`` that names a known or repealed law, with its offset."""
         window = re.sub(r"\s*(?:的|之|中的|中|里)?\s*$", "", window)
         limit = min(len(window), self.db.max_alias_len + 12)
         for n in range(limit, 1, -1):
             candidate = window[-n:]
-            if candidate[0] in "的之中和与及、，,。；;:：（(":
+            if candidate[0].isspace() or (
+                candidate[0] in "的之中和与及、，,。；;:：（(" and not candidate.startswith(PRC)
+            ):
                 continue
             key = name_key(candidate)
             base, _part = split_part(key)
             if base in self.db.aliases or self.db.repeal(base):
-                return candidate, self.db.resolve(candidate)
+                return candidate, self.db.resolve(candidate), len(window) - n
         return None
 
-    def _law_before(self, text: str, start: int, floor: int) -> tuple[str, Resolution, str] | None:
-        """Find the law named right before position ``start``; returns (written, resolution, how)."""
-        window = text[max(floor, start - 120) : start]
+    def _law_before(self, text: str, start: int, floor: int) -> _LawName | None:
+        """Find the law named right before position ``start`` (not before ``floor``)."""
+        offset = max(floor, start - 120)
+        window = text[offset:start]
         m = _BRACKET_NAME_RE.search(window)
         if m:
             written = m.group(1) + (m.group(2) or "")
-            return written, self.db.resolve(written), "bracket"
+            return _LawName(written, self.db.resolve(written), "bracket", offset + m.start())
         if _INTERNAL_RE.search(window):
             return None
         b = _BACKREF_RE.search(window)
         if b:
-            return b.group(1), None, "backref"  # type: ignore[return-value]
+            return _LawName(b.group(1), None, "backref", offset + b.start(1))
         known = self._known_suffix(window)
         if known:
-            return known[0], known[1], "name"
+            return _LawName(known[0], known[1], "name", offset + known[2])
         u = _UNKNOWN_NAME_RE.search(window)
         if u:
             name = _LEAD_VERBS.sub("", u.group(1))
@@ -179,7 +193,7 @@ class CitationExtractor:
                 "司法解释",
                 "法律规定",
             }:
-                return name, self.db.resolve(name), "unknown"
+                return _LawName(name, self.db.resolve(name), "unknown", offset + u.end(1) - len(name))
         return None
 
     # -- content ----------------------------------------------------------------------------
@@ -250,13 +264,13 @@ class CitationExtractor:
             between = text[prev_end : m.start]
             found = self._law_before(text, m.start, prev_end if last else 0)
             law_info: tuple[str, Resolution | None, str] | None = None
-            if found and found[2] == "backref":
+            if found and found.how == "backref":
                 if last is None:
                     i += 1
                     continue
                 law_info = (last.written, last.resolution, "backref")
             elif found:
-                law_info = found
+                law_info = found.written, found.resolution, found.how
             elif last is not None and not _INTERNAL_RE.search(text[max(0, m.start - 6) : m.start]):
                 if not re.search(r"[《》]", between) and "\n\n" not in between:
                     law_info = (last.written, last.resolution, "continued")
@@ -291,6 +305,13 @@ class CitationExtractor:
                 ),
                 len(text),
             )
+            if next_start < len(text):
+                # Unquoted content stops where the next citation's own law name begins: in
+                # "《劳动合同法》第四十七条…，另参见刑法第133条之一" the content ends before 刑法, so
+                # that 第133条之一 is read with its own law, not continued from the previous one.
+                named = self._law_before(text, next_start, group[-1].end)
+                if named is not None:
+                    next_start = named.start
             quoted, kind, content_end = self._content_after(text, group[-1].end, next_start)
             if quoted is not None and len(re.sub(r"\W", "", quoted)) < _MIN_CONTENT:
                 quoted, kind = None, "none"

@@ -12,7 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from .names import civil_code_part_of, name_key, split_part
+from .names import CIVIL_CODE_PARTS, CIVIL_CODE_SUCCESSOR_PARTS, civil_code_part_of, name_key, split_part
+from .numerals import int_to_chinese
 
 _STRIP_PREFIXES = ("新", "现行", "我国", "国家", "最新", "修订后的", "修正后的", "修改后的")
 #: Category labels some models put inside the title: 《社会法-社会保险法》, 《民法商法类中的公司法》.
@@ -159,6 +160,46 @@ class StatuteDB:
 
     def repeal(self, key: str) -> Repeal | None:
         return self._repeals.get(key)
+
+    def successor(self, repeal: Repeal) -> Law | None:
+        """The current version of the law that took over a repealed law's subject matter, if known."""
+        return self.current(repeal.successor_key) if repeal.successor_key else None
+
+    def repeal_note(self, key: str) -> str:
+        """Plain words for a law that is no longer in force, with what replaced it where recorded.
+
+        ``repeal_note("合同法")`` →
+        ``已废止，由《中华人民共和国民法典》取代（见其第一千二百六十条）；相应内容在其合同编（第四百六十三条至第九百八十八条）``.
+        Only the successor law and, for the Civil Code, its book are named: the data holds no table of
+        which new article replaced which old one, so none is given. ``""`` for a law in force or a key
+        with no repeal record.
+        """
+        rep = self._repeals.get(key)
+        current = self.current(key)
+        if rep is None or (current is not None and current.in_force):
+            return ""
+        successor = self.successor(rep)
+        if successor is not None:
+            note = f"已废止，由《{successor.name}》取代"
+        elif rep.repealed_by:
+            note = f"已废止（由《{rep.repealed_by}》废止）"
+        else:
+            return "已废止"
+        clause = rep.clause.split(" ")[0]
+        if rep.repealed_by and clause.startswith("第"):
+            by = (
+                "其"
+                if successor is not None and successor.name == rep.repealed_by
+                else f"《{rep.repealed_by}》"
+            )
+            note += f"（见{by}{clause}）"
+        parts = CIVIL_CODE_SUCCESSOR_PARTS.get(key) if rep.successor_key == "民法典" else None
+        if parts:
+            note += "；相应内容在其" + "、".join(
+                f"{p}（第{int_to_chinese(CIVIL_CODE_PARTS[p][0])}条至第{int_to_chinese(CIVIL_CODE_PARTS[p][1])}条）"
+                for p in parts
+            )
+        return note
 
     def is_known_key(self, key: str) -> bool:
         return key in self.aliases or key in self._repeals

@@ -24,6 +24,20 @@ CIVIL_CODE_PARTS: dict[str, tuple[int, int]] = {
     "附则": (1259, 1260),
 }
 
+#: The Civil Code book(s) that took over the subject matter of each law it repealed (art. 1260). This
+#: says where to look, not which article replaced which: the data holds no article correspondence table.
+CIVIL_CODE_SUCCESSOR_PARTS: dict[str, tuple[str, ...]] = {
+    "民法通则": ("总则编",),
+    "民法总则": ("总则编",),
+    "物权法": ("物权编",),
+    "担保法": ("物权编", "合同编"),
+    "合同法": ("合同编",),
+    "婚姻法": ("婚姻家庭编",),
+    "收养法": ("婚姻家庭编",),
+    "继承法": ("继承编",),
+    "侵权责任法": ("侵权责任编",),
+}
+
 _BRACKETS = str.maketrans(
     {"（": "(", "）": ")", "〔": "(", "〕": ")", "［": "(", "］": ")", "【": "(", "】": ")"}
 )

@@ -12,18 +12,30 @@ Scoring (measured on LawBench's scenario→statute and consultation dev sets by
 4. versions collapsed: one hit per (law, article number), the best-scoring version kept;
 5. with a sentence-transformers encoder configured, dense retrieval over the article texts is fused
    with the BM25 ranking by reciprocal rank fusion.
+
+**Lookup by name and number.** A query that names a law and an article — ``民法典第1079条``,
+``劳动合同法第82条``, ``刑法第一百三十三条之一``, ``《民法典》婚姻家庭编第一千零七十九条`` — is read with the
+citation extractor (:mod:`lawluo.law.citations`: full and short names, aliases, Chinese or Arabic
+numerals, 之一), and the article it names comes first (:meth:`StatuteSearcher.lookup`), before the
+ranked results of the query. A law that is no longer in force is said so on every hit of it
+(``repeal``: ``已废止，由《…》取代`` where the database records the successor). The laws the Civil Code
+repealed (合同法, 婚姻法, …) are not in the database, and the data holds no table of which Civil Code
+article replaced which old one: their lookup names the successor and its book, never an article.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..law.citations import CitationExtractor
 from ..law.database import Article, StatuteDB
+from ..law.numerals import article_label
 from .bm25 import BM25Index
 from .expansions import load_expansions
 from .tokenize import tokenize
@@ -36,6 +48,10 @@ REPEALED_WEIGHT = 0.5
 CITATION_PRIOR = 0.1
 MAX_QUERY_CHARS = 2000
 _POOL = 300
+#: At most this many articles named in one query are looked up.
+MAX_LOOKUPS = 10
+#: ``民法典1079条`` → ``民法典第1079条``: people leave out 第 before Arabic numerals.
+_NO_DI = re.compile(r"(?<![第\d０-９])([0-9０-９]{1,5})\s*条")
 
 
 class QueryError(ValueError):
@@ -44,10 +60,12 @@ class QueryError(ValueError):
 
 def clean_query(query: object) -> str:
     if not isinstance(query, str):
-        raise QueryError("the query must be text")
+        raise QueryError("请输入文字 the query must be text")
     query = query.strip()
     if not query:
-        raise QueryError("empty query: type a question or a few words, e.g. 试用期 解除劳动合同")
+        raise QueryError(
+            "请输入问题或关键词 empty query: type a question or a few words, e.g. 试用期 解除劳动合同"
+        )
     return query[:MAX_QUERY_CHARS]
 
 
@@ -65,8 +83,13 @@ def load_colloquial(path: Path) -> dict[str, list[str]]:
 
 @dataclass(frozen=True)
 class StatuteHit:
+    """One article found for a query. ``exact``: the query named it by law and number; ``repeal``: plain
+    words when its law is no longer in force (:meth:`StatuteDB.repeal_note`), else ``""``."""
+
     article: Article
     score: float
+    exact: bool = False
+    repeal: str = ""
 
     def as_dict(self) -> dict:
         a = self.article
@@ -80,7 +103,49 @@ class StatuteHit:
             "level": a.law.level,
             "text": a.text,
             "score": round(self.score, 4),
+            "exact": self.exact,
+            "repeal": self.repeal,
         }
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """An article a query names by law and number, and what the database holds for it.
+
+    ``article`` is the article (of the newest version that has it) or ``None``; ``repeal`` says in
+    plain words that the law is no longer in force and what replaced it (``""`` when in force);
+    ``known_law`` is false when no law of that name is known at all.
+    """
+
+    written: str
+    law: str
+    number: int
+    suffix: int
+    article: Article | None
+    repeal: str
+    known_law: bool
+
+    @property
+    def label(self) -> str:
+        return article_label(self.number, self.suffix)
+
+    def message(self) -> str:
+        """What to tell the user when the article itself cannot be shown (Chinese, then English)."""
+        if not self.known_law:
+            return (
+                f"没有找到名为《{self.written}》的法律，无法按条号查找{self.label}。"
+                f" · No law named {self.written} is in the database."
+            )
+        if self.article is None and self.repeal:
+            return (
+                f"《{self.law}》{self.repeal}。本库没有它的条文，也没有新旧条文对照表，"
+                f"无法给出{self.label}对应的新条文；下面是按检索词找到的条文。"
+                f" · {self.law} is no longer in force; the database holds neither its text nor a table of "
+                "which new article replaced which, so the results below are a search, not a correspondence."
+            )
+        if self.article is None:
+            return f"《{self.law}》没有{self.label}。 · {self.law} has no article {self.number}."
+        return ""
 
 
 def _document(article: Article, questions: list[str]) -> str:
@@ -108,6 +173,7 @@ class StatuteSearcher:
         self.bm25 = BM25Index.load_or_build(Path(index_dir), texts, extra=db.meta.get("source_sha256", ""))
         self.colloquial = load_colloquial(colloquial_path) if colloquial_path else {}
         self.dense = dense
+        self.extractor = CitationExtractor(db)
         counts = {key: len(qs) for key, qs in expansions.items()}
         self._weight = np.array(
             [
@@ -157,11 +223,46 @@ class StatuteSearcher:
     def scores(self, query: str) -> np.ndarray:
         return self.bm25.scores(self.query_tokens(query)) * self._weight
 
+    def lookup(self, query: str) -> list[Lookup]:
+        """The articles ``query`` names by law and number, in the order written: ``刑法第133条之一`` gives
+        one :class:`Lookup` (中华人民共和国刑法, 第一百三十三条之一, with its article); ``合同法第五十二条``
+        one without an article whose ``repeal`` names the Civil Code."""
+        out: list[Lookup] = []
+        seen: set[tuple[str, int, int]] = set()
+        for cit in self.extractor.extract(_NO_DI.sub(r"第\1条", query)):
+            res = cit.resolution
+            if res is None or (cit.article == 0):
+                continue
+            key = res.key or (res.repeal.key if res.repeal else cit.written)
+            if (key, cit.article, cit.suffix) in seen:
+                continue
+            seen.add((key, cit.article, cit.suffix))
+            article = self.db.find_article(res.key, cit.article, cit.suffix) if res.key else None
+            known = res.key is not None or res.repeal is not None
+            repeal = ""
+            if res.repeal is not None or (article is not None and not article.law.in_force):
+                repeal = self.db.repeal_note(res.repeal.key if res.repeal else res.key) or "已废止"
+            out.append(Lookup(cit.written, cit.law, cit.article, cit.suffix, article, repeal, known))
+            if len(out) == MAX_LOOKUPS:
+                break
+        return out
+
+    def _repeal_of(self, article: Article) -> str:
+        if article.law.in_force:
+            return ""
+        return self.db.repeal_note(article.law.key) or "已废止"
+
     def search(self, query: str, k: int = 5) -> list[StatuteHit]:
-        """The ``k`` best articles for ``query``, one version per (law, article)."""
+        """The ``k`` best articles for ``query``, one version per (law, article).
+
+        Articles the query names by law and number (:meth:`lookup`) come first, marked ``exact``, with
+        the score of the best ranked hit so that the list stays sorted by score; the ranked results of
+        the whole query follow.
+        """
         query = clean_query(query)
         if k < 1:
             raise QueryError("k must be at least 1")
+        exact = [x.article for x in self.lookup(query) if x.article is not None]
         scores = self.scores(query)
         pool = min(len(scores), max(_POOL, 4 * k))
         idx = np.argpartition(-scores, pool - 1)[:pool]
@@ -172,14 +273,21 @@ class StatuteSearcher:
             from .fusion import reciprocal_rank_fusion
 
             ranking = reciprocal_rank_fusion([ranking, self.dense.search(query, pool)], k=pool)
+        top = ranking[0][1] if ranking else 1.0
         hits: list[StatuteHit] = []
         seen: set[int] = set()
+        for art in exact:
+            group = int(self._group[art.index])
+            if group not in seen and len(hits) < k:
+                seen.add(group)
+                hits.append(StatuteHit(art, top, exact=True, repeal=self._repeal_of(art)))
         for i, score in ranking:
+            if len(hits) == k:
+                break
             group = int(self._group[i])
             if group in seen:
                 continue
             seen.add(group)
-            hits.append(StatuteHit(self.db.articles[i], score))
-            if len(hits) == k:
-                break
+            art = self.db.articles[i]
+            hits.append(StatuteHit(art, score, repeal=self._repeal_of(art)))
         return hits

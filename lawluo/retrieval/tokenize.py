@@ -41,3 +41,12 @@ def tokenize(text: str) -> list[str]:
     """
     jieba = _jieba()
     return [t for t in jieba.lcut_for_search(text) if _KEEP.match(t) and t not in STOPWORDS]
+
+
+def jieba_words(text: str) -> list[str]:
+    """jieba's precise-mode words of ``text``, punctuation included (no compound split into its parts).
+
+    >>> jieba_words("拖欠工资")
+    ['拖欠工资']
+    """
+    return _jieba().lcut(text)

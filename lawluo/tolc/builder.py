@@ -6,12 +6,24 @@ A level is one round of parallel calls, so a tree of height ``H`` costs ``H - 1`
 (``H=3, K=3``: 1 call, then 3 in parallel → 13 nodes). Duplicates (same statement up to punctuation
 and 是否/您) are dropped across the whole tree.
 
-Without a clarifier model — or for a node whose model call failed (bad JSON twice, timeout) — the
-children are read off the retrieved cases (:mod:`.from_cases`) and the tree says so in ``notes``.
-:meth:`TreeBuilder.levels` yields the tree after each level so the UI can show the first level as soon
-as it exists.
+**The consultation's domain decides the material.** With the domain (:meth:`TreeBuilder.levels`'s
+``domain``) and the clarification material (:mod:`.material`) of that domain:
 
-The question, the path's elements and the cases go into ``tolc/expand`` through
+- without a clarifier model, a node's children are elements of the material: for the first level,
+  those that best match the question (BM25 within the domain); deeper down, the follow-ups of the
+  element above (the statute's other elements, the dialogue's other questions) first, then the best
+  matches of the question and the path; only then elements read off similar cases of the same domain
+  (:mod:`.from_cases`). A criminal element therefore reaches only a criminal consultation.
+- with a model, the same candidates go into the prompt as reference material, and the retrieved
+  cases are those of the domain.
+
+Without material for the domain (no asset, a domain added to the table since, or no domain given),
+the children are read off the retrieved cases, as the paper does. For a node whose model call failed
+(bad JSON twice, timeout) the children come from the material or the cases, and the tree says so in
+``notes``. :meth:`TreeBuilder.levels` yields the tree after each level so the UI can show the first
+level as soon as it exists.
+
+The question, the path's elements, the cases and the material go into ``tolc/expand`` through
 :func:`~lawluo.prompts.untrusted.quote` (a ``<<<`` or ``>>>`` in them is written full-width), so none can
 close the quotation of the client's question.
 """
@@ -25,16 +37,20 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from .. import prompts
+from ..agents.domains import Domain
 from ..llm import ChatBackend, LLMError, gather
 from ..prompts.untrusted import quote
 from ..retrieval.casebank import Case
 from .from_cases import NO_MODEL_NOTE, elements_from_cases
+from .material import MATERIAL_NOTE, ClarificationMaterial, Item, describe
 from .tree import Tree, statement_key
 
 DEFAULT_HEIGHT, DEFAULT_K = 3, 3
 MAX_HEIGHT, MAX_K = 5, 6
 CASE_FACTS_CHARS, CASE_OUTCOME_CHARS = 220, 160
 STATEMENT_MAX_CHARS = 80
+#: Cases retrieved per node when they are filtered to the consultation's domain (then the best ``k``).
+CASE_POOL = 30
 
 
 class Element(BaseModel):
@@ -48,12 +64,14 @@ class Elements(BaseModel):
 
 @dataclass
 class TreeBuilder:
-    """``case_search(query, k) -> list[Case]``; ``clarifier`` may be ``None`` or unavailable."""
+    """``case_search(query, k) -> list[Case]``; ``clarifier`` may be ``None`` or unavailable;
+    ``material`` (may be ``None``) holds the domains' elements."""
 
     case_search: object
     clarifier: ChatBackend | None = None
     height: int = DEFAULT_HEIGHT
     k: int = DEFAULT_K
+    material: ClarificationMaterial | None = None
 
     def __post_init__(self) -> None:
         if not 2 <= self.height <= MAX_HEIGHT or not 1 <= self.k <= MAX_K:
@@ -65,20 +83,26 @@ class TreeBuilder:
     def uses_model(self) -> bool:
         return self.clarifier is not None and self.clarifier.available
 
-    def build(self, question: str) -> Tree:
-        *_, tree = self.levels(question)
+    def build(self, question: str, domain: Domain | None = None) -> Tree:
+        *_, tree = self.levels(question, domain)
         return tree
 
-    def levels(self, question: str) -> Iterator[Tree]:
-        """The tree after each level is expanded (the last one has ``complete=True``)."""
+    def levels(self, question: str, domain: Domain | None = None) -> Iterator[Tree]:
+        """The tree after each level is expanded (the last one has ``complete=True``).
+
+        ``domain`` is the consultation's :class:`~lawluo.agents.domains.Domain` row (or ``None``): it
+        chooses the material and the cases the elements come from."""
         tree = Tree.start(question, self.height, self.k)
+        scope = _Scope(domain, self.material)
         if not self.uses_model:
-            tree.source = "cases"
-            tree.notes.append(NO_MODEL_NOTE)
+            tree.source = "material" if scope.material else "cases"
+            tree.notes.append(MATERIAL_NOTE if scope.material else NO_MODEL_NOTE)
         taken = {statement_key(question)}
         for depth in range(self.height - 1):
             parents = tree.level(depth)
-            results = gather([lambda p=p: self._expand(tree, p.id) for p in parents], return_exceptions=True)
+            results = gather(
+                [lambda p=p: self._expand(tree, p.id, scope) for p in parents], return_exceptions=True
+            )
             for parent, result in zip(parents, results, strict=True):
                 if isinstance(result, BaseException):
                     raise result
@@ -87,28 +111,40 @@ class TreeBuilder:
                     tree.failures += 1
                     if note not in tree.notes:
                         tree.notes.append(note)
+                added = 0
                 for statement, case_ids in children:
                     key = statement_key(statement)
-                    if key and key not in taken:
+                    if key and key not in taken and added < self.k:
                         taken.add(key)
                         tree.add_child(parent.id, statement, case_ids)
+                        added += 1
             tree.complete = depth == self.height - 2
             yield copy.deepcopy(tree)  # a snapshot: the caller may keep it while the next level grows
 
     # -- one node -----------------------------------------------------------------------------------
-    def _expand(self, tree: Tree, node_id: str) -> tuple[list[tuple[str, list[str]]], str | None]:
+    def _expand(
+        self, tree: Tree, node_id: str, scope: _Scope
+    ) -> tuple[list[tuple[str, list[str]]], str | None]:
         path = tree.path(node_id)
         query = " ".join([tree.question, *(n.statement for n in path)])
-        cases: list[Case] = list(self.case_search(query, self.k))
+        cases = scope.cases(self.case_search, query, self.k)
+        taken = {statement_key(n.statement) for n in tree.nodes}
+        strong, weak = scope.candidates(
+            query, path[-1].statement if path else None, 2 * self.k, taken, tree.question
+        )
         if self.uses_model:
             try:
-                return self._from_model(tree.question, [n.statement for n in path], cases), None
+                material = (strong + weak)[: 2 * self.k]
+                return self._from_model(tree.question, [n.statement for n in path], cases, material), None
             except LLMError as exc:
-                note = f"部分要素由相似案例生成：澄清模型调用失败（{type(exc).__name__}: {exc}）"
-                return self._from_cases(tree, cases), note
-        return self._from_cases(tree, cases), None
+                source = "本领域的法律要素" if scope.material else "相似案例"
+                note = f"部分要素由{source}生成：澄清模型调用失败（{type(exc).__name__}: {exc}）"
+                return self._fallback(tree, strong, weak, cases, scope), note
+        return self._fallback(tree, strong, weak, cases, scope), None
 
-    def _from_model(self, question: str, path: list[str], cases: list[Case]) -> list[tuple[str, list[str]]]:
+    def _from_model(
+        self, question: str, path: list[str], cases: list[Case], material: list[Item]
+    ) -> list[tuple[str, list[str]]]:
         known = {c.id for c in cases}
         messages = [
             {"role": "system", "content": prompts.render("tolc/system")},
@@ -120,6 +156,7 @@ class TreeBuilder:
                     k=self.k,
                     path=quote("\n".join(f"- {s}" for s in path)) or "（无，这是第一层）",
                     cases=quote("\n\n".join(_describe(c) for c in cases)) or "（未检索到相似案例）",
+                    material=quote(describe(material)) or "（本领域没有可参考的要素）",
                 ),
             },
         ]
@@ -131,9 +168,67 @@ class TreeBuilder:
                 out.append((statement, [i for i in element.case_ids if i in known]))
         return out
 
-    def _from_cases(self, tree: Tree, cases: list[Case]) -> list[tuple[str, list[str]]]:
-        taken = {statement_key(n.statement) for n in tree.nodes}
-        return [(c.statement, [c.case_id]) for c in elements_from_cases(cases, self.k, taken)]
+    def _fallback(
+        self, tree: Tree, strong: list[Item], weak: list[Item], cases: list[Case], scope: _Scope
+    ) -> list[tuple[str, list[str]]]:
+        """Children without a model: the material's good matches, then elements of the (domain's) cases,
+        then the domain's statute elements that match the question only weakly."""
+        out = [(item.statement, []) for item in strong]
+        taken = {statement_key(n.statement) for n in tree.nodes} | {statement_key(s) for s, _ in out}
+        domain = scope.domain.id if scope.material else None
+        from_cases = elements_from_cases(cases, 2 * self.k, taken, domain)
+        if scope.material:  # a case's element that only restates the question is passed over too
+            said = scope.material.restating(tree.question)
+            from_cases = [c for c in from_cases if not said(c.statement)]
+        out += [(c.statement, [c.case_id]) for c in from_cases[: self.k]]
+        return out + [(item.statement, []) for item in weak]
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What one tree draws on: the consultation's domain row and the material, if it covers the domain."""
+
+    domain: Domain | None
+    all_material: ClarificationMaterial | None
+
+    @property
+    def material(self) -> ClarificationMaterial | None:
+        covered = self.all_material is not None and self.domain is not None
+        return self.all_material if covered and self.all_material.covers(self.domain.id) else None
+
+    def candidates(
+        self, query: str, parent: str | None, n: int, taken: set[str], question: str = ""
+    ) -> tuple[list[Item], list[Item]]:
+        """Material elements for a node, ``(strong, weak)``: the parent element's follow-ups and the good
+        matches of ``query`` (for the first level with none, the domain's first statute elements); then
+        the domain's statute elements that match only weakly (offered after the cases). None only
+        restates the client's ``question`` (:meth:`~.material.ClarificationMaterial.restating`)."""
+        material = self.material
+        if material is None:
+            return [], []
+        domain = self.domain.id
+        out: list[Item] = []
+        item = material.find(parent, domain) if parent else None
+        if item is not None:
+            domain = item.domain  # the generalist's tree stays with the issue its first level chose
+            out += material.follow_ups(item, query, domain, n, taken, question)
+        seen = taken | {statement_key(i.statement) for i in out}
+        out += material.rank(query, domain, n - len(out), seen, question=question)
+        if parent is None and not out:
+            out = material.defaults(domain, n, taken, question)
+        seen |= {statement_key(i.statement) for i in out}
+        weak = (
+            material.rank(query, domain, n, seen, statutes_only=True, question=question)
+            if len(out) < n
+            else []
+        )
+        return out[:n], weak
+
+    def cases(self, case_search, query: str, k: int) -> list[Case]:
+        """The top-``k`` similar cases; with material for the domain, only cases of the domain."""
+        if self.material is None:
+            return list(case_search(query, k))
+        return [c for c in case_search(query, max(CASE_POOL, k)) if c.domain_hint == self.domain.name][:k]
 
 
 def _describe(case: Case) -> str:

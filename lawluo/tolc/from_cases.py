@@ -1,9 +1,11 @@
 """Legal elements without a language model: read off the retrieved cases, honestly labelled as such.
 
-For each retrieved case, in rank order, the candidates are: the dispute focus its outcome states
-("争议焦点是……"), the decisive facts its text matches in ``fact_patterns.yaml``, and its cause of action
-or charge. The first ``k`` candidates not already in the tree become the node's children, each with the
-case it came from. Nothing here is invented: every element is traceable to a case.
+For each retrieved case, in rank order, the candidates are: the decisive facts its text matches in
+``fact_patterns.yaml``, the dispute focus its outcome states ("争议焦点是……"), and its cause of action or
+charge. The first ``k`` candidates not already in the tree become the node's children, each with the
+case it came from. Nothing here is invented: every element is traceable to a case. When the
+consultation's domain is known, a decisive fact is offered only to the domains its pattern names (自首
+and 前科 to criminal consultations only).
 """
 
 from __future__ import annotations
@@ -32,16 +34,22 @@ class Candidate:
 
 
 @functools.cache
-def fact_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
+def fact_patterns() -> tuple[tuple[re.Pattern[str], str, frozenset[str]], ...]:
+    """``(pattern, element, domains)`` rows of ``fact_patterns.yaml`` (empty domains: every domain)."""
     rows = yaml.safe_load(PATTERNS_FILE.read_text(encoding="utf-8"))
-    return tuple((re.compile(row["pattern"]), row["element"]) for row in rows)
+    return tuple((re.compile(r["pattern"]), r["element"], frozenset(r.get("domains", ()))) for r in rows)
 
 
-def candidates(case: Case) -> list[Candidate]:
-    """The yes/no elements one case offers: its decisive facts (phrased for any client), then its dispute
-    focus (phrased with the case's parties), then its cause of action or charges."""
+def candidates(case: Case, domain: str | None = None) -> list[Candidate]:
+    """The yes/no elements one case offers: its decisive facts (phrased for any client; with ``domain``,
+    those of that domain), then its dispute focus (phrased with the case's parties), then its cause of
+    action or charges."""
     body = f"{case.facts}\n{case.outcome}"
-    out = [Candidate(element, case.id) for pattern, element in fact_patterns() if pattern.search(body)]
+    out = [
+        Candidate(element, case.id)
+        for pattern, element, domains in fact_patterns()
+        if (domain is None or not domains or domain in domains) and pattern.search(body)
+    ]
     focus = FOCUS.search(case.outcome or "")
     if focus:
         text = focus.group(1).strip("，, ")
@@ -52,10 +60,12 @@ def candidates(case: Case) -> list[Candidate]:
     return out
 
 
-def elements_from_cases(cases: list[Case], k: int, taken: set[str]) -> list[Candidate]:
+def elements_from_cases(
+    cases: list[Case], k: int, taken: set[str], domain: str | None = None
+) -> list[Candidate]:
     """Up to ``k`` candidates from ``cases`` (in rank order, round-robin) whose :func:`statement_key` is not
-    in ``taken``."""
-    per_case = [candidates(case) for case in cases]
+    in ``taken``; with ``domain`` (an id), only that domain's decisive facts."""
+    per_case = [candidates(case, domain) for case in cases]
     chosen: list[Candidate] = []
     seen = set(taken)
     for rank in range(max((len(c) for c in per_case), default=0)):

@@ -15,6 +15,12 @@ from dataclasses import asdict, dataclass, field
 
 MARKS = ("yes", "no", "unknown")
 ROOT_ID = "0"
+#: Who proposed a tree's elements (``Tree.source``), as the app and the trace name it.
+TREE_SOURCES = {
+    "model": "澄清模型 clarifier model",
+    "material": "本领域法条要件与律师常问问题（未配置模型） statute elements and lawyers' questions (no model)",
+    "cases": "相似案例（未配置模型） similar cases (no model)",
+}
 _NOISE = re.compile(r"[\s，。、？?！!：:；;“”\"'（）()《》「」]|是否|您的?|请问")
 
 
@@ -35,7 +41,8 @@ class Node:
 
 @dataclass
 class Tree:
-    """A built (or partly built) tree; ``source`` says who proposed the elements: ``model`` or ``cases``."""
+    """A built (or partly built) tree; ``source`` says who proposed the elements (:data:`TREE_SOURCES`):
+    ``model``, ``material`` (the domain's clarification material, no model) or ``cases``."""
 
     question: str
     height: int

@@ -1,9 +1,15 @@
 """HTML and chat messages for the consultation tab, as pure functions of the firm's state.
 
+**Plain words for visitors.** The tab speaks of the checker's results by their Chinese labels
+(``label_zh`` of :mod:`lawluo.law.verdicts`: 核实无误, 条号错误, 查无此条, 已废止 …); NHSR, the boss's
+probabilities and the judge's name appear only in the trace (and in the statistics tab). After the client
+overrides the receptionist, the routing panel shows the chosen domain without the receptionist's
+confidence, which was for another domain.
+
 Like :mod:`lawluo.ui.render`, nothing here imports Gradio and every string that comes from a client,
 a model or the database is escaped — :func:`~lawluo.ui.render.esc` for HTML, and
-:func:`~lawluo.agents.secretary.md_text` for the Markdown the chatbot renders — so ``<script>`` or
-``<img onerror=…>`` in a question or an answer shows as text.
+:func:`~lawluo.ui.render.inert_md` for the Markdown the chatbot renders — so ``<script>``,
+``<img onerror=…>``, ``![x](url)`` or a link in a question or an answer shows as text.
 
 The clarification tree is one HTML fragment: nested lists drawn with connectors, each element with
 是 / 否 / 不确定 buttons that carry ``data-node`` and ``data-mark`` (the tab's JavaScript turns a click
@@ -19,8 +25,9 @@ from collections.abc import Callable, Mapping, Sequence
 from ..agents.domains import PACKAGED, Domains
 from ..agents.secretary import md_text
 from ..firm.state import Consultation, TraceEvent, Turn
-from ..tolc import Node, Tree
-from .render import badge, case_card, check_summary, citation_list, esc, notice, statute_card
+from ..law.verdicts import BY_CODE, VERDICTS
+from ..tolc import TREE_SOURCES, Node, Tree
+from .render import badge, case_card, esc, inert_md, notice, statute_card
 
 MARK_LABELS = (("yes", "是"), ("no", "否"), ("unknown", "不确定"))
 MARK_TEXT = {"yes": "是", "no": "否", "unknown": "未标记"}
@@ -65,22 +72,27 @@ CONSULT_CSS = """
 # -- banner and routing ---------------------------------------------------------------------------
 
 
+#: What a visitor notices when a role has no model (roles a visitor never meets are not mentioned).
+MISSING_EFFECTS = {
+    "lawyer": "律师的回答由系统从法条库和案例库中直接摘录原文，不含分析；",
+    "clarifier": "澄清树的要素来自相似案例和常见的咨询问题；",
+    "secretary": "咨询报告只整理事实和引用法条的核查结果；",
+}
+
+
 def banner_html(statuses: Sequence) -> str:
-    """What is missing when a role has no model, what still works, and how to configure one."""
-    missing = [s for s in statuses if not s.available]
-    if not missing:
+    """What a visitor gets without a model (in plain words; no role ids, no settings), what still works, and
+    where an operator finds how to configure one. Empty when every role the visitor meets has a model."""
+    effects = [MISSING_EFFECTS[s.role] for s in statuses if not s.available and s.role in MISSING_EFFECTS]
+    if not effects:
         return ""
-    roles = "、".join(s.role for s in missing)
-    works = (
-        "接待分流、法条与案例检索、基于相似案例的澄清树和引用核查无需模型，照常可用。"
-        "Routing, statute and case search, the case-based clarification tree and citation checks work without one."
+    return notice(
+        "本站暂未配置语言模型：" + "".join(effects) + "接待分流、法条与案例检索和引用核查照常可用。"
+        "网站管理员可按“关于”页的说明配置模型。"
+        "No language model is configured: answers quote the statute and case databases. "
+        "Operators: see the About tab.",
+        "warn",
     )
-    how = (
-        "配置方法 How to configure: start with `python app.py --config configs/hosted-openai.yaml` "
-        "(or set LAWLUO_CONFIG), or set LAWLUO_DEFAULT_BACKEND=openai, LAWLUO_DEFAULT_MODEL and "
-        "OPENAI_API_KEY (on a Hugging Face Space: as secrets). See the About tab."
-    )
-    return notice(f"未配置语言模型 No language model for: {roles}. {works} {how}", "warn")
 
 
 def routing_html(
@@ -107,16 +119,23 @@ def routing_html(
             "info",
         )
     name = domains[current].name if current else routing.get("name", "")
+    # the client chose another domain than the receptionist's: its confidence was for that one
+    overridden = bool(routing) and bool(current) and routing.get("domain") not in (None, current)
     parts = [
         '<div class="ll-card ll-routing"><div class="ll-head"><span class="ll-meta">接待员分流 Domain</span>'
     ]
     parts.append(f'<span class="ll-domain" data-domain="{esc(current)}">{esc(name)}</span>')
-    if routing:
+    if overridden:
+        parts.append(badge("由您选择 chosen by you", "info"))
+    elif routing:
         parts.append(f'<span class="ll-meta">置信度 {float(routing.get("confidence") or 0):.0%}</span>')
         if routing.get("fallback"):
             parts.append(badge("低置信度，转其他 low confidence", "warn"))
     parts.append("</div>")
-    if routing and routing.get("top"):
+    if overridden:
+        suggested = esc(routing.get("name", ""))
+        parts.append(f'<div class="ll-row"><span class="ll-label">接待员的建议</span>{suggested}</div>')
+    elif routing and routing.get("top"):
         ranked = "，".join(f"{esc(t.get('name'))} {float(t.get('p') or 0):.0%}" for t in routing["top"])
         parts.append(f'<div class="ll-row"><span class="ll-label">候选 Top 3</span>{ranked}</div>')
     for line in history:
@@ -143,7 +162,7 @@ def tree_html(
             "info",
         )
     parts = ['<div class="ll-tree">', f'<div class="ll-root">问题：{esc(tree.question)}</div>']
-    source = "澄清模型 clarifier model" if tree.source == "model" else "相似案例 similar cases (no model)"
+    source = TREE_SOURCES.get(tree.source, tree.source)
     meta = f"H={tree.height} K={tree.k} · 要素来自 {source}"
     if not tree.complete:
         meta += " · 正在生成下一层… building the next level…"
@@ -217,38 +236,90 @@ def chat_messages(state: Consultation | None, streaming: str | None = None) -> l
         for t in state.turns
     ]
     if streaming is not None:
-        messages.append({"role": "assistant", "content": md_text(streaming) + " ▌"})
+        messages.append(streaming_message(streaming))
     return messages
 
 
+def streaming_message(text: str) -> dict:
+    """The answer being written, as a chat message. No cursor mark at its end: each update only adds to
+    the end of the text, so Gradio sends the new characters (an ``append`` of its streaming diff) and the
+    browser adds them, instead of the whole message again."""
+    return {"role": "assistant", "content": inert_md(text)}
+
+
 def _turn_markdown(turn: Turn) -> str:
-    text = md_text(turn.text)
+    text = inert_md(turn.text)  # no HTML, image, diagram or link (lawluo/ui/render.py)
     if turn.role == "client":
         return text
     footer = []
     if turn.citations:
-        verified = sum(c.get("verdict") == "verified" for c in turn.citations)
-        footer.append(f"引用核查 Citations: {len(turn.citations)} 条，{verified} 条核实无误（详见右侧）")
-    if turn.score:
-        footer.append(
-            f"主任评分 Boss: P(更好) = {float(turn.score['p_better']):.2f} ({md_text(str(turn.score.get('method', '')))})"
-        )
+        footer.append(f"引用核查：{verdict_counts(turn.citations)}")
     if turn.note:
         footer.append(f"⚠ {md_text(turn.note)}")
     return text + ("\n\n---\n" + "  \n".join(footer) if footer else "")
+
+
+def verdict_counts(citations: Sequence[Mapping]) -> str:
+    """The checker's verdicts in words, in the verdict table's order: ``核实无误 2 条、查无此条 1 条``."""
+    counts = Counter(c.get("verdict", "") for c in citations)
+    return "、".join(f"{BY_CODE[v].label_zh} {counts[v]} 条" for v in VERDICTS if counts.get(v))
 
 
 # -- citations, retrieval, score, trace -----------------------------------------------------------
 
 
 def citations_html(turn: Turn | None) -> str:
-    """The latest answer's cited statutes, each with its verdict badge and the real text on demand."""
+    """The latest answer's cited statutes in plain words: how many, each verdict's Chinese label, what the
+    answer wrote, the article it corresponds to, and the real text one click away."""
     if turn is None or turn.role != "lawyer":
         return notice(
             "律师回答后，这里列出回答引用的每条法条及核查结果。Citations of the answer appear here.", "info"
         )
+    if not turn.citations:
+        return notice("这次回答没有引用具体法条。The answer cites no statute.", "info")
     counts = Counter(c.get("verdict", "") for c in turn.citations)
-    return check_summary(turn.nhsr, counts) + citation_list(turn.citations, turn.text)
+    pills = "".join(
+        f"{_verdict_pill(v)}<span class='ll-meta'>× {counts[v]}</span>" for v in VERDICTS if counts.get(v)
+    )
+    head = f'<div class="ll-summary">回答引用了 {len(turn.citations)} 条法条</div><div class="ll-counts">{pills}</div>'
+    return head + "".join(_citation_card(i, c, turn.text) for i, c in enumerate(turn.citations, start=1))
+
+
+def _verdict_pill(code: str) -> str:
+    row = BY_CODE.get(code)
+    return badge(row.label_zh, row.badge) if row else badge(code, "none")
+
+
+def _citation_card(index: int, cit: Mapping, text: str) -> str:
+    """One checked citation: its verdict in words, as the answer wrote it, the article it corresponds to
+    (when another one: a wrong number, a repealed law's successor, an older version) and the real text."""
+    start, end = (cit.get("span") or [0, 0])[:2]
+    mention = text[start:end] if 0 <= start < end <= len(text) else cit.get("article_label", "")
+    written = f"《{cit.get('written') or cit.get('law')}》{mention}"
+    rows = []
+    matched = cit.get("matched") or {}
+    cited = (cit.get("law"), cit.get("article_label"))
+    if matched and (matched.get("law"), matched.get("article_label")) != cited:
+        rows.append(
+            '<div class="ll-row"><span class="ll-label">对应条文</span>'
+            f"《{esc(matched.get('law'))}》{esc(matched.get('article_label'))}</div>"
+        )
+    if cit.get("quoted"):
+        rows.append(
+            f'<div class="ll-row"><span class="ll-label">回答引用的内容</span></div><div class="ll-quote">{esc(cit["quoted"])}</div>'
+        )
+    if matched.get("text"):
+        rows.append(
+            f"<details><summary>法条原文《{esc(matched.get('law'))}》{esc(matched.get('article_label'))}"
+            f'</summary><div class="ll-text">{esc(matched["text"])}</div></details>'
+        )
+    else:
+        rows.append('<div class="ll-note">法规库中没有找到这一条。</div>')
+    return (
+        f'<div class="ll-card" data-verdict="{esc(cit.get("verdict"))}">'
+        f'<div class="ll-head"><span class="ll-title">{index}.</span>{_verdict_pill(str(cit.get("verdict")))}'
+        f'<span class="ll-title">{esc(written)}</span></div>' + "".join(rows) + "</div>"
+    )
 
 
 def retrieved_html(turn: Turn | None) -> str:
@@ -261,15 +332,6 @@ def retrieved_html(turn: Turn | None) -> str:
         f'<div class="ll-summary">检索到的法条 Retrieved statutes ({len(turn.statutes)})</div>{statutes}'
         f'<div class="ll-summary">相似案例 Similar cases ({len(turn.cases)})</div>{cases}'
     )
-
-
-def score_line(score: Mapping | None) -> str:
-    """The boss's score as one line of Markdown (its note is the judge model's reason: escaped)."""
-    if not score:
-        return ""
-    note = f" — {md_text(str(score['note']))}" if score.get("note") else ""
-    method = md_text(str(score.get("method", "")))
-    return f"主任评分 Boss score: P(更好 better) = {float(score['p_better']):.2f} ({method}){note}"
 
 
 def trace_html(trace: Sequence[TraceEvent]) -> str:

@@ -3,7 +3,8 @@
 A visitor asks; the receptionist routes the question (overridable); the clarification tree grows level
 by level and the visitor marks its facts 是 / 否 / 不确定; the lawyer's answer streams in, every statute
 it cites checked; ending the consultation has the secretary write the report (shown, and downloadable
-as .md and .docx); the boss's scores and the trace of every step are shown along the way.
+as .md and .docx, under the name the visitor gives); the trace of every step, the boss's scores included,
+is shown along the way.
 
 Handlers are plain module-level functions that take the :class:`~lawluo.firm.Firm` first and the
 session's :class:`~lawluo.firm.Consultation` (kept in ``gr.State``) next, and return (or yield) a
@@ -30,6 +31,15 @@ session, so the page never shows a control the server would still refuse. Queuei
 Submit queued behind a growing tree would reach the lawyer before the visitor marked a single fact (and
 a mark made while the tree grows would be lost with its next level), and an Ask queued behind a
 Regenerate would send a question written before the visitor read the new answer.
+
+**Nothing is lost, nothing a model writes is live.** Enter sends the question and Shift+Enter starts a
+new line (:data:`PAGE_JS`); 新咨询 and the chat's trash button ask before they clear. After every step
+the browser keeps a copy of the consultation (``gr.BrowserState``: :func:`remembered`), and a reloaded
+page gets it back, checked whole like an uploaded file (:func:`restore_consultation`). Text from a client
+or a model reaches the chat and the report as Markdown with no HTML, image, diagram or link
+(:func:`~lawluo.ui.render.inert_md`); while an answer streams, only the end of the last message changes,
+so the browser receives the new characters alone. Messages name no server path. On a phone the two
+columns become one, the citations right under the answer (:data:`LAYOUT_CSS`).
 
 Scriptable with ``gradio_client`` (each client keeps its own consultation)::
 
@@ -59,12 +69,12 @@ import gradio as gr
 from ..agents.secretary import Report, render_docx, render_markdown
 from ..firm import Consultation, Firm
 from ..firm.firm import ConsultationClosed, ConsultationTooLong, StepNotAllowed
-from ..firm.saved import MAX_TURN_CHARS, Status
+from ..firm.saved import MAX_TURN_CHARS, SavedConsultationError, Status
 from ..llm import Deadline, LanguageModels
 from ..tolc.builder import MAX_HEIGHT, MAX_K
 from . import consult_render as cr
 from .copy import UICopy
-from .render import CSS, notice
+from .render import CSS, error_text, inert_links, notice
 from .views import KEEP, Keep, View
 from .visitors import (
     DIRECT,
@@ -123,12 +133,82 @@ LOCK_JS = (
 ).replace("__CONTROLS__", json.dumps(", ".join(CONTROLS)))
 #: Run in the browser when the step is done or failed: once no step of the page runs, the controls it
 #: disabled are enabled again (a tree redrawn meanwhile has new buttons, active or not as the server drew
-#: them).
+#: them), except those the step closed (inside an ``ll-off`` element: the domain menu of a closed
+#: consultation).
 UNLOCK_JS = (
     "() => { window.__llSteps = Math.max(0, (window.__llSteps || 0) - 1); if (window.__llSteps) return;"
     " document.querySelectorAll('[data-ll-locked]').forEach((el) => {"
-    " el.disabled = false; delete el.dataset.llLocked; }); }"
+    " if (!el.closest('.ll-off')) el.disabled = false; delete el.dataset.llLocked; }); }"
 )
+
+#: Installed once per page (``js_on_load`` of the message box), as capturing listeners of the document so
+#: they run before Gradio's own: Enter in the question box sends the question (a click on 提问 Ask, so it
+#: is locked like a click while a step runs), Shift+Enter starts a new line (Gradio would send on it), and
+#: an Enter that confirms an input method's composition (Chinese pinyin) is left to the input method;
+#: 新咨询 and the chat's trash button ask before they clear a consultation (a "No" stops the click).
+PAGE_JS = """
+if (!window.__llPage) {
+  window.__llPage = true;
+  const question = (event) => event.target instanceof Element && event.target.closest('#ll-question textarea');
+  document.addEventListener('keydown', (event) => {
+    if (event.key !== 'Enter' || !question(event) || event.isComposing || event.keyCode === 229) return;
+    if (event.shiftKey || event.ctrlKey || event.metaKey || event.altKey) return;
+    event.preventDefault();
+    event.stopPropagation();
+    const ask = document.querySelector('#ll-ask');
+    if (ask && !ask.disabled) ask.click();
+  }, true);
+  document.addEventListener('keypress', (event) => {
+    if (event.key === 'Enter' && question(event)) event.stopPropagation();
+  }, true);
+  document.addEventListener('click', (event) => {
+    const clear = event.target instanceof Element && event.target.closest(__CLEARS__);
+    if (!clear || clear.disabled || !document.querySelector('#ll-chat [data-testid="user"]')) return;
+    if (!window.confirm(__CONFIRM__)) { event.preventDefault(); event.stopImmediatePropagation(); }
+  }, true);
+}
+"""
+NEW_CONFIRM = (
+    "开始新的咨询？当前咨询的对话、澄清树和报告都会清除，此浏览器中保存的副本也会删除（要保留，请先“保存咨询”）。\n\n"
+    "Start a new consultation? The current one is cleared, with the copy kept in this browser (save it first to "
+    "keep it)."
+)
+PAGE_JS = PAGE_JS.replace("__CLEARS__", json.dumps("#ll-new, #ll-chat button[aria-label='Clear']")).replace(
+    "__CONFIRM__", json.dumps(NEW_CONFIRM, ensure_ascii=False)
+)
+#: The key of the browser's copy of the consultation in its localStorage (``gr.BrowserState``).
+STORAGE_KEY = "lawluo-consultation"
+#: The chat grows with its messages from this height to this one, then scrolls (an empty chat is small, so
+#: the question box is on a phone's first screen).
+CHAT_MIN_HEIGHT, CHAT_MAX_HEIGHT = 120, 440
+#: In ``consult.md``, what follows this line is folded under 使用说明 How it works.
+INTRO_FOLD = "<!-- more -->"
+#: The page's CSS for the tab (``launch(css=…)``, see ``app.launch_options``). On a narrow screen (a phone)
+#: the two columns become one list in the order a visitor needs them: the chat, the question box and its
+#: buttons, the message, then the answer's citations right under the answer, the domain, the tree, and the
+#: rest. (Gradio wraps a text box or a menu in a ``.form`` element: ``:has`` finds it.)
+LAYOUT_CSS = """
+#ll-intro p { margin: 0 0 4px 0; }
+@media (max-width: 700px) {
+  #ll-main { flex-direction: column; flex-wrap: nowrap; }
+  #ll-left, #ll-right { display: contents; }
+  #ll-left > *, #ll-right > * { order: 20; }
+  #ll-chat { order: 1; }
+  #ll-main .form:has(#ll-question) { order: 2; }
+  #ll-buttons { order: 3; }
+  #ll-message { order: 4; }
+  #ll-citations-accordion { order: 5; }
+  #ll-routing { order: 6; }
+  #ll-main .form:has(#ll-domain) { order: 7; }
+  #ll-tree-title { order: 8; }
+  #ll-tree { order: 9; }
+  #ll-submit { order: 10; }
+  #ll-main .form:has(#ll-client) { order: 11; }
+  #ll-buttons button { min-width: 0; flex: 1 1 40%; }
+  #ll-banner .ll-notice { font-size: 0.85em; padding: 6px 10px; line-height: 1.5; }
+  #ll-intro { font-size: 0.92em; }
+}
+"""
 
 EMPTY_MESSAGE = "请输入您的问题。Please type a question first."
 CLOSED_MESSAGE = "本次咨询已结束，请点击“新咨询”开始新的咨询。This consultation has ended: start a new one."
@@ -150,6 +230,27 @@ REFUSALS = {
     "end": "无法生成报告 Cannot write the report",
 }
 REPORT_FILE, SAVED_FILE = "LawLuo-consultation-report", "LawLuo-consultation.json"
+
+RESUME_REFUSED = "无法恢复，当前咨询未改变 Cannot resume (nothing changed): "
+NOT_TEXT_MESSAGE = (
+    "这不是文本文件：保存的咨询是 UTF-8 编码的 .json 文件。"
+    "This is not a text file: a saved consultation is a UTF-8 JSON file."
+)
+#: The browser's copy of a consultation (``gr.BrowserState``) is at most this big; a bigger one is not
+#: updated (a browser's localStorage holds about 5 MB an origin, and the copy is stored encrypted).
+MAX_STORED_BYTES = 1_000_000
+#: The browser's copy when there is no consultation (Gradio does not write an empty value to localStorage,
+#: so an empty string would leave the last consultation there).
+NOTHING_STORED = "-"
+RESTORED_MESSAGE = (
+    "已恢复此浏览器中保存的咨询（刷新页面不会丢失；“新咨询”会删除它）。"
+    "Your consultation, kept in this browser, is back (New deletes it)."
+)
+RESTORED_CLOSED = "报告可点击“结束咨询”重新下载。Click End to download the report again."
+STORED_REFUSED = (
+    "此浏览器中保存的咨询无法恢复，已删除 The consultation kept in this browser cannot be restored and was "
+    "deleted: "
+)
 
 
 def too_long_message(n: int) -> str:
@@ -174,12 +275,13 @@ class ConsultView(View):
     saved: Any = KEEP
     chat: list | Keep = KEEP
     routing: str | Keep = KEEP
-    domain: str | None | Keep = KEEP
+    domain: str | None | dict | Keep = KEEP  # a dict (gr.update) when the menu opens or closes
     tree: str | Keep = KEEP
     citations: str | Keep = KEEP
     retrieved: str | Keep = KEEP
     trace: str | Keep = KEEP
     message: str | Keep = KEEP
+    stored: str | Keep = KEEP  # the copy this browser keeps (gr.BrowserState)
 
 
 #: What :func:`view` draws of a consultation.
@@ -190,6 +292,7 @@ STEPPED = ("state", *DRAWN)  # answer, regenerate, mark, domain, resume
 ENDED = ("state", "report", "download_md", "download_docx", *DRAWN)
 SAVED = ("saved", *DRAWN)
 RESTARTED = ("state", "question", "report", "download_md", "download_docx", *DRAWN)
+RESTORED = ("state", "report", *DRAWN, "stored")  # on page load, from the browser's copy
 
 
 def view(
@@ -219,7 +322,7 @@ def view(
             firm.domains,
             firm.receptionist.notice,
         ),
-        domain=state.domain if state else None,
+        domain=domain_menu(state),
         tree=cr.tree_html(state.tree if state else None, firm.case_searcher.get, markable),
         citations=cr.citations_html(lawyer_turn),
         retrieved=cr.retrieved_html(lawyer_turn),
@@ -227,6 +330,17 @@ def view(
         message=notice(message, kind) if message else "",
     )
     return ConsultView(**{**drawn, **also})
+
+
+def domain_menu(state: Consultation | None, reopen: bool = False) -> str | None | dict:
+    """The domain menu: the consultation's domain; once the consultation is closed, closed to changes too
+    (and marked ``ll-off``, which the page's :data:`UNLOCK_JS` leaves disabled). ``reopen``: the page may
+    show a closed consultation before this one (新咨询, Resume), so the menu is opened again explicitly.
+    Otherwise the domain id itself, as ``/ask`` and the other endpoints return it to scripts."""
+    value = state.domain if state else None
+    if state is not None and state.status == Status.CLOSED:
+        return gr.update(value=value, interactive=False, elem_classes=["ll-off"])
+    return gr.update(value=value, interactive=True, elem_classes=[]) if reopen else value
 
 
 def refused(firm: Firm, state: Consultation, exc: Exception, step: str, **also) -> ConsultView:
@@ -253,7 +367,7 @@ def _foreign(firm: Firm, state: Consultation | None, **also) -> ConsultView:
 def _failed(firm: Firm, state: Consultation | None, exc: Exception, **also) -> ConsultView:
     """Log the traceback (call inside ``except``) and show a message instead."""
     logger.exception("consultation handler failed")
-    message = f"出错了 Something went wrong: {type(exc).__name__}: {exc}"
+    message = f"出错了，当前咨询未受影响 Something went wrong (nothing was lost): {error_text(exc)}"
     try:
         return view(firm, state, message, "error", **also)
     except Exception:  # noqa: BLE001 — the state cannot be drawn: show the message, leave the rest as it is
@@ -411,20 +525,27 @@ def _lawyer_streams(
 def _stream(
     firm: Firm, state: Consultation, pieces: Iterator[str], **also
 ) -> Generator[ConsultView, None, ConsultView]:
-    """The answer as it streams: the chat redrawn at most every :data:`STREAM_UPDATE_S` (a model sends a
-    piece per token; redrawing and sending the whole chat for each would cost the server more than the
-    model does); returns the whole view, drawn once the answer is checked."""
+    """The answer as it streams: the chat updated at most every :data:`STREAM_UPDATE_S` (a model sends a
+    piece per token); returns the whole view, drawn once the answer is checked.
+
+    While the answer streams only the chat changes, and only at its end: the earlier messages are drawn
+    once, and each update adds the new text to the last message (no cursor mark after it), so Gradio's
+    streaming diff sends the browser just the new characters (an ``append``) and every other component
+    is left as it is (:data:`~lawluo.ui.views.KEEP`).
+    """
     text, shown = "", 0.0
     answering = "律师正在回答… The lawyer is answering…"
     try:
         yield view(firm, state, answering, streaming="", **also)
+        earlier: list[dict] = []
         for n, piece in enumerate(pieces):
             text += piece
             if n == 0:  # retrieval has run: its trace step shows with the first piece
                 yield view(firm, state, answering, streaming=text, **also)
+                earlier = cr.chat_messages(state)
                 shown = time.monotonic()
-            elif time.monotonic() - shown >= STREAM_UPDATE_S:  # only the chat changes until the answer ends
-                yield ConsultView(state=state, chat=cr.chat_messages(state, text), **also)
+            elif time.monotonic() - shown >= STREAM_UPDATE_S:
+                yield ConsultView(state=state, chat=[*earlier, cr.streaming_message(text)], **also)
                 shown = time.monotonic()
         last = state.turns[-1]
         done = "回答完毕，引用的法条已核查。Answered; its citations are checked."
@@ -498,9 +619,14 @@ def set_domain(
 
 
 def end(
-    firm: Firm, state: Consultation | None, visitors: Visitors | None = None, visit: Visit = DIRECT
+    firm: Firm,
+    state: Consultation | None,
+    visitors: Visitors | None = None,
+    visit: Visit = DIRECT,
+    client: str | None = None,
 ) -> ConsultView:
-    """The secretary's report, scored by the boss, and its .md and .docx files; the consultation is closed.
+    """The secretary's report (for ``client``, the name the visitor typed), scored by the boss (the score is
+    in the trace), and its .md and .docx files, which hold the same text; the consultation is closed.
     Ending a closed consultation offers its report again.
 
     The files are written into a fresh folder of the visitor's session, named by the server (never from
@@ -517,16 +643,14 @@ def end(
             return _busy(firm, state, **nothing)
         try:
             try:
-                firm.close(state, _deadline(visitors, "报告 The report"))
+                # an empty name box keeps the name the consultation has (one resumed from a file)
+                firm.close(state, _deadline(visitors, "报告 The report"), (client or "").strip() or None)
             except ConsultationClosed:
                 pass  # ended before: its report is offered again
             report = Report(**state.report)
             markdown = render_markdown(report)
-            score = cr.score_line(state.report_score)
             folder = visitors.folder(visit)
-            md_path = _write_private(
-                folder / f"{REPORT_FILE}.md", markdown + (f"\n\n{score}\n" if score else "")
-            )
+            md_path = _write_private(folder / f"{REPORT_FILE}.md", markdown)
             docx_path = render_docx(report, folder / f"{REPORT_FILE}.docx")
             os.chmod(docx_path, 0o600)
         except StepNotAllowed as exc:
@@ -539,7 +663,7 @@ def end(
         state,
         message,
         "warn" if report.notice else "info",
-        report=markdown + (f"\n\n---\n{score}" if score else ""),
+        report=inert_links(markdown),  # the report's model-written text links nowhere
         download_md=gr.update(value=str(md_path), visible=True),
         download_docx=gr.update(value=str(docx_path), visible=True),
     )
@@ -590,16 +714,56 @@ def resume_consultation(
     path = Path(upload if isinstance(upload, str) else getattr(upload, "name", "") or "")
     try:
         if not path.is_file():
-            raise ValueError("no file was uploaded")
+            raise ValueError("没有收到文件。No file was uploaded.")
         if path.stat().st_size > MAX_SAVED_BYTES:
-            raise ValueError(
-                f"the file has {path.stat().st_size:,} bytes; a saved consultation has at most {MAX_SAVED_BYTES:,}"
-            )
-        resumed = Consultation.from_json(path.read_text(encoding="utf-8"), firm.domains)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return view(firm, state, f"无法恢复，当前咨询未改变 Cannot resume (nothing changed): {exc}", "warn")
+            raise ValueError(_too_big(path.stat().st_size))
+        with path.open("rb") as f:
+            resumed = parse_saved(firm, f.read(MAX_SAVED_BYTES + 1))
+    except OSError:
+        logger.exception("cannot read an uploaded consultation")
+        return view(
+            firm, state, f"{RESUME_REFUSED}无法读取上传的文件。The uploaded file cannot be read.", "warn"
+        )
+    except ValueError as exc:
+        return view(firm, state, f"{RESUME_REFUSED}{exc}", "warn")
     resumed.owner = visit.owner
-    return view(firm, resumed, f"已恢复咨询 {resumed.id}。Consultation resumed.")
+    message = f"已恢复咨询 {resumed.id}。Consultation resumed."
+    return view(firm, resumed, message, domain=domain_menu(resumed, reopen=True))
+
+
+def _too_big(n: int) -> str:
+    return (
+        f"文件有 {n:,} 字节，保存的咨询最多 {MAX_SAVED_BYTES:,} 字节。"
+        f"The file has {n:,} bytes; a saved consultation has at most {MAX_SAVED_BYTES:,}."
+    )
+
+
+def parse_saved(firm: Firm, raw: bytes | str) -> Consultation:
+    """A saved consultation (an uploaded file's bytes, or the copy a browser kept) checked whole against
+    :mod:`lawluo.firm.saved` and the firm's domain table; raises ``ValueError`` saying, in Chinese and
+    English, what is wrong (never where the file was stored)."""
+    if isinstance(raw, bytes):
+        if len(raw) > MAX_SAVED_BYTES:
+            raise ValueError(_too_big(len(raw)))
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(NOT_TEXT_MESSAGE) from None
+    if not isinstance(raw, str) or "\x00" in raw:
+        raise ValueError(NOT_TEXT_MESSAGE)
+    if len(raw.encode("utf-8")) > MAX_SAVED_BYTES:
+        raise ValueError(_too_big(len(raw.encode("utf-8"))))
+    try:
+        return Consultation.from_json(raw, firm.domains)
+    except SavedConsultationError as exc:
+        gloss = (
+            "文件中的业务领域不在本站的领域表中"
+            if " is not a domain of " in str(exc)
+            else "文件内容不符合咨询记录的格式"
+        )
+        raise ValueError(f"{gloss}。{exc}") from None
+    except ValueError as exc:  # not JSON at all
+        raise ValueError(f"这不是 LawLuo 保存的咨询（不是有效的 JSON）。{exc}") from None
 
 
 def new_consultation(
@@ -613,7 +777,49 @@ def new_consultation(
         return _busy(firm, state)
     if visitors is not None:
         visitors.forget(visit.session)
-    return view(firm, None, question="", report="", download_md=_hidden(), download_docx=_hidden())
+    return view(
+        firm,
+        None,
+        question="",
+        report="",
+        download_md=_hidden(),
+        download_docx=_hidden(),
+        domain=domain_menu(None, reopen=True),
+    )
+
+
+def remembered(state: Consultation | None, visit: Visit = DIRECT) -> str | Keep:
+    """What the visitor's browser keeps of the consultation after a step, so that a reload of the page
+    brings it back: its JSON (:data:`NOTHING_STORED` after 新咨询). A copy over :data:`MAX_STORED_BYTES`
+    is left as it was (:data:`KEEP`). Never another browser's consultation."""
+    if state is None or not state.turns or not owner_of(state, visit):
+        return NOTHING_STORED
+    text = json.dumps(state.to_dict(), ensure_ascii=False, separators=(",", ":"))
+    return text if len(text.encode("utf-8")) <= MAX_STORED_BYTES else KEEP
+
+
+def restore_consultation(
+    firm: Firm, state: Consultation | None, stored: object, visit: Visit = DIRECT
+) -> ConsultView:
+    """When the page loads: the consultation the browser kept (``stored``, from its localStorage), checked
+    whole like an uploaded file (:func:`parse_saved`: schema, sizes, the firm's domains) and bound to this
+    visitor. A copy that fails the check is deleted, with a message; the page then starts empty."""
+    if state is not None or not stored or stored == NOTHING_STORED:
+        return ConsultView()
+    try:
+        if not isinstance(stored, str):
+            raise ValueError(NOT_TEXT_MESSAGE)
+        restored = parse_saved(firm, stored)
+    except ValueError as exc:
+        return view(firm, None, f"{STORED_REFUSED}{exc}", "warn", stored=NOTHING_STORED)
+    restored.owner = visit.owner
+    report, message = "", RESTORED_MESSAGE
+    if restored.status == Status.CLOSED and restored.report:
+        report, message = (
+            inert_links(render_markdown(Report(**restored.report))),
+            f"{message} {RESTORED_CLOSED}",
+        )
+    return view(firm, restored, message, report=report)
 
 
 def consultation_json(state: Consultation | None, visit: Visit = DIRECT) -> dict:
@@ -641,20 +847,34 @@ def build_consult_tab(
 ) -> Visitors:
     """The tab's components and events, inside the current ``gr.Blocks``; returns its :class:`Visitors`.
 
-    With ``demo`` the visitor's consultation and files are freed when they close the page.
+    With ``demo`` the visitor's consultation and files are freed when they close the page, and a page
+    (re)loaded in a browser that kept a consultation gets it back (:func:`restore_consultation`). The
+    layout's narrow-screen order is :data:`LAYOUT_CSS` (the app passes it to ``launch``).
     """
     visitors = Visitors(limits)
-    intro = copy.text("consult.md") if copy else ""
+    intro, more = _intro(copy)
     with gr.Tab(TAB_LABEL, id="consult"):
         if intro:
-            gr.Markdown(intro)
+            gr.Markdown(intro, elem_id="ll-intro")
+        if more:
+            with gr.Accordion("使用说明 How it works", open=False, elem_id="ll-intro-more"):
+                gr.Markdown(more)
         gr.HTML(cr.banner_html(models.status()), css_template=HTML_CSS, elem_id="ll-banner")
         # idle consultations expire (the visitor can save one to keep it); a closed page frees it at once
         state = gr.State(None, time_to_live=visitors.limits.session_ttl_s)
-        with gr.Row():
-            with gr.Column(scale=3):
+        # the copy a reload brings back: in this browser's localStorage (see remembered / restore_consultation)
+        # Gradio sends the page the key it encrypts the copy with, so a fixed one protects no less than a random
+        # one, and lets the copy survive a restart of the server (a Space that slept)
+        stored = gr.BrowserState("", storage_key=STORAGE_KEY, secret=STORAGE_KEY)
+        with gr.Row(elem_id="ll-main"):
+            with gr.Column(scale=3, elem_id="ll-left"):
                 chat = gr.Chatbot(
-                    label="咨询对话 Conversation", elem_id="ll-chat", height=440, buttons=["copy"]
+                    label="咨询对话 Conversation",
+                    elem_id="ll-chat",
+                    height=None,
+                    min_height=CHAT_MIN_HEIGHT,
+                    max_height=CHAT_MAX_HEIGHT,
+                    buttons=["copy"],
                 )
                 question = gr.Textbox(
                     label="您的问题 Your question",
@@ -663,20 +883,26 @@ def build_consult_tab(
                     max_lines=8,
                     elem_id="ll-question",
                 )
-                with gr.Row():
+                with gr.Row(elem_id="ll-buttons"):
                     ask_btn = gr.Button("提问 Ask", variant="primary", elem_id="ll-ask")
                     regen_btn = gr.Button("重新生成 Regenerate", elem_id="ll-regenerate")
                     end_btn = gr.Button("结束咨询 End consultation", variant="stop", elem_id="ll-end")
                     new_btn = gr.Button("新咨询 New", elem_id="ll-new")
-                message = gr.HTML("", css_template=HTML_CSS, elem_id="ll-message")
-                gr.Markdown("### 法律要素澄清树 Tree of Legal Clarifications")
+                client_name = gr.Textbox(
+                    label="咨询人姓名（可不填，结束咨询时写入报告）Your name for the report (optional)",
+                    max_lines=1,
+                    max_length=100,
+                    elem_id="ll-client",
+                )
+                message = gr.HTML("", css_template=HTML_CSS, js_on_load=PAGE_JS, elem_id="ll-message")
+                gr.Markdown("### 法律要素澄清树 Tree of Legal Clarifications", elem_id="ll-tree-title")
                 tree = gr.HTML(
                     cr.tree_html(None), css_template=HTML_CSS, js_on_load=TREE_JS, elem_id="ll-tree"
                 )
                 submit_btn = gr.Button(
                     "提交已标记的事实 Submit the marked facts", variant="primary", elem_id="ll-submit"
                 )
-            with gr.Column(scale=2):
+            with gr.Column(scale=2, elem_id="ll-right"):
                 routing = gr.HTML(
                     cr.routing_html(None, None, (), firm.domains, firm.receptionist.notice),
                     css_template=HTML_CSS,
@@ -704,11 +930,15 @@ def build_consult_tab(
                     resume_btn = gr.UploadButton(
                         "恢复咨询 Resume from .json", file_types=[".json"], elem_id="ll-resume"
                     )
-                with gr.Accordion("引用核查 Citations", open=True):
+                with gr.Accordion("引用核查 Citations", open=True, elem_id="ll-citations-accordion"):
                     citations = gr.HTML(
                         cr.citations_html(None), css_template=HTML_CSS, elem_id="ll-citations"
                     )
-                with gr.Accordion("检索到的法条与案例 Retrieved statutes and cases", open=False):
+                with gr.Accordion(
+                    "检索到的法条与案例 Retrieved statutes and cases",
+                    open=False,
+                    elem_id="ll-retrieved-accordion",
+                ):
                     retrieved = gr.HTML("", css_template=HTML_CSS, elem_id="ll-retrieved")
                 with gr.Accordion("流程追踪 Trace", open=False, elem_id="ll-trace-accordion"):
                     trace = gr.HTML(cr.trace_html([]), css_template=HTML_CSS, elem_id="ll-trace")
@@ -740,6 +970,7 @@ def build_consult_tab(
             "retrieved": retrieved,
             "trace": trace,
             "message": message,
+            "stored": stored,
         }
 
         def outputs(names: tuple[str, ...]) -> list:
@@ -759,8 +990,9 @@ def build_consult_tab(
             for shown in regenerate(firm, session, visitors, visit_of(request)):
                 yield shown.outputs(STEPPED)
 
-        def on_end(session, request: gr.Request):
-            return end(firm, session, visitors, visit_of(request)).outputs(ENDED)
+        def on_end(session, name: str | None = None, request: gr.Request = None):
+            # ``name`` defaults to None: a script may leave it out (``/end_consultation`` with no name)
+            return end(firm, session, visitors, visit_of(request), name).outputs(ENDED)
 
         def on_new(session, request: gr.Request):
             return new_consultation(firm, visitors, visit_of(request), session).outputs(RESTARTED)
@@ -785,19 +1017,27 @@ def build_consult_tab(
         def on_consultation(session, request: gr.Request):
             return consultation_json(session, visit_of(request))
 
+        def on_remember(session, request: gr.Request):
+            return ConsultView(stored=remembered(session, visit_of(request))).outputs(("stored",))[0]
+
+        def on_restore(session, kept, request: gr.Request):
+            return restore_consultation(firm, session, kept, visit_of(request)).outputs(RESTORED)
+
         def step(triggers: list, handler, inputs: list, names: tuple[str, ...], **options) -> None:
             """An event that changes the consultation: the page's controls are disabled as its request
-            leaves and enabled when it is done (or failed), so no other step of the page can overlap it."""
+            leaves and enabled when it is done (or failed), so no other step of the page can overlap it;
+            once it is done, the browser's copy of the consultation is updated (:func:`remembered`)."""
             event = gr.on(triggers, handler, inputs=inputs, outputs=outputs(names), js=LOCK_JS, **options)
             event.then(None, js=UNLOCK_JS, queue=False, api_visibility="private")
             event.failure(None, js=UNLOCK_JS, queue=False, api_visibility="private")
+            event.then(on_remember, [state], [stored], queue=False, api_visibility="private")
 
         llm = {"concurrency_id": "firm", "concurrency_limit": FIRM_CONCURRENCY, "trigger_mode": "once"}
         ask_inputs = [state, question, use_tolc, height, k]
         step([ask_btn.click, question.submit], on_ask, ask_inputs, ASKED, api_name="ask", **llm)
         step([submit_btn.click], on_answer, [state], STEPPED, api_name="answer", **llm)
         step([regen_btn.click], on_regenerate, [state], STEPPED, api_name="regenerate", **llm)
-        step([end_btn.click], on_end, [state], ENDED, api_name="end_consultation", **llm)
+        step([end_btn.click], on_end, [state, client_name], ENDED, api_name="end_consultation", **llm)
         step([new_btn.click], on_new, [state], RESTARTED, api_name="new_consultation")
         # the chatbot's own trash button starts over too (not just the picture of the chat)
         step([chat.clear], on_new, [state], RESTARTED, api_visibility="private")
@@ -815,7 +1055,23 @@ def build_consult_tab(
             leave_later(visitors, request)
 
         demo.unload(on_leave)
+        demo.load(
+            on_restore,
+            [state, stored],
+            outputs(RESTORED),
+            api_visibility="private",
+            queue=False,
+            show_progress="hidden",
+        )
     return visitors
+
+
+def _intro(copy: UICopy | None) -> tuple[str, str]:
+    """The tab's intro (``consult.md``): what is shown above the consultation, and what is folded under
+    使用说明 (after a line ``<!-- more -->``), so that on a phone the question box is on the first screen."""
+    text = copy.text("consult.md") if copy else ""
+    shown, _, more = text.partition(INTRO_FOLD)
+    return shown.strip(), more.strip()
 
 
 def leave_later(visitors: Visitors, request: gr.Request) -> None:

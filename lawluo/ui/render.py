@@ -9,13 +9,17 @@ plain dicts (the ``as_dict()`` of library results) to HTML strings, tested direc
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 
+from ..agents.secretary import md_text
 from ..law.numerals import int_to_chinese
 from ..law.verdicts import BY_CODE, VERDICTS
 
 #: Facts longer than this are shown truncated, with the full text one click away.
 FACTS_PREVIEW_CHARS = 160
+#: The citation checker shows this many cards at first, and this many more per click on "more".
+CITATION_PAGE = 50
 
 
 CSS = """
@@ -43,8 +47,12 @@ CSS = """
 .ll-row { margin: 3px 0; line-height: 1.6; }
 .ll-label { color: #5b6472; display: inline-block; min-width: 6.5em; }
 .ll-note { color: #5b6472; font-size: 0.9em; margin-top: 4px; }
+.ll-repeal { color: #9b1c1c; font-weight: 600; }
 .ll-card details { margin-top: 6px; }
 .ll-card summary { cursor: pointer; color: #1d4ed8; }
+.ll-more { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 10px 0; }
+.ll-more button { border: 1px solid #a9c1f2; border-radius: 8px; padding: 4px 14px; background: #e8effc;
+  color: #1d4ed8; cursor: pointer; }
 """
 
 
@@ -53,10 +61,68 @@ def esc(value: object) -> str:
     return "" if value is None else html.escape(str(value), quote=True)
 
 
+# -- untrusted text -------------------------------------------------------------------------------
+
+_UNESCAPED_BRACKET = re.compile(r"(?<!\\)((?:\\\\)*)\[")
+_UNESCAPED_AT = re.compile(r"(?<!\\)((?:\\\\)*)@")
+_SCHEME = re.compile(r"(https?|ftps?|mailto|file)(?=:)", re.I)
+_WWW = re.compile(r"(www)(?=\.)", re.I)
+
+
+def inert_links(markdown: str) -> str:
+    r"""Markdown in which no link can form: what would be one shows as the text it was written as.
+
+    :func:`~lawluo.agents.secretary.md_text` already leaves no image, no HTML and no fenced block; a link
+    (``[x](https://host/?q=secret)``, a reference ``[x][r]`` with ``[r]: https://…``, or a bare
+    ``https://…``, ``www.…`` or ``name@host`` that GitHub-flavoured Markdown turns into one) is still one
+    click from sending the visitor to a host a model chose. Every ``[`` and ``@`` not already escaped gets
+    a backslash, and so do the ``:`` after a URL scheme and the ``.`` after ``www``: the renderer sees no
+    link syntax and no autolink (CommonMark §2.4: a backslash before ASCII punctuation shows the
+    character itself). Applied to Markdown already made safe with ``md_text`` (idempotent); the visitor
+    reads the characters as written and can copy an address by hand.
+
+    >>> print(inert_links("见 [x](https://a.example/?q=1)、www.b.example 和 me@c.example"))
+    见 \[x](https\://a.example/?q=1)、www\.b.example 和 me\@c.example
+    """
+    markdown = _UNESCAPED_BRACKET.sub(lambda m: m.group(1) + "\\[", markdown)
+    markdown = _UNESCAPED_AT.sub(lambda m: m.group(1) + "\\@", markdown)
+    markdown = _SCHEME.sub(lambda m: m.group(1) + "\\", markdown)
+    return _WWW.sub(lambda m: m.group(1) + "\\", markdown)
+
+
+def inert_md(text: str) -> str:
+    """Untrusted text (a client's, a model's) as Markdown that renders as the text itself: no HTML,
+    image, diagram or link — nothing the browser fetches or runs (:func:`md_text`, then
+    :func:`inert_links`)."""
+    return inert_links(md_text(text))
+
+
+#: An absolute path (POSIX or Windows) of two or more parts, as an error message may quote one.
+_PATH = re.compile(r"(?<![\w:/])(?:[A-Za-z]:)?(?:[\\/][^\s\\/'\"]+){2,}[\\/]?")
+
+
+def without_paths(message: str) -> str:
+    """``message`` with every absolute file path cut to its last part: ``…/`` and the file's name (the
+    server's folders are its own; the name of an uploaded file still helps).
+
+    >>> without_paths("[Errno 2] No such file or directory: '/tmp/gradio/abc/x.json'")
+    "[Errno 2] No such file or directory: '…/x.json'"
+    """
+    return _PATH.sub(lambda m: "…/" + re.split(r"[\\/]", m.group().rstrip("\\/"))[-1], message)
+
+
+def error_text(exc: BaseException, limit: int = 300) -> str:
+    """What a visitor may read of an unexpected error: its type and message, without paths, shortened."""
+    text = without_paths(f"{type(exc).__name__}: {exc}")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def notice(message: str, kind: str = "info") -> str:
-    """A message box; ``kind`` is ``info``, ``warn`` or ``error``. The message is escaped."""
+    """A message box; ``kind`` is ``info``, ``warn`` or ``error``. The message is escaped, and any absolute
+    file path in it (an error's message may quote one) is replaced by ``…``: the server's folders are
+    its own (:func:`without_paths`)."""
     kind = kind if kind in ("info", "warn", "error") else "info"
-    return f'<div class="ll-notice {kind}" role="status">{esc(message)}</div>'
+    return f'<div class="ll-notice {kind}" role="status">{esc(without_paths(message))}</div>'
 
 
 def badge(text: str, css_class: str) -> str:
@@ -83,8 +149,14 @@ def _version_badges(current: bool, in_force: bool = True) -> str:
 
 
 def statute_card(hit: Mapping) -> str:
-    """One :meth:`StatuteHit.as_dict` as a card: law, article, version (+ badge), level, text, score."""
+    """One :meth:`StatuteHit.as_dict` as a card: law, article, version (+ badge), level, text, score;
+    an article the query named by law and number is marked so, and a repealed law's card says what
+    replaced it (``hit["repeal"]``)."""
     badges = _version_badges(bool(hit.get("current", True)), bool(hit.get("in_force", True)))
+    if hit.get("exact"):
+        badges = badge("按条号查到 exact article", "ok") + " " + badges
+    repeal = hit.get("repeal")
+    repeal_row = f'<div class="ll-row ll-repeal">{esc(repeal)}</div>' if repeal else ""
     return (
         '<div class="ll-card">'
         '<div class="ll-head">'
@@ -93,6 +165,7 @@ def statute_card(hit: Mapping) -> str:
         f'<span class="ll-meta">{esc(hit.get("level"))}</span>'
         f'<span class="ll-meta">score {float(hit.get("score") or 0):.2f}</span>'
         "</div>"
+        f"{repeal_row}"
         f'<div class="ll-text">{esc(hit.get("text"))}</div>'
         "</div>"
     )
@@ -239,9 +312,22 @@ def citation_card(index: int, cit: Mapping, text: str) -> str:
     )
 
 
-def citation_list(citations: Sequence[Mapping], text: str) -> str:
+def citation_list(citations: Sequence[Mapping], text: str, shown: int | None = None) -> str:
+    """A card per citation; with ``shown``, only the first ``shown`` and, when more remain, a line saying
+    how many there are and a button (``data-more``: how many the next page shows) for the next
+    :data:`CITATION_PAGE` (the browser needs seconds to draw thousands of cards)."""
     if not citations:
         return notice(
             "No statute citation found in the text. Citations look like 《民法典》第一千零七十九条.", "info"
         )
-    return "".join(citation_card(i, c, text) for i, c in enumerate(citations, start=1))
+    total = len(citations)
+    shown = total if shown is None else min(max(shown, 0), total)
+    cards = "".join(citation_card(i, c, text) for i, c in enumerate(citations[:shown], start=1))
+    if shown >= total:
+        return cards
+    step = min(CITATION_PAGE, total - shown)
+    return (
+        cards + '<div class="ll-more">'
+        f'<span class="ll-meta">已显示 {shown:,} / {total:,} 条引用 Showing {shown:,} of {total:,} citations</span>'
+        f'<button type="button" data-more="{shown + step}">再显示 {step} 条 Show {step} more</button></div>'
+    )

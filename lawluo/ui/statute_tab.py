@@ -25,7 +25,7 @@ import gradio as gr
 from ..law.checker import CitationChecker
 from ..retrieval.casebank import REBUILD_COMMAND as CASES_REBUILD_COMMAND
 from ..retrieval.cases import CaseSearcher
-from ..retrieval.statutes import QueryError, StatuteSearcher
+from ..retrieval.statutes import QueryError, StatuteSearcher, clean_query
 from . import render
 from .copy import UICopy
 
@@ -56,7 +56,7 @@ def _clamp_k(k: Any) -> int:
 def _failure(exc: Exception) -> str:
     """Log the traceback (call inside ``except``) and return the message the user sees."""
     logger.exception("statute tab handler failed")
-    return render.notice(f"Something went wrong: {type(exc).__name__}: {exc}", "error")
+    return render.notice(f"出错了 Something went wrong: {render.error_text(exc)}", "error")
 
 
 def _search(searcher, render_results, query: str | None, k: float) -> str:
@@ -72,8 +72,23 @@ def _search(searcher, render_results, query: str | None, k: float) -> str:
 
 
 def search_statutes(searcher: StatuteSearcher, query: str, k: float = DEFAULT_K) -> str:
-    """HTML cards for the ``k`` (1–20) articles that best answer ``query``."""
-    return _search(searcher, render.statute_results, query, k)
+    """HTML cards for the ``k`` (1–20) articles that best answer ``query``.
+
+    An article the query names by law and number (``劳动合同法第82条``) is the first card; when it cannot
+    be shown — the law is repealed and not in the database (``合同法第五十二条``), unknown, or has no such
+    article — a notice above the cards says so and names what replaced a repealed law.
+    """
+    query = "" if query is None else query
+    try:
+        hits = searcher.search(query, _clamp_k(k))
+        notices = [x.message() for x in searcher.lookup(clean_query(query)) if x.message()]
+        return "".join(render.notice(n, "warn") for n in notices) + render.statute_results(
+            query.strip(), [h.as_dict() for h in hits]
+        )
+    except QueryError as exc:
+        return render.notice(str(exc), "warn")
+    except Exception as exc:
+        return _failure(exc)
 
 
 def search_cases(case_searcher: CaseSearcher | None, query: str, k: float = DEFAULT_K) -> str:
@@ -91,9 +106,10 @@ def _prepare_text(text: Any) -> tuple[str, list[str]]:
     if text is None:
         text = ""
     if not isinstance(text, str):
-        raise QueryError("the answer must be text")
+        raise QueryError("请粘贴文字 the answer must be text")
     if len(text) > MAX_TEXT_CHARS:
         return text[:MAX_TEXT_CHARS], [
+            f"文本有 {len(text):,} 字，只核查了前 {MAX_TEXT_CHARS:,} 字。"
             f"The text has {len(text):,} characters; only the first {MAX_TEXT_CHARS:,} were checked."
         ]
     return text, []
@@ -114,12 +130,43 @@ def check_answer(checker: CitationChecker, text: str) -> tuple[str, str]:
         citations = [c.as_dict() for c in result.citations]
         return (
             render.check_summary(result.nhsr, result.counts(), notices),
-            render.citation_list(citations, text),
+            render.citation_list(citations, text, render.CITATION_PAGE),
         )
     except QueryError as exc:
         return render.notice(str(exc), "warn"), ""
     except Exception as exc:
         return _failure(exc), ""
+
+
+def more_citations(checker: CitationChecker, text: str, evt: gr.EventData | None = None) -> str:
+    """The per-citation HTML of ``text`` (the text last checked) with the number of cards the clicked
+    "more" button asks for (its ``data-more``), never more than the citations there are."""
+    data = getattr(evt, "_data", None) or {}
+    try:
+        shown = int(data.get("more")) if isinstance(data, dict) else 0
+    except (TypeError, ValueError):
+        shown = 0
+    try:
+        text, _notices = _prepare_text(text)
+        if not text.strip():
+            return ""
+        citations = [c.as_dict() for c in checker.check(text).citations]
+        return render.citation_list(citations, text, max(shown, render.CITATION_PAGE))
+    except QueryError as exc:
+        return render.notice(str(exc), "warn")
+    except Exception as exc:
+        return _failure(exc)
+
+
+#: A click on the "more" button under the citation cards asks for the next page (its ``data-more``).
+MORE_JS = """
+element.addEventListener('click', (event) => {
+  const button = event.target.closest('button[data-more]');
+  if (!button || !element.contains(button)) return;
+  button.disabled = true;
+  trigger('click', {more: button.dataset.more});
+});
+"""
 
 
 def check_answer_json(checker: CitationChecker, text: str) -> dict:
@@ -138,7 +185,7 @@ def check_answer_json(checker: CitationChecker, text: str) -> dict:
         out["error"] = str(exc)
     except Exception as exc:
         logger.exception("citation check (JSON) failed")
-        out["error"] = f"Something went wrong: {type(exc).__name__}: {exc}"
+        out["error"] = f"Something went wrong: {render.error_text(exc)}"
     return out
 
 
@@ -206,10 +253,22 @@ def build_statute_tab(
         if help_text:
             gr.Markdown(help_text)
         check_summary = _results_box()
-        check_list = _results_box()
-        check_button.click(
-            partial(check_answer, checker), answer, [check_summary, check_list], api_name="check_citations"
+        check_list = gr.HTML(
+            value="", css_template=render.CSS, padding=False, js_on_load=MORE_JS, elem_id="ll-check-list"
         )
+        checked = gr.State("")  # the text last checked: its next page of cards ("more")
+
+        def check_and_keep(text: str) -> tuple[str, str, str]:
+            return (*check_answer(checker, text), text if isinstance(text, str) else "")
+
+        check_button.click(
+            check_and_keep, answer, [check_summary, check_list, checked], api_name="check_citations"
+        )
+
+        def on_more(text: str, evt: gr.EventData) -> str:
+            return more_citations(checker, text, evt)
+
+        check_list.click(on_more, checked, check_list, api_visibility="private")
         # The same check as data, for scripts only: a hidden trigger and output. (gr.api() would need the
         # handler's type hints, which a functools.partial does not carry.)
         json_trigger = gr.Button(visible=False)

@@ -1,0 +1,379 @@
+"""Clarification material: yes/no elements per consultation domain, ranked by match to the question.
+
+    material = ClarificationMaterial.from_settings(settings)      # assets/clarifications.jsonl.gz
+    material.rank("公司没给我交社保，我想辞职能要补偿吗", "labor", k=3)   # best-matching labour elements
+    material.follow_ups(item, "…", "labor", k=3)                    # the element's siblings first
+
+Each :class:`Item` is one element — a statement a client can answer with yes or no (是否…？) — of one
+domain, with the words it is about. The items come from two kinds of material, merged by
+``python -m lawluo build clarifications`` (:mod:`.mining`): the constituent elements of each domain's key
+statutes (``statute_elements.yaml``, written by hand, each with its article) and the clarifying
+questions lawyers asked, or the conditions their answers turned on, in the consultations of
+``../shared/data``, tagged with the domain of the consultation. Items of one statute entry, one dialogue
+or one answer share a ``group``: they are each other's follow-ups (a deeper level of the tree).
+
+Ranking is BM25 (Robertson & Zaragoza, 2009) over the statement and its keywords, with the project's
+jieba tokens (:mod:`lawluo.retrieval.tokenize`), restricted to the consultation's domain — so a
+criminal element (自首, 前科) reaches only a criminal consultation — and weighted by source: the
+statute elements are worth more than a condition mined from one answer (weights chosen on the dev half
+of ``benchmarks/data/clarification_questions.jsonl``; see ``benchmarks/clarification_relevance.py``).
+
+**An element that only restates the question is passed over** (:func:`restates`): after
+"我弟弟把对方打成轻伤二级", 伤情鉴定结论是否为轻伤以上？ asks what the client already said. The test is
+lexical and explainable: the element's content words — what follows 是否/有没有/有无, less stop words,
+qualifiers (以上, 超过, 已…) and quantities (三年, 80) — are (nearly) all words of the question or the
+statutory terms of its colloquial words (拆迁 → 征收 补偿, ``assets/colloquial_terms.tsv``). It catches
+a restatement in the question's own words, not a paraphrase (全责 for 全部或主要责任).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from ..agents.domains import OTHER
+from ..files import write_atomically
+from ..retrieval.bm25 import BM25Index
+from ..retrieval.statutes import load_colloquial
+from ..retrieval.tokenize import STOPWORDS, jieba_words, tokenize
+from .tree import statement_key
+
+FILENAME = "clarifications.jsonl.gz"
+#: The domain whose elements (自首, 前科, 罪名…) reach no other consultation, not even the generalist's.
+CRIMINAL = "criminal"
+MATERIAL_NOTE = (
+    "未配置语言模型：以下法律要素取自本领域关键法条的构成要件和律师咨询中常问的问题，"
+    "按与您的问题的相关程度排列，仅供参考。"
+)
+SOURCES = ("statute", "dialogue", "answer")
+#: How much a BM25 match of each source counts (dev half, benchmarks/clarification_relevance.py).
+SOURCE_WEIGHT = {"statute": 1.0, "dialogue": 0.55, "answer": 0.45}
+#: Extra weight for a mined statement found in several consultations: ``1 + SUPPORT_WEIGHT·ln(support)``.
+SUPPORT_WEIGHT = 0.15
+#: A mined item is offered only when its weighted score reaches this share of the best statute match
+#: (mined statements are many and specific; a weak word overlap is not enough to show one).
+MINED_MIN_SHARE = 0.8
+#: For the generalist (其他), how much another domain's item counts against one of its own.
+FOREIGN_WEIGHT = 0.7
+#: Any item scoring below this share of the best match is left out: it shares only a common word
+#: (属于, 已经…) with the question, and a case of the domain or nothing is better than an unrelated element.
+MIN_SHARE = 0.3
+STATEMENT_MAX_CHARS = 40
+_YES_NO = re.compile(r"是否|有没有|有无")
+#: An element restates the question when at least this share of its content words are the question's.
+#: On the dev half 0.6, 2/3 and 0.75 drop the same elements (3, all restatements, no relevant one);
+#: the strictest is kept. 0.5 also drops 5 relevant elements (书面催告开发商交房 after 开发商还没交房).
+RESTATE_SHARE = 0.75
+#: Words that say how much or when, not what: an element made new only by them is not a new question.
+_QUALIFIERS = frozenset(
+    "以上 以下 达到 超过 满 不满 情况 存在 依法 相关 对方 已 曾 还 仍 内 且 并 其他 等 如 后 时 前 中 "
+    "被 给 由 一方 双方 涉及 过 用 能".split()
+)
+#: A quantity (三年, 两个, 80, 十五日): the element asks about the legal boundary, which the client's own
+#: number does not settle (孩子是否不满两周岁？ after 孩子才两岁 is a fair question).
+_QUANTITY = re.compile(
+    r"[\d一二两三四五六七八九十百千万半几]+[个多]?(年|月|日|天|周岁|岁|倍|万|元|次|毫升|毫克)?"
+)
+_WORD = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]")
+
+
+def is_yes_no(statement: str) -> bool:
+    """True for a statement a client can answer yes or no: it asks 是否/有没有/有无 and ends with ？.
+
+    >>> is_yes_no("单位是否没有依法为您缴纳社会保险？"), is_yes_no("您的诉求是什么？")
+    (True, False)
+    """
+    return bool(_YES_NO.search(statement)) and statement.endswith("？")
+
+
+@lru_cache(maxsize=8192)
+def content_words(text: str) -> tuple[str, ...]:
+    """The words of ``text`` that say what it is about: jieba's words less stop words, qualifiers and
+    quantities.
+
+    >>> content_words("约定的还款日期至今是否已超过三年？")
+    ('约定', '还款', '日期', '至今')
+    """
+    return tuple(
+        w
+        for w in jieba_words(text)
+        if _WORD.match(w) and w not in STOPWORDS and w not in _QUALIFIERS and not _QUANTITY.fullmatch(w)
+    )
+
+
+def question_words(question: str, colloquial: dict[str, list[str]] | None = None) -> frozenset[str]:
+    """The question's content words and the statutory terms of its colloquial words (拆迁 → 征收 补偿)."""
+    words = set(content_words(question))
+    for word, terms in (colloquial or {}).items():
+        if word in question:
+            words.update(terms)
+    return frozenset(words)
+
+
+def restates(statement: str, words: frozenset[str], share: float = RESTATE_SHARE) -> bool:
+    """True when the element ``statement`` only asks what the question already says: at least ``share``
+    of the content words of what it asks (the words after 是否/有没有/有无) are in ``words``
+    (:func:`question_words` of the question). Rule 2 of ``benchmarks/data/README.md``.
+
+    >>> words = question_words("试用期第二个月老板说我不适合，直接让我走人")
+    >>> restates("您被辞退时是否还在试用期内？", words), restates("单位是否事先告知过录用条件？", words)
+    (True, False)
+    """
+    found = _YES_NO.search(statement)
+    asked = content_words(statement[found.end() :] if found else statement)
+    return bool(asked) and sum(w in words for w in asked) >= share * len(asked)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One element of the material (the fields of one line of ``clarifications.jsonl.gz``)."""
+
+    id: str
+    domain: str  # a domain id of the table (lawluo/agents/domains.yaml)
+    statement: str  # yes/no, ends with ？
+    keywords: tuple[str, ...] = ()  # what it is about: a client's words for the issue
+    source: str = "statute"  # one of SOURCES
+    ref: str = ""  # the statute article, or the consultation it was mined from
+    groups: tuple[str, ...] = ()  # items sharing a group are each other's follow-ups
+    support: int = 1  # consultations the statement was mined from (1 for a statute element)
+
+    @property
+    def text(self) -> str:
+        """What BM25 indexes: the statement and its keywords."""
+        return " ".join((self.statement, *self.keywords))
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["keywords"], data["groups"] = list(self.keywords), list(self.groups)
+        return json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, obj: object) -> Item:
+        """Validate one decoded line; raises ``ValueError`` saying what is wrong."""
+        if not isinstance(obj, dict):
+            raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+        names = set(cls.__dataclass_fields__)
+        if obj.keys() - names or {"id", "domain", "statement"} - obj.keys():
+            raise ValueError(f"fields must be {sorted(names)}; got {sorted(obj)}")
+        for name in ("id", "domain", "statement", "source", "ref"):
+            if name in obj and not isinstance(obj[name], str):
+                raise ValueError(f"{name} must be a string")
+        for name in ("keywords", "groups"):
+            if not isinstance(obj.get(name, []), list) or not all(
+                isinstance(x, str) for x in obj.get(name, [])
+            ):
+                raise ValueError(f"{name} must be a list of strings")
+        if obj.get("source", "statute") not in SOURCES:
+            raise ValueError(f"source {obj['source']!r} is not one of {', '.join(SOURCES)}")
+        if not isinstance(obj.get("support", 1), int) or obj.get("support", 1) < 1:
+            raise ValueError("support must be a positive integer")
+        if not is_yes_no(obj["statement"]) or len(obj["statement"]) > STATEMENT_MAX_CHARS + 10:
+            raise ValueError(f"statement {obj['statement'][:60]!r} is not a short yes/no statement")
+        return cls(
+            **{**obj, "keywords": tuple(obj.get("keywords", ())), "groups": tuple(obj.get("groups", ()))}
+        )
+
+
+def write_material(items: Iterable[Item], path: Path) -> bytes:
+    """Write ``items`` as gzip JSONL (keys sorted, no file name, mtime 0: the same items give the same
+    bytes) atomically to ``path``; returns the bytes written."""
+    payload = "".join(item.to_json() + "\n" for item in items).encode("utf-8")
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=9, mtime=0) as gz:
+        gz.write(payload)
+    write_atomically(path, buf.getvalue())
+    return buf.getvalue()
+
+
+def load_material(path: Path) -> list[Item]:
+    """Read a file written by :func:`write_material`; ``ValueError`` names the file and the line."""
+    path = Path(path)
+    try:
+        with gzip.open(path, "rb") as gz:
+            raw = gz.read()
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{path}: not a readable gzip file: {exc}") from exc
+    items = []
+    for lineno, line in enumerate(raw.split(b"\n"), start=1):
+        if line.strip():
+            try:
+                items.append(Item.from_dict(json.loads(line.decode("utf-8"))))
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"{path}: line {lineno}: corrupt clarification record: {exc}") from exc
+    return items
+
+
+@dataclass
+class ClarificationMaterial:
+    """The items and their BM25 index; ``rank`` and ``follow_ups`` answer within one domain.
+    ``colloquial`` (a client's word → statutory terms) lets :meth:`restating` see that 拆迁 said 征收."""
+
+    items: list[Item]
+    index: BM25Index | None = None
+    colloquial: dict[str, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.index is None:
+            self.index = BM25Index.build([item.text for item in self.items]) if self.items else None
+        self._domains = np.array([item.domain for item in self.items], dtype=object)
+        self._weights = np.array(
+            [SOURCE_WEIGHT[i.source] * (1 + SUPPORT_WEIGHT * math.log(i.support)) for i in self.items],
+            dtype=np.float32,
+        )
+        self._statute = np.array([i.source == "statute" for i in self.items], dtype=bool)
+        self._keys = [statement_key(i.statement) for i in self.items]
+        self._by_key: dict[str, list[int]] = {}
+        self._groups: dict[str, list[int]] = {}
+        for n, item in enumerate(self.items):
+            self._by_key.setdefault(self._keys[n], []).append(n)
+            for group in item.groups:
+                self._groups.setdefault(group, []).append(n)
+
+    @classmethod
+    def from_settings(cls, settings) -> ClarificationMaterial | None:
+        """The settings' ``clarifications.jsonl.gz`` with its index cached in ``cache_dir``; ``None``
+        when the assets folder has no material (the tree then reads its elements off similar cases)."""
+        path = Path(settings.assets_dir) / FILENAME
+        if not path.exists():
+            return None
+        items = load_material(path)
+        index = BM25Index.load_or_build(
+            Path(settings.cache_dir) / "clarifications-bm25", [i.text for i in items]
+        )
+        return cls(items, index, load_colloquial(Path(settings.assets_dir) / "colloquial_terms.tsv"))
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def covers(self, domain: str | None) -> bool:
+        """True when the material has elements for ``domain``."""
+        return domain is not None and bool(np.any(self._domains == domain))
+
+    def scope(self, domain: str) -> np.ndarray:
+        """Which items a consultation of ``domain`` may get: its own; for the generalist (其他, where
+        the receptionist also sends the questions it is unsure of) every domain's but the criminal's."""
+        if domain == OTHER:
+            return self._domains != CRIMINAL
+        return self._domains == domain
+
+    def restating(self, question: str) -> Callable[[str], bool]:
+        """``statement -> True`` when the element only restates ``question`` (:func:`restates`)."""
+        words = question_words(question, self.colloquial) if question else frozenset()
+        return lambda statement: bool(words) and restates(statement, words)
+
+    def find(self, statement: str, domain: str) -> Item | None:
+        """The item in ``domain``'s scope with this statement (up to punctuation, 是否 and 您)."""
+        allowed = self.scope(domain)
+        n = next((n for n in self._by_key.get(statement_key(statement), ()) if allowed[n]), None)
+        return None if n is None else self.items[n]
+
+    def rank(
+        self,
+        query: str,
+        domain: str,
+        k: int,
+        taken: set[str] = frozenset(),
+        statutes_only: bool = False,
+        question: str = "",
+    ) -> list[Item]:
+        """Up to ``k`` items of ``domain`` that match ``query``, best first, none whose
+        :func:`statement_key` is in ``taken`` and none that only restates ``question`` (the client's own
+        words; :meth:`restating`): BM25 × source weight; a mined item only when it scores at least
+        ``MINED_MIN_SHARE`` of the best statute item, any item only when it scores at least ``MIN_SHARE``
+        of the best item (both bars count the taken and the restating items too). ``statutes_only``: the
+        statute items with any match, no bars (what is left when the good matches are used up)."""
+        scores = self._scores(query, domain, frozenset())
+        if statutes_only:
+            scores[~self._statute] = 0.0
+            self._drop(scores, taken)
+            return self._top(scores, k, self.restating(question))
+        best_statute = float(scores[self._statute].max(initial=0.0))  # taken ones included: the bar stays
+        scores[~self._statute & (scores < MINED_MIN_SHARE * best_statute)] = 0.0
+        scores[scores < MIN_SHARE * float(scores.max(initial=0.0))] = 0.0
+        self._drop(scores, taken)
+        return self._top(scores, k, self.restating(question))
+
+    def follow_ups(
+        self,
+        item: Item,
+        query: str,
+        domain: str,
+        k: int,
+        taken: set[str] = frozenset(),
+        question: str = "",
+    ) -> list[Item]:
+        """Up to ``k`` items of ``item``'s groups (the statute's other elements, the dialogue's other
+        questions), those that match ``query`` first, then in the order of the material; none that only
+        restates ``question``."""
+        allowed = self.scope(domain)
+        members = sorted({n for g in item.groups for n in self._groups.get(g, ())})
+        members = [n for n in members if allowed[n]]
+        scores = self._scores(query, domain, taken)
+        order = sorted(members, key=lambda n: (-scores[n], n))
+        said = self.restating(question)
+        out = (self.items[n] for n in order if self.items[n] is not item and self._keys[n] not in taken)
+        return [i for i in out if not said(i.statement)][:k]
+
+    def defaults(self, domain: str, k: int, taken: set[str] = frozenset(), question: str = "") -> list[Item]:
+        """The domain's statute elements in the order written, for a question no element matches; none
+        that only restates ``question``."""
+        said = self.restating(question)
+        out = [
+            item
+            for item in self.items
+            if item.domain == domain
+            and item.source == "statute"
+            and statement_key(item.statement) not in taken
+            and not said(item.statement)
+        ]
+        return out[:k]
+
+    # -- internals ------------------------------------------------------------------------------------
+    def _scores(self, query: str, domain: str, taken: set[str]) -> np.ndarray:
+        if self.index is None:
+            return np.zeros(0, dtype=np.float32)
+        scores = self.index.scores(tokenize(query)) * self._weights
+        scores[~self.scope(domain)] = 0.0
+        if domain == OTHER:
+            scores[self._domains != OTHER] *= FOREIGN_WEIGHT
+        self._drop(scores, taken)
+        return scores
+
+    def _drop(self, scores: np.ndarray, taken: set[str]) -> None:
+        for key in taken:
+            for n in self._by_key.get(key, ()):
+                scores[n] = 0.0
+
+    def _top(self, scores: np.ndarray, k: int, said: Callable[[str], bool]) -> list[Item]:
+        out: list[Item] = []
+        for n in np.argsort(-scores, kind="stable"):
+            if len(out) == k or scores[n] <= 0:
+                break
+            if not said(self.items[n].statement):
+                out.append(self.items[n])
+        return out
+
+
+#: How the clarifier's prompt names where a mined element came from.
+_MINED_ORIGIN = {"dialogue": "律师在咨询中问过", "answer": "律师答复所依据的条件"}
+
+
+def describe(items: Sequence[Item]) -> str:
+    """The items as reference lines for the clarifier's prompt: ``- statement（where it came from）``.
+
+    >>> describe([Item("s-1", "labor", "单位是否没有依法为您缴纳社会保险？", ref="《中华人民共和国劳动合同法》第38条")])
+    '- 单位是否没有依法为您缴纳社会保险？（《中华人民共和国劳动合同法》第38条）'
+    """
+    return "\n".join(
+        f"- {item.statement}（{item.ref if item.source == 'statute' else _MINED_ORIGIN[item.source]}）"
+        for item in items
+    )

@@ -1,0 +1,151 @@
+"""Without a language model the lawyer still answers (issue 18, item 2): in Chinese, in the chat, an extract
+of the statutes retrieved for the question and the confirmed facts (their real text), what each marked fact
+has to do with them, similar cases of the same domain with their outcomes, and one plain line saying that no
+model wrote it and how an operator adds one. Its citations are checked like any answer's, and are verified."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from lawluo.agents.domains import PACKAGED
+from lawluo.agents.lawyer import (
+    REPLY_NO_LINK,
+    REPLY_NO_MODEL,
+    Brief,
+    as_statement,
+    grounded_reply,
+    link_facts,
+    retrieve_cases,
+)
+from lawluo.config import load_settings
+from lawluo.firm import Firm
+from lawluo.llm import LanguageModels
+from lawluo.ui import consult_tab as tab
+
+DIVORCE = "我和老公准备离婚，婚后买的房子和存款怎么分？孩子抚养权归谁？"
+QUESTIONS = {
+    "marriage_family": DIVORCE,
+    "labor": "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？",
+    "debt": "朋友借了我五万块钱一直不还，只有微信聊天记录，能起诉吗？",
+    "traffic": "我骑电动车被汽车撞了，对方全责，医药费和误工费怎么赔？",
+}
+#: What a developer's notice looks like: settings, environment variables, English sentences.
+DEVELOPER_TEXT = re.compile(r"LAWLUO_|OPENAI_|--config|configure|[A-Za-z]{4,}")
+
+
+@pytest.fixture(scope="module")
+def firm(firm_services) -> Firm:
+    settings = load_settings(environ={})
+    return Firm.from_settings(settings, models=LanguageModels(settings.models), **firm_services)
+
+
+def statute(law: str, label: str, text: str) -> dict:
+    return {"law": law, "article": 1, "article_label": label, "text": text, "score": 1.0}
+
+
+def test_the_reply_quotes_each_statute_links_each_marked_fact_and_says_no_model_wrote_it():
+    statutes = [
+        statute("中华人民共和国民法典", "第一千零八十七条", "离婚时，夫妻的共同财产由双方协议处理。"),
+        statute(
+            "中华人民共和国民法典",
+            "第一千零八十四条",
+            "离婚后，父母对于子女仍有抚养、教育、保护的权利和义务。",
+        ),
+    ]
+    cases = [
+        {"title": "离婚纠纷案", "cause": "离婚纠纷", "outcome": "【裁判要旨】准予离婚，子女由母亲抚养。"},
+        {"title": "盗窃案", "cause": "盗窃", "outcome": "", "sentence": "6个月"},
+    ]
+    brief = Brief(
+        PACKAGED["marriage_family"],
+        DIVORCE,
+        confirmed=["是否涉及未成年子女的抚养问题？"],
+        denied=["对方是否有家庭暴力行为？"],
+        statutes=statutes,
+        cases=cases,
+    )
+    reply = grounded_reply(brief)
+    assert reply.startswith("根据您的问题和您确认的事实")
+    assert "① 《中华人民共和国民法典》第一千零八十七条规定：“离婚时，夫妻的共同财产由双方协议处理。”" in reply
+    assert "② 《中华人民共和国民法典》第一千零八十四条规定：“离婚后，父母对于子女" in reply
+    assert "- 您确认：涉及未成年子女的抚养问题 —— 与法条②有关（都提到" in reply  # 子女, 抚养
+    assert f"- 您否认：对方有家庭暴力行为 —— {REPLY_NO_LINK}" in reply
+    assert "离婚纠纷案：准予离婚，子女由母亲抚养。" in reply and "盗窃案：刑期：6个月" in reply
+    assert reply.endswith(REPLY_NO_MODEL) and "关于" in REPLY_NO_MODEL
+    assert not DEVELOPER_TEXT.search(reply)
+
+
+def test_a_long_statute_is_cut_at_a_clause_and_a_case_outcome_loses_the_courts_citations():
+    long_text = "第一句话很长很长很长很长很长很长很长很长很长很长很长很长很长很长。" * 12
+    outcome = "依照《中华人民共和国民法典》第六百七十五条之规定，判决如下：一、被告归还原告借款3万元；"
+    brief = Brief(
+        PACKAGED["debt"],
+        "借钱不还",
+        statutes=[statute("中华人民共和国民法典", "第六百七十五条", long_text)],
+        cases=[{"title": "民间借贷纠纷案", "cause": "民间借贷纠纷", "outcome": outcome}],
+    )
+    reply = grounded_reply(brief)
+    quoted = re.search(r"规定：“(.*?)”", reply).group(1)
+    assert quoted.endswith("。……") and len(quoted) <= 152
+    assert "民间借贷纠纷案：一、被告归还原告借款3万元；" in reply
+    assert "第六百七十五条之规定" not in reply
+
+
+def test_facts_link_to_the_statute_they_share_words_with_or_to_none():
+    statutes = [
+        statute("甲法", "第一条", "用人单位应当支付加班费。"),
+        statute("乙法", "第二条", "借款人应当按期返还借款。"),
+    ]
+    assert link_facts(["公司拖欠我的加班费", "双方约定了利息", "借款人到期未返还借款"], statutes) == [
+        (0, ["加班费"]),
+        (None, []),
+        (1, ["借款人", "返还"]),
+    ]
+    assert as_statement("劳动合同是否已被解除或您是否被辞退？") == "劳动合同已被解除或您被辞退"
+
+
+def test_similar_cases_come_from_the_consultations_own_domain(firm):
+    marriage = PACKAGED["marriage_family"]
+    cases = retrieve_cases(firm.case_searcher, marriage, DIVORCE, 3)
+    assert cases and {c["domain_hint"] for c in cases} == {"婚姻家庭"}  # not the bank's many criminal cases
+    assert len(retrieve_cases(firm.case_searcher, PACKAGED["other"], DIVORCE, 3)) == 3
+
+
+@pytest.mark.parametrize("domain", list(QUESTIONS))
+def test_the_no_model_answers_citations_are_real_and_all_verified(firm, domain):
+    state = firm.new()
+    firm.receive(state, QUESTIONS[domain])
+    assert state.domain == domain
+    "".join(firm.answer(state))
+    turn = state.turns[-1]
+    quoted = re.findall(r"^[①-⑩] 《", turn.text, re.M)
+    assert len(quoted) >= 3 and len(turn.citations) == len(quoted)
+    assert {c["verdict"] for c in turn.citations} == {"verified"} and turn.nhsr == 1.0
+    for s, c in zip(turn.statutes, turn.citations, strict=False):
+        assert (c["law"], c["article_label"]) == (s["law"], s["article_label"])
+    assert turn.note == "" and turn.score is None
+    (event,) = [e for e in state.trace if e.agent == "lawyer"]
+    assert event.ok and "extractive" in event.summary
+
+
+def test_a_no_model_consultation_in_the_tab_answers_in_chinese_in_the_chat(firm):
+    state = list(tab.ask(firm, None, DIVORCE, True, 2, 3))[-1].state
+    elements = state.tree.level(1)
+    tab.mark(firm, state, elements[0].id, "yes")
+    tab.mark(firm, state, elements[1].id, "no")
+    final = list(tab.answer(firm, state))[-1]
+    turn = state.turns[-1]
+    answer = final.chat[-1]["content"]
+    assert "可能适用的法条" in answer and "相似案例" in answer and "未配置律师模型" in answer
+    assert turn.statutes[0]["text"][:20] in answer  # the statute's own words, in the chat
+    assert f"您确认：{as_statement(elements[0].statement)}" in answer
+    assert f"您否认：{as_statement(elements[1].statement)}" in answer
+    for case in turn.cases:
+        assert case["title"] in answer and case["domain_hint"] == "婚姻家庭"
+    # no developer notice anywhere a visitor reads it: the chat, the message, the citations
+    for shown in (answer, final.message, final.citations):
+        assert "No language model" not in shown and "LAWLUO_" not in shown and "lawyer role" not in shown
+    assert not DEVELOPER_TEXT.search(re.sub(r"\s+", "", turn.text))
+    assert "核实无误" in final.citations and "引用核查：核实无误" in answer
