@@ -34,8 +34,8 @@ def test_a_tree_step_fails_when_a_model_call_failed_whatever_its_note_says(
         firm.receive(state, QUESTION)
         original = tolc_builder.TreeBuilder._expand
 
-        def reworded(self, tree, node_id):
-            children, note = original(self, tree, node_id)
+        def reworded(self, tree, node_id, *scope):
+            children, note = original(self, tree, node_id, *scope)
             return children, (wording if note else None)
 
         monkeypatch.setattr(tolc_builder.TreeBuilder, "_expand", reworded)
