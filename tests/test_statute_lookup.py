@@ -12,9 +12,10 @@ import re
 import pytest
 
 from lawluo.agents.domains import PACKAGED
-from lawluo.agents.lawyer import retrieve_statutes
+from lawluo.agents.lawyer import Brief, Lawyer, lookup_notices, retrieve_statutes
 from lawluo.firm.saved import SavedStatute
 from lawluo.law.citations import CitationExtractor
+from lawluo.llm.no_model import NoModel
 from lawluo.ui import render
 from lawluo.ui.statute_tab import search_statutes
 
@@ -224,3 +225,15 @@ def test_a_law_ending_in_tong_fa_is_not_a_back_reference(extract):
     assert cited(extract("劳动合同法第八十二条")) == [("劳动合同法", 82, 0)]
     back = extract("根据《民法典》第1079条，同法第1087条也有规定。")
     assert cited(back) == [("民法典", 1079, 0), ("民法典", 1087, 0)] and back[1].backref
+
+
+def test_the_lawyer_is_told_when_the_client_names_an_article_of_a_repealed_law(statute_searcher):
+    question = "合同法第五十二条规定的合同无效情形现在还适用吗？"
+    notices = lookup_notices(statute_searcher, question)
+    assert len(notices) == 1 and "已废止" in notices[0] and "中华人民共和国民法典" in notices[0]
+
+    brief = Brief(PACKAGED["contract"], question, notices=notices)
+    turn = Lawyer(NoModel(None, role="lawyer")).messages(brief)[-1]["content"]
+
+    assert f"- 注意：{notices[0]}" in turn  # inside the quoted grounding, before the retrieved statutes
+    assert lookup_notices(statute_searcher, "劳动合同法第82条") == []  # an article the database gives

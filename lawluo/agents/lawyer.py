@@ -79,6 +79,7 @@ class Brief:
     denied: list[str] = field(default_factory=list)
     statutes: list[dict] = field(default_factory=list)  # StatuteHit.as_dict()
     cases: list[dict] = field(default_factory=list)  # CaseHit.as_dict(): quoted only without a model
+    notices: list[str] = field(default_factory=list)  # what the statute database says of a named law
 
 
 def retrieve_statutes(searcher, domain: Domain, query: str, k: int) -> list[dict]:
@@ -92,6 +93,13 @@ def retrieve_statutes(searcher, domain: Domain, query: str, k: int) -> list[dict
         key=lambda h: (not h.get("exact"), -h["score"] * (PREFERRED_LAW_BOOST if h["preferred"] else 1.0))
     )
     return hits[:k]
+
+
+def lookup_notices(searcher, query: str) -> list[str]:
+    """What the statute database says of a law or article the query names and cannot give (a repealed
+    law and what replaced it), for the lawyer's grounding; none from a searcher without lookup."""
+    lookup = getattr(searcher, "lookup", None)
+    return [m for x in lookup(query) if (m := x.message())] if lookup else []
 
 
 def retrieve_cases(searcher, domain: Domain, query: str, k: int) -> list[dict]:
@@ -120,7 +128,11 @@ class Lawyer:
         for role, text in _recent(brief.history):
             messages.append({"role": "user" if role == "client" else "assistant", "content": quote(text)})
         statutes = "\n".join(
-            f"- 《{s['law']}》{s['article_label']}：{s['text'][:STATUTE_TEXT_CHARS]}" for s in brief.statutes
+            [f"- 注意：{n}" for n in brief.notices]  # e.g. the client names an article of a repealed law
+            + [
+                f"- 《{s['law']}》{s['article_label']}：{s['text'][:STATUTE_TEXT_CHARS]}"
+                for s in brief.statutes
+            ]
         )
         messages.append(
             {

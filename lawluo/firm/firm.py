@@ -25,7 +25,7 @@ from datetime import UTC, date, datetime
 
 from ..agents.boss import Boss
 from ..agents.domains import OTHER, Domains
-from ..agents.lawyer import Brief, Lawyer, grounded_reply, retrieve_cases, retrieve_statutes
+from ..agents.lawyer import Brief, Lawyer, grounded_reply, lookup_notices, retrieve_cases, retrieve_statutes
 from ..agents.receptionist import Receptionist
 from ..agents.secretary import ReportInput, Secretary, load_examples
 from ..law.checker import CitationChecker
@@ -229,7 +229,10 @@ class Firm:
             event.summary = f"{len(statutes)} statutes, {len(cases)} cases for {len(query)} characters"
         turn = Turn("lawyer", "", statutes=statutes, cases=cases)
         history = [(t.role, t.text) for t in state.turns[:-1]]
-        brief = Brief(lawyer_domain, question, history, state.confirmed, state.denied, statutes, cases)
+        notices = lookup_notices(self.statute_searcher, question)
+        brief = Brief(
+            lawyer_domain, question, history, state.confirmed, state.denied, statutes, cases, notices
+        )
         try:
             if not self.lawyer.available:  # an extract of the statutes and cases, checked like any answer
                 with self._step(state, "lawyer", "answer") as event:
