@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 #: Set for the whole test session below; a test that clears LAWLUO_* from the environment keeps these.
 SESSION_KEYS = ("LAWLUO_ANNOTATION_DIR", "LAWLUO_CACHE_DIR")
+TEST_INDEX = Path(tempfile.gettempdir()) / "lawluo-test-index"  # for a test that unsets LAWLUO_CACHE_DIR
 
 
 def pytest_configure(config):
@@ -22,8 +23,37 @@ def pytest_configure(config):
         del os.environ[key]
     # The app opens an annotation store on start: never the repository's data/annotation in tests.
     os.environ["LAWLUO_ANNOTATION_DIR"] = tempfile.mkdtemp(prefix="lawluo-test-annotation-")
-    # Search indexes are built into a temporary folder, never the checkout's assets/index.
+    # Search indexes are built into a temporary folder, never the checkout's assets/index: for settings
+    # loaded from the environment and for settings a test builds itself without a cache_dir.
     os.environ["LAWLUO_CACHE_DIR"] = tempfile.mkdtemp(prefix="lawluo-test-index-")
+    from lawluo.config import Settings
+
+    post_init = Settings.__post_init__
+
+    def test_cache_dir(self):
+        if self.cache_dir is None:
+            object.__setattr__(self, "cache_dir", Path(os.environ.get("LAWLUO_CACHE_DIR") or TEST_INDEX))
+        post_init(self)
+
+    Settings.__post_init__ = test_cache_dir
+
+
+def _index_files() -> dict[str, float]:
+    folder = ROOT / "assets" / "index"
+    return {str(p): p.stat().st_mtime for p in folder.rglob("*")} if folder.exists() else {}
+
+
+_INDEX_BEFORE = _index_files()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the run when a test wrote the checkout's search indexes (a test that is not hermetic)."""
+    if _index_files() != _INDEX_BEFORE:
+        session.config.get_terminal_writer().line(
+            "a test wrote the checkout's assets/index: build indexes in LAWLUO_CACHE_DIR (tests/conftest.py)",
+            red=True,
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_unconfigure(config):
