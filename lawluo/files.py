@@ -1,6 +1,7 @@
 """Writing a file so that readers see the old file or the new one, never half of it.
 
     write_atomically(path, "text")          # or bytes
+    write_gzip_lines(path, json_lines)      # a reproducible .jsonl.gz asset
 
 The data goes to a temporary file in the same folder, is flushed and fsynced, and the temporary file
 is renamed over ``path`` (an atomic replace on POSIX and Windows). On any error the temporary file
@@ -9,8 +10,11 @@ is removed and ``path`` is left as it was.
 
 from __future__ import annotations
 
+import gzip
+import io
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -31,3 +35,14 @@ def write_atomically(path: str | Path, data: str | bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def write_gzip_lines(path: str | Path, lines: Iterable[str]) -> bytes:
+    """Write ``lines`` (one newline after each) as gzip atomically to ``path``, byte-for-byte
+    reproducibly (level 9, no file name, mtime 0: the same lines give the same bytes); returns the bytes."""
+    payload = "".join(line + "\n" for line in lines).encode("utf-8")
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=9, mtime=0) as gz:
+        gz.write(payload)
+    write_atomically(path, buf.getvalue())
+    return buf.getvalue()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import io
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -29,7 +28,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from ..agents.domains import PACKAGED, Domains
-from ..files import write_atomically
+from ..files import write_gzip_lines
 
 SOURCES = ("cail", "typical", "disc")
 
@@ -117,12 +116,7 @@ def write_case_bank(cases: Iterable[Case], path: Path) -> None:
     Lines keep the order given (:func:`build_case_bank` returns a deterministic order); keys are sorted
     and the gzip header carries no file name and mtime 0, so the same cases always give the same bytes.
     """
-    path = Path(path)
-    payload = "".join(case.to_json() + "\n" for case in cases).encode("utf-8")
-    buf = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=9, mtime=0) as gz:
-        gz.write(payload)
-    write_atomically(path, buf.getvalue())
+    write_gzip_lines(path, (case.to_json() for case in cases))
 
 
 def load_case_bank(path: Path, domains: Domains = PACKAGED) -> list[Case]:

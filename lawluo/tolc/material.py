@@ -29,7 +29,6 @@ a restatement in the question's own words, not a paraphrase (全责 for 全部�
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import math
 import re
@@ -41,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from ..agents.domains import OTHER
-from ..files import write_atomically
+from ..files import write_gzip_lines
 from ..retrieval.bm25 import BM25Index
 from ..retrieval.statutes import load_colloquial
 from ..retrieval.tokenize import STOPWORDS, jieba_words, tokenize
@@ -186,12 +185,7 @@ class Item:
 def write_material(items: Iterable[Item], path: Path) -> bytes:
     """Write ``items`` as gzip JSONL (keys sorted, no file name, mtime 0: the same items give the same
     bytes) atomically to ``path``; returns the bytes written."""
-    payload = "".join(item.to_json() + "\n" for item in items).encode("utf-8")
-    buf = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=9, mtime=0) as gz:
-        gz.write(payload)
-    write_atomically(path, buf.getvalue())
-    return buf.getvalue()
+    return write_gzip_lines(path, (item.to_json() for item in items))
 
 
 def load_material(path: Path) -> list[Item]:
