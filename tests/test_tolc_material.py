@@ -199,6 +199,62 @@ def test_a_clients_colloquial_word_says_the_statutes_term():
     assert restates(signed, question_words(VILLAGE, {"拆迁": ["征收", "补偿"]}))
 
 
+@pytest.mark.parametrize(
+    ("question", "element", "expected"),
+    [
+        # the question says it in other words (社保 is 社会保险, 交 is 缴纳, 公司 is the 单位), denied
+        ("公司一直没给我交社保，我想辞职", "单位是否没有依法为您缴纳社会保险？", True),
+        ("老板突然让我走人，一分钱补偿都没给", "劳动合同是否已被解除或您是否被辞退？", True),
+        ("他喝了酒开车被交警查到了", "事发时是否饮酒或醉酒？", True),
+        # a paraphrase of one word does not make a new question said
+        ("公司一直没给我交社保，我想辞职", "在这家单位工作是否已满六个月？", False),
+        ("老板突然让我走人，一分钱补偿都没给", "单位解除时是否说明了理由并出具书面通知？", False),
+    ],
+)
+def test_an_element_that_restates_the_question_in_other_words_is_passed_over(question, element, expected):
+    assert restates(element, question_words(question)) is expected
+
+
+LEASE = "我把挖掘机租给一个老板干活，他半年没付租金了，机器也不还给我"
+
+
+def test_an_unsure_routing_draws_on_the_domain_whose_material_matches_far_better(material):
+    assert material.domain_for(LEASE, "traffic", 0.3) == "contract"  # a lease, not an accident
+    assert material.domain_for(LEASE, "traffic", 0.9) == "traffic"  # a sure receptionist is kept
+    assert material.domain_for(LEASE, "traffic", None) == "traffic"  # the client chose the domain
+    assert material.domain_for(LEASE, "contract", 0.3) == "contract"
+    assert material.domain_for(CRIMINAL_QUESTION, "criminal", 0.2) == "criminal"  # never away from it
+    # a domain among the receptionist's next choices needs only to match better, any other far better
+    unpaid = "我是公司股东，认缴的钱还没到期，公司欠供应商的钱还不上，供应商能找我吗？"
+    assert material.domain_for(unpaid, "debt", 0.3) == "debt"  # company matches better, not 1.5×
+    assert material.domain_for(unpaid, "debt", 0.3, near=("debt", "company")) == "company"
+    # criminal elements only for a question that names a crime (坐牢, 判刑, 罪 …)
+    assert material.domain_for("我被一个网友骗走了五万块钱，钱还能要回来吗", "other", 0.1) != CRIMINAL
+    assert material.domain_for("我被一个网友骗走了五万块钱，骗子会被判刑吗", "other", 0.1) == CRIMINAL
+
+
+def test_the_firm_passes_the_receptionists_confidence_and_none_after_an_override(firm, material):
+    state = firm.new()
+    firm.receive(state, LEASE)
+    state.domain, state.routing = "traffic", {"domain": "traffic", "confidence": 0.3, "top": "bad"}
+    for _ in firm.clarify(state, height=2):
+        pass
+    first = [n.statement for n in state.tree.level(1)]
+    assert first and all(material.find(s, "contract") for s in first), first
+    assert any("合同纠纷" in note for note in state.tree.notes)  # the tree says where they came from
+    firm.set_domain(state, "traffic")  # the routing stays the receptionist's "traffic" …
+    state.routing = {"domain": "contract", "confidence": 0.3}  # … say it had been contract: an override
+    for _ in firm.clarify(state, height=2):
+        pass
+    first = [n.statement for n in state.tree.level(1)]
+    assert first and all(material.find(s, "traffic") for s in first), first
+    for hostile in ("0.3", True, float("nan"), -1, None, [0.3]):  # a saved routing is not trusted
+        state.routing = {"domain": "traffic", "confidence": hostile}
+        for _ in firm.clarify(state, height=2):
+            pass
+        assert all(material.find(n.statement, "traffic") for n in state.tree.level(1)), hostile
+
+
 def test_the_material_passes_over_what_the_question_says_and_offers_the_next_element():
     items = [
         Item("s-1", "labor", "您被辞退时是否还在试用期内？", ("试用期", "辞退"), groups=("g",)),
@@ -255,7 +311,7 @@ def test_the_clarifiers_prompt_carries_the_domains_material(case_searcher, mater
     assert tree.source == "model"
     prompt = model.calls[0][0][-1]["content"]
     block = prompt.split("【本领域可参考的法律要素")[1].split("【检索到的相似案例】")[0]
-    expected = material.rank(LABOUR, "labor", 6)
+    expected = material.rank(LABOUR, "labor", 6, question=LABOUR)  # less what the question says
     assert expected and all(item.statement in block for item in expected)
     assert "《中华人民共和国劳动合同法》" in block
     cases = prompt.split("【检索到的相似案例】")[1]

@@ -174,7 +174,7 @@ class Firm:
         state.status = Status.CLARIFYING
         start = time.perf_counter()
         tree = None
-        levels = builder.levels(question, self.domains[state.domain or OTHER])
+        levels = builder.levels(question, self.domains[state.domain or OTHER], *_routed(state))
         while True:
             with within(deadline):  # activated per level: the budget must not span a yield
                 tree_or_none = next(levels, None)
@@ -425,6 +425,25 @@ def _require(state: Consultation, allowed: tuple[Status, ...], step: str) -> Non
         f"{step} is not possible now: the consultation is {Status(state.status).value}"
         + ("; ask a new question to get a new clarification tree" if step == "marking the tree" else "")
     )
+
+
+def _routed(state: Consultation) -> tuple[float | None, tuple[str, ...]]:
+    """The receptionist's confidence in the consultation's domain and its top domains, for the tree's
+    soft routing; ``(None, ())`` when the client chose the domain (an override) or the saved routing
+    holds no usable number (a saved value is never trusted as it is)."""
+    routing = state.routing if isinstance(state.routing, dict) else {}
+    confidence = routing.get("confidence")
+    if routing.get("domain") != state.domain or isinstance(confidence, bool):
+        return None, ()
+    if not isinstance(confidence, int | float) or not 0.0 <= confidence <= 1.0:
+        return None, ()
+    top = routing.get("top")
+    near = tuple(
+        row["domain"]
+        for row in (top if isinstance(top, list) else [])[:3]
+        if isinstance(row, dict) and isinstance(row.get("domain"), str)
+    )
+    return float(confidence), near
 
 
 def _routing_summary(routing) -> str:

@@ -31,13 +31,13 @@ close the quotation of the client's question.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
 from .. import prompts
-from ..agents.domains import Domain
+from ..agents.domains import PACKAGED, Domain
 from ..llm import ChatBackend, LLMError, gather
 from ..prompts.untrusted import quote
 from ..retrieval.casebank import Case
@@ -51,6 +51,8 @@ CASE_FACTS_CHARS, CASE_OUTCOME_CHARS = 220, 160
 STATEMENT_MAX_CHARS = 80
 #: Cases retrieved per node when they are filtered to the consultation's domain (then the best ``k``).
 CASE_POOL = 30
+#: Shown when the material comes from another domain than the routed one (soft routing).
+SWITCH_NOTE = "您的问题与「{name}」领域的法律要素更相符，以下要素取自该领域。"
 
 
 class Element(BaseModel):
@@ -83,20 +85,41 @@ class TreeBuilder:
     def uses_model(self) -> bool:
         return self.clarifier is not None and self.clarifier.available
 
-    def build(self, question: str, domain: Domain | None = None) -> Tree:
-        *_, tree = self.levels(question, domain)
+    def build(
+        self,
+        question: str,
+        domain: Domain | None = None,
+        confidence: float | None = None,
+        near: Sequence[str] = (),
+    ) -> Tree:
+        *_, tree = self.levels(question, domain, confidence, near)
         return tree
 
-    def levels(self, question: str, domain: Domain | None = None) -> Iterator[Tree]:
+    def levels(
+        self,
+        question: str,
+        domain: Domain | None = None,
+        confidence: float | None = None,
+        near: Sequence[str] = (),
+    ) -> Iterator[Tree]:
         """The tree after each level is expanded (the last one has ``complete=True``).
 
         ``domain`` is the consultation's :class:`~lawluo.agents.domains.Domain` row (or ``None``): it
-        chooses the material and the cases the elements come from."""
+        chooses the material and the cases the elements come from. ``confidence`` is the receptionist's
+        for that routing (``None`` when the client chose the domain) and ``near`` its next choices:
+        when it is unsure and another domain's material matches the question better, the material
+        comes from that domain (:meth:`~.material.ClarificationMaterial.domain_for`) and the tree says
+        so in ``notes``."""
         tree = Tree.start(question, self.height, self.k)
         scope = _Scope(domain, self.material)
+        if scope.material is not None:
+            drawn = scope.material.domain_for(question, domain.id, confidence, near)
+            if drawn != domain.id:
+                scope = _Scope(domain, self.material, drawn)
+                tree.notes.append(SWITCH_NOTE.format(name=_name(drawn)))
         if not self.uses_model:
             tree.source = "material" if scope.material else "cases"
-            tree.notes.append(MATERIAL_NOTE if scope.material else NO_MODEL_NOTE)
+            tree.notes.insert(0, MATERIAL_NOTE if scope.material else NO_MODEL_NOTE)
         taken = {statement_key(question)}
         for depth in range(self.height - 1):
             parents = tree.level(depth)
@@ -190,6 +213,7 @@ class _Scope:
 
     domain: Domain | None
     all_material: ClarificationMaterial | None
+    drawn: str | None = None  # the domain whose material is used, when not the consultation's
 
     @property
     def material(self) -> ClarificationMaterial | None:
@@ -206,7 +230,7 @@ class _Scope:
         material = self.material
         if material is None:
             return [], []
-        domain = self.domain.id
+        domain = self.drawn or self.domain.id
         out: list[Item] = []
         item = material.find(parent, domain) if parent else None
         if item is not None:
@@ -229,6 +253,11 @@ class _Scope:
         if self.material is None:
             return list(case_search(query, k))
         return [c for c in case_search(query, max(CASE_POOL, k)) if c.domain_hint == self.domain.name][:k]
+
+
+def _name(domain_id: str) -> str:
+    """The packaged table's Chinese name of ``domain_id`` (the id itself for a domain it lacks)."""
+    return PACKAGED[domain_id].name if domain_id in PACKAGED else domain_id
 
 
 def _describe(case: Case) -> str:
