@@ -19,6 +19,8 @@ import time
 
 import gradio as gr
 
+from eval_ui.adjudicate_tab import build_adjudicate_tab
+from eval_ui.annotate_tab import LAYOUT_CSS as ANNOTATE_CSS
 from eval_ui.annotate_tab import TAB_LABEL as ANNOTATE_TAB_LABEL
 from eval_ui.annotate_tab import build_annotate_tab
 from eval_ui.auth import UsersError, load_users
@@ -50,10 +52,12 @@ DEFAULT_CONCURRENCY = 4
 QUEUE_SIZE = 64
 STATE_SESSIONS = 2000
 MAX_THREADS = 100
-#: The page's CSS (passed to ``launch``): the title shrinks on a phone; the consultation tab's layout.
+#: The page's CSS (passed to ``launch``): the title shrinks on a phone; the consultation and annotation
+#: tabs' layouts.
 CSS = (
     "@media (max-width: 700px) { #ll-title h1 { font-size: 1.2rem !important; margin: 0 !important; } }\n"
     + CONSULT_CSS
+    + ANNOTATE_CSS
 )
 
 
@@ -112,7 +116,8 @@ def build_app(settings: Settings | None = None, models: LanguageModels | None = 
         annotation = _load_annotation(settings, checker)
         if isinstance(annotation, AnnotationService):
             build_annotate_tab(annotation, demo)
-            build_stats_tab(annotation)
+            build_adjudicate_tab(annotation, demo)
+            build_stats_tab(annotation, demo)
         else:
             with gr.Tab(ANNOTATE_TAB_LABEL, id="annotate"):
                 gr.Markdown(annotation)
@@ -133,7 +138,7 @@ def _load_annotation(settings: Settings, checker: CitationChecker | None) -> Ann
         logger.error("annotation disabled: %s", exc)
         return f"## 标注不可用 Annotation is not available\n\n{without_paths(str(exc))}"
     if settings.annotation_sync_repo:
-        start_sync(settings.annotation_dir, settings.annotation_sync_repo)
+        start_sync(settings.annotation_dir, settings.annotation_sync_repo, cited=service.statute_keys)
     return service
 
 

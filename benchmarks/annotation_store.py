@@ -259,10 +259,11 @@ def report(mode: str, results: list[dict], checked: dict) -> None:
 
 # -- path 2: the app's HTTP API --------------------------------------------------------------------
 
-VIEW_OUTPUTS = (  # the API's outputs of the annotation handlers: VIEW_FIELDS less state and admin
-    "status", "message", "question", "reference", "left", "right", "left_statutes", "right_statutes",
-    "left_hall", "right_hall", "left_rel", "left_tlc", "right_rel", "right_tlc", "comment",
-)  # fmt: skip
+
+def _view_outputs() -> tuple[str, ...]:
+    from eval_ui.annotate_tab import API_OUTPUTS  # the API's outputs of the annotation handlers
+
+    return API_OUTPUTS
 
 
 def shown_item(view: dict) -> tuple[str, bool] | None:
@@ -283,19 +284,20 @@ def http_annotator(url: str, name: str, n_labels: int, seed: int, barrier, deadl
     latencies, refused = [], []
     barrier.wait()
     start = time.time()
-    view = dict(zip(VIEW_OUTPUTS, client.predict(api_name="/annotation_open"), strict=True))
+    outputs = _view_outputs()
+    view = dict(zip(outputs, client.predict(api_name="/annotation_open"), strict=True))
     while len(expected) + len(refused) < n_labels and time.time() < deadline:
         shown = shown_item(view)
         if shown is None:
             raise RuntimeError(f"{name}: no item shown ({view['message'][:200]}); use more --items")
         verdict = rng.choice(("left", "right", "tie", "both_bad"))
-        choices = [c[1] for c in view["left_hall"]["choices"]]
-        ticked = choices[:1] if choices and rng.random() < 0.3 else []
-        args = (ticked, [], rng.randint(0, 10), rng.randint(0, 10), rng.randint(0, 10), None, "理由充分")
+        cites = bool(view["left_card_1"])  # the first statute of the left answer, labelled now and then
+        marks = {"left_1": "wrong"} if cites and rng.random() < 0.3 else {}
+        args = (rng.randint(0, 10), rng.randint(0, 10), rng.randint(0, 10), None, "理由充分")
         t = time.perf_counter()
-        out = client.predict(*args, api_name=f"/label_{verdict}")
+        out = client.predict(*args, **marks, api_name=f"/label_{verdict}")
         latencies.append((time.perf_counter() - t) * 1000)
-        view = dict(zip(VIEW_OUTPUTS, out, strict=True))
+        view = dict(zip(outputs, out, strict=True))
         if "已保存" in view["message"]:
             expected[shown[0]] = stored_verdict(verdict, shown[1])
         else:

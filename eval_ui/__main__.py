@@ -5,7 +5,8 @@
     python -m eval_ui add-annotator alice [--role admin]
     python -m eval_ui assign --overlap 2                      # top every item up to k annotators
     python -m eval_ui status                                  # items, annotators, progress
-    python -m eval_ui export labels.csv                       # or .jsonl; --history for every version
+    python -m eval_ui export labels.csv                       # or .jsonl / .parquet; --history: every version
+    python -m eval_ui export exports/                         # a folder: every file (labels, statutes, adjudications)
     python -m eval_ui build-demo --data ../shared/data        # rebuild assets/eval/demo_items.jsonl
     python -m eval_ui hash-password                           # for a users file; reads the password from stdin
 
@@ -76,10 +77,27 @@ def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
-    fmt = "jsonl" if args.path.endswith(".jsonl") else "csv"
+    from pathlib import Path
+
+    from .store import EXPORT_FORMATS
+
+    path = Path(args.path)
+    fmt = path.suffix.lstrip(".").lower()
+    if not path.suffix or path.is_dir():
+        with open_store(settings) as store:
+            paths = store.export_all(path, current_only=not args.history)
+        _emit({"exported": [str(p) for p in paths], "folder": str(path)})
+        return 0
+    if fmt not in EXPORT_FORMATS:
+        raise StoreError(
+            f"{args.path}: 导出文件须以 .csv、.jsonl 或 .parquet 结尾，或给一个文件夹 "
+            "the export path must end in .csv, .jsonl or .parquet, or be a folder"
+        )
+    kind = "statute_labels" if args.statutes else "labels"
+    source = "adjudicated" if args.adjudicated else "raw"
     with open_store(settings) as store:
-        n = store.export(args.path, fmt=fmt, current_only=not args.history)
-    _emit({"exported": n, "path": args.path, "format": fmt})
+        n = store.export(path, fmt, current_only=not args.history, source=source, kind=kind)
+    _emit({"exported": n, "path": args.path, "format": fmt, "kind": kind, "source": source})
     return 0
 
 
@@ -125,10 +143,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     assign.set_defaults(func=cmd_assign)
     sub.add_parser("status", help="items, annotators and their progress").set_defaults(func=cmd_status)
-    export = sub.add_parser("export", help="write the labels as CSV or JSONL")
-    export.add_argument("path", help="labels.csv or labels.jsonl")
+    export = sub.add_parser(
+        "export", help="write the labels as CSV, JSONL or Parquet (or every export into a folder)"
+    )
+    export.add_argument(
+        "path", help="labels.csv, labels.jsonl or labels.parquet; a folder (no suffix): every file"
+    )
     export.add_argument(
         "--history", action="store_true", help="every version of every label, not only the current"
+    )
+    export.add_argument(
+        "--statutes", action="store_true", help="one row per labelled statute instead of per label"
+    )
+    export.add_argument(
+        "--adjudicated",
+        action="store_true",
+        help="an adjudicated item's resolved label instead of its annotators' labels",
     )
     export.set_defaults(func=cmd_export)
     demo = sub.add_parser("build-demo", help="rebuild assets/eval/demo_items.jsonl from the shared data")

@@ -2,12 +2,21 @@
 
 An annotator signs in (Gradio's login form from a users file, or Hugging Face on a Space; see
 :mod:`eval_ui.service`), sees their progress, and gets their next item: the question, the two answers
-left and right (system names hidden, the order random per annotator and item), and under each answer the
-statutes it cites, each with its real text one click away (the checker's verdicts hidden unless the
-setting ``annotation_show_checker`` is on). Per answer they tick the hallucinated statutes and may give
-Rel and T_LC (0–10); a verdict button (keys 1–4) saves the label and serves the next item. 跳过 Skip puts
-an item aside, 上一条 Back reopens their earlier labels to edit (the store keeps every version). An
-admin also imports items and exports labels. Nobody sees another annotator's labels.
+left and right (system names hidden, the order random per annotator and item), and under each answer
+one card per statute it cites, with its own label (真实 Correct, 有误 Wrong or a kind of error:
+:mod:`eval_ui.label_form`) and its real text one click away (the checker's verdicts hidden unless the
+setting ``annotation_show_checker`` is on). 这些都没问题 marks the statutes not yet labelled as correct
+in one click; a statute left unlabelled is saved as unlabelled (missing data, never "correct"), and the
+message after saving says how many. Rel and T_LC (0–10) are optional; an out-of-range score or an
+over-long comment is refused on its own field (in Chinese and English) and nothing is cut.
+
+The verdict bar (status, verdict buttons, keys 1–4, back/skip/next, sign-out, the last message) stays
+at the top of the window while the annotator scrolls (:data:`LAYOUT_CSS`), so a verdict is one click
+or key away whatever they are reading. Keys 1–4 work wherever the focus is, except in a text or
+number field. 跳过 Skip puts an item aside, 上一条 Back reopens their earlier labels to edit (the store
+keeps every version). An admin also imports items and exports labels; the admin's part of the tab is
+hidden from everyone else, and the tab shows no form when nobody can sign in. Nobody sees another
+annotator's labels.
 
 A held-down key or a hasty second click labels one item, not the next one too: the page ignores key
 repeats, disables the verdict buttons while a label is being saved and for :data:`GRACE_MS` after a new
@@ -18,16 +27,18 @@ shown escaped (HTML, and Markdown in the status line), so none of it can make th
 image or anything else.
 
 Handlers are plain functions; the :class:`~eval_ui.service.AnnotationService` is bound first with
-``functools.partial`` and the caller is identified from the request on every call (never from state),
-so the HTTP API enforces the same rules as the page. They never raise: a problem (not signed in, a
-score out of range, a store error) is a message and the form keeps what was typed.
+:func:`bind` and the caller is identified from the request on every call (never from state), so the HTTP
+API enforces the same rules as the page. They never raise: a problem (not signed in, a store error) is
+a message and the form keeps what was typed.
 
-Through the API (``gradio_client`` with ``auth=(name, password)``)::
+Through the API (``gradio_client`` with ``auth=(name, password)``); a verdict takes the four scores,
+the comment, then one label per statute card: ``left_1`` … ``left_30``, ``right_1`` … (slot *n* is the
+*n*-th card of that answer as the item shows it; a slot left out is unlabelled)::
 
     client.predict(api_name="/annotation_open")                 # the next item, as the page shows it
-    client.predict(state, ["《民法典》第1079条"], [], 8, 6, None, None, "", api_name="/label_left")
+    client.predict(8, 6, None, 3, "", left_1="wrong_number", right_2="correct", api_name="/label_left")
     client.predict(handle_file("items.jsonl"), api_name="/import_items")        # admins only
-    client.predict("csv", api_name="/export_labels")                             # admins only
+    client.predict("parquet", "raw", False, api_name="/export_labels")          # admins only
 """
 
 # no `from __future__ import annotations`: Gradio reads the handlers' gr.Request / gr.OAuthProfile hints at runtime
@@ -48,14 +59,15 @@ from typing import Any, get_type_hints
 import gradio as gr
 
 from lawluo.jsonl import JSONLError
-from lawluo.ui.render import CSS, badge, esc, notice
+from lawluo.ui.render import CSS, esc, notice
 from lawluo.ui.views import KEEP, Keep, View
 
-from . import verdicts
+from . import label_form, verdicts
 from .auth import UsersError
 from .items import read_items
+from .label_form import MAX_COMMENT_CHARS, SLOTS, score_field
 from .service import AnnotationService, Identity
-from .store import AnswerLabel, Assignment, LabelInput, StoreError, StoreWriteError
+from .store import EXPORT_FORMATS, AnswerLabel, Assignment, LabelInput, StoreError, StoreWriteError
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +79,7 @@ SHOWN_NAMES = {v.shown: v.label.strip("⬅➡ ") for v in verdicts.VERDICT_TABLE
 VERDICT_KEYS = {v.key: f"ann-verdict-{v.shown}" for v in verdicts.VERDICT_TABLE}
 MAX_IMPORT_BYTES = 20_000_000
 MAX_IMPORT_ITEMS = 20_000
-MAX_COMMENT_CHARS = 2000
+SCORE_FIELDS = ("left_rel", "left_tlc", "right_rel", "right_tlc")
 
 ANNOTATE_CSS = (
     CSS
@@ -75,10 +87,35 @@ ANNOTATE_CSS = (
 .ann-text { white-space: pre-wrap; line-height: 1.7; padding: 10px 12px; border: 1px solid #d0d7de;
   border-radius: 8px; background: #fafbfc; max-height: 520px; overflow-y: auto; }
 .ann-head { font-weight: 600; margin: 4px 0; }
-.ann-statute { border: 1px solid #e5e7eb; border-radius: 6px; padding: 6px 10px; margin: 4px 0; }
-.ann-statute summary { cursor: pointer; color: #1d4ed8; }
-.ann-statute .ann-law-text { white-space: pre-wrap; margin-top: 6px; color: #374151; }
 .ann-note { color: #6b7280; font-size: 0.9em; }
+"""
+)
+
+#: The page's layout rules for this tab (global: ``app.py`` passes them to ``launch``). The verdict
+#: bar sticks to the top of the window; ``.gradio-container`` clips instead of hiding its overflow,
+#: which would make it the sticky bar's scroll container (one that never scrolls). On a phone the
+#: bar keeps only what a verdict needs.
+LAYOUT_CSS = (
+    label_form.CARD_CSS
+    + """
+.gradio-container { overflow: clip !important; }
+#ann-bar { position: sticky; top: 0; z-index: 40; background: var(--background-fill-primary, #fff);
+  border-bottom: 1px solid #e5e7eb; padding: 6px 0 4px 0; gap: 4px !important; }
+#ann-bar .ann-row { align-items: center; gap: 6px !important; }
+#ann-status p { margin: 0 !important; }
+#ann-message:not(:has(.ll-notice)) { display: none; }
+#ann-message .ll-notice { margin: 2px 0; padding: 4px 10px; }
+#ann-verdicts button { min-height: 38px; }
+@media (max-width: 700px) {
+  #ann-bar { padding: 2px 0; gap: 2px !important; }
+  #ann-nav { flex-wrap: wrap !important; gap: 4px !important; }
+  #ann-nav > #ann-status { flex: 1 1 100% !important; font-size: 0.85em; }
+  #ann-nav > button { flex: 1 1 28% !important; min-width: 0 !important; font-size: 0.75em !important; padding: 2px 4px !important; }
+  #ann-verdicts { flex-wrap: wrap !important; gap: 4px !important; }
+  #ann-verdicts > button { flex: 1 1 40% !important; min-width: 0 !important; min-height: 34px !important;
+    font-size: 0.8em !important; padding: 2px 4px !important; }
+  #ann-verdicts > #ann-skip { flex: 1 1 100% !important; min-height: 24px !important; }
+}
 """
 )
 
@@ -86,16 +123,39 @@ ANNOTATE_CSS = (
 #: just saved must not label one nobody has read.
 GRACE_MS = 1000
 
-#: Keys 1–4 press the verdict buttons (not while typing in a field). A verdict (key or click) is taken
-#: only when no verdict is in flight and the item has been shown for GRACE_MS; the buttons are disabled
-#: meanwhile. Auto-repeated keydowns (a held key, ``event.repeat``) are ignored, Enter on a focused
-#: button included. ``window.__annGuard.settled()`` (SETTLED_JS, after every event that shows an item)
-#: starts the grace period.
-KEYS_JS = """
+#: Keys 1–4 press the verdict buttons wherever the focus is, except in a field that takes typing
+#: (a text or number input, a textarea, a select, anything contenteditable): after clicking a
+#: statute's label, 2 still means "right better". A verdict (key or click) is taken only when no
+#: verdict is in flight and the item has been shown for GRACE_MS; the buttons are disabled meanwhile.
+#: Auto-repeated keydowns (a held key, ``event.repeat``) are ignored, Enter on a focused button
+#: included. A verdict the form's validator will refuse (a score outside its field's min/max, a
+#: comment over its limit: the same rules as :func:`validate_form`) goes through without holding the
+#: buttons: nothing is saved, Gradio marks the field at fault, and the annotator fixes it and presses
+#: again. ``window.__annGuard.settled()`` (SETTLED_JS, after every event that shows an item) starts
+#: the grace period and, when a new item is shown below the fold, scrolls it into view.
+KEYS_JS = (
+    """
 if (!window.__annGuard) {
-  const GRACE_MS = __GRACE_MS__, MAX_BUSY_MS = 120000;
-  const guard = window.__annGuard = {busy: false, readyAt: 0, timer: null};
+  const GRACE_MS = __GRACE_MS__, MAX_BUSY_MS = 120000, MAX_COMMENT = __MAX_COMMENT__;
+  const TYPING = ['text', 'number', 'password', 'email', 'search', 'url', 'tel', 'date', 'time',
+    'datetime-local', 'month', 'week'];
+  const guard = window.__annGuard = {busy: false, readyAt: 0, timer: null, question: ''};
   const verdictButton = (el) => (el && el.closest ? el.closest('button[id^="ann-verdict-"]') : null);
+  const typing = (el) => {
+    const tag = (el.tagName || '').toLowerCase();
+    if (tag === 'textarea' || tag === 'select' || el.isContentEditable) return true;
+    return tag === 'input' && TYPING.includes((el.type || 'text').toLowerCase());
+  };
+  const refused = () => {  // the field the validator will refuse (checked before the click holds the buttons)
+    for (const input of document.querySelectorAll('#ann-form input[type=number]')) {
+      if (input.value === '') continue;
+      const x = Number(input.value);
+      const lo = input.min === '' ? -Infinity : Number(input.min), hi = input.max === '' ? Infinity : Number(input.max);
+      if (!(x >= lo && x <= hi)) return input;
+    }
+    const comment = document.querySelector('#ann-comment textarea');
+    return comment && [...comment.value].length > MAX_COMMENT ? comment : null;
+  };
   const setDisabled = (on) => document.querySelectorAll('button[id^="ann-verdict-"]').forEach((b) => {
     b.disabled = on;
   });
@@ -105,12 +165,24 @@ if (!window.__annGuard) {
     setDisabled(true);
     guard.timer = setTimeout(() => { guard.busy = false; setDisabled(false); }, ms);
   };
-  guard.settled = () => { guard.busy = false; holdFor(GRACE_MS); };
+  const showNewItem = () => {  // a new question below the sticky bar's bottom edge is scrolled up to it
+    const q = document.getElementById('ann-question'), bar = document.getElementById('ann-bar');
+    if (!q || !bar || q.innerText === guard.question) return;
+    guard.question = q.innerText;
+    const gap = q.getBoundingClientRect().top - bar.getBoundingClientRect().bottom - 8;
+    if (gap < 0) window.scrollBy(0, gap);
+  };
+  guard.settled = () => { guard.busy = false; holdFor(GRACE_MS); setTimeout(showNewItem, 60); };
   document.addEventListener('click', (event) => {
     if (!verdictButton(event.target)) return;
     if (guard.busy || performance.now() < guard.readyAt) {
       event.preventDefault();
       event.stopImmediatePropagation();  // capture phase: Gradio's own handler never sees it
+      return;
+    }
+    const bad = refused();
+    if (bad) {  // the validator answers on that field, brought into view; the buttons stay usable
+      bad.scrollIntoView({block: 'center'});
       return;
     }
     guard.busy = true;
@@ -119,8 +191,7 @@ if (!window.__annGuard) {
     guard.timer = setTimeout(() => guard.settled(), MAX_BUSY_MS);  // no answer: usable again, later
   }, true);
   document.addEventListener('keydown', (event) => {
-    const tag = (event.target.tagName || '').toLowerCase();
-    if (['input', 'textarea', 'select'].includes(tag) || event.target.isContentEditable) return;
+    if (typing(event.target)) return;
     if (event.repeat) {  // a held key: neither a shortcut nor Enter on a focused verdict button repeats
       if (Object.hasOwn(__VERDICT_KEYS__, event.key) || verdictButton(event.target)) event.preventDefault();
       return;
@@ -131,9 +202,16 @@ if (!window.__annGuard) {
     if (button && button.offsetParent !== null) { event.preventDefault(); button.click(); }
   }, true);
 }
-""".replace("__GRACE_MS__", str(GRACE_MS)).replace("__VERDICT_KEYS__", json.dumps(VERDICT_KEYS))
+""".replace("__GRACE_MS__", str(GRACE_MS))
+    .replace("__VERDICT_KEYS__", json.dumps(VERDICT_KEYS))
+    .replace("__MAX_COMMENT__", str(MAX_COMMENT_CHARS))
+)
 #: Run after every event that shows an item: the grace period before it takes a verdict.
 SETTLED_JS = "() => { if (window.__annGuard) window.__annGuard.settled(); }"
+#: Sign out of Gradio's login (its ``/logout`` route, next to the page): this browser only.
+SIGN_OUT_JS = (
+    "() => { window.location.assign(new URL('logout?all_session=false', window.location.href).href); }"
+)
 
 
 def bind(fn: Callable[..., Any], *bound: Any) -> Callable[..., Any]:
@@ -166,31 +244,9 @@ def _text_block(title: str, text: str) -> str:
     return f'<div class="ann-head">{esc(title)}</div><div class="ann-text">{esc(text)}</div>'
 
 
-def statutes_html(service: AnnotationService, item_id: str, side: str) -> str:
-    """The cited statutes of one answer, each with its real text behind a click (verdicts when enabled)."""
-    cited = service.statutes(item_id, side)
-    if service.checker is None:
-        return notice("法规库不可用，无法列出引用的法条 The statute database is not available.", "warn")
-    if not cited:
-        return '<div class="ann-note">这个回答没有引用具体法条 This answer cites no statute article.</div>'
-    cards = []
-    for s in cited:
-        verdict = badge(s.verdict, "ll-badge") if service.show_checker else ""
-        body = (
-            f'<div class="ann-law-text">{esc(s.text)}</div>'
-            if s.text
-            else f'<div class="ann-note">{esc(s.note)}</div>'
-        )
-        cards.append(
-            f'<div class="ann-statute"><b>{esc(s.key)}</b> {verdict}'
-            f"<details><summary>查看条文 View the statute</summary>{body}</details></div>"
-        )
-    return "".join(cards)
-
-
 def _status(who: Identity | None, service: AnnotationService) -> str:
     if who is None:
-        return _sign_in_help(service)
+        return md_text(sign_in_help(service))
     done, assigned = service.store.progress(who.name)
     role = "管理员 admin" if who.is_admin else "标注员 annotator"
     return f"**{md_text(who.name)}** ({role}) · 进度 Progress: **{done} / {assigned}**"
@@ -208,17 +264,27 @@ def md_text(value: object) -> str:
 
 _MD_PUNCTUATION = re.compile(r"[\\`*_{}\[\]()#+\-.!|~]")  # `<>&"'` are escaped as HTML
 
+#: What the tab shows, once and instead of the form, when nobody can sign in (plain Markdown).
+NOT_CONFIGURED = (
+    "### 标注尚未开放 Annotation is not set up\n\n"
+    "标注员要先登录才能标注，但这个应用还没有配置登录方式。"
+    "Annotators sign in before they label, and this app has no sign-in set up.\n\n"
+    "管理员请给应用一份标注员名单（每行 名字:密码，管理员加 :admin），放在文件里或设置 "
+    "LAWLUO_ANNOTATION_USERS 中，然后重启；在 Hugging Face Space 上也可以打开 Hugging Face 登录。"
+    "For the admin: give the app a list of annotators (one name:password per line, :admin after an "
+    "admin's password) in a file or in the setting LAWLUO_ANNOTATION_USERS, then restart it; on a "
+    "Hugging Face Space, Hugging Face sign-in can be turned on instead. The README's annotation "
+    "section shows how."
+)
 
-def _sign_in_help(service: AnnotationService) -> str:
+
+def sign_in_help(service: AnnotationService) -> str:
+    """One plain sentence: how to sign in, or (not configured) what the admin has to do."""
     if service.sign_in == "oauth":
         return "请用 Hugging Face 账号登录 Sign in with Hugging Face to annotate."
     if service.sign_in == "password":
-        return "请登录 Sign in to annotate."
-    return (
-        "标注需要登录，但尚未配置 Sign-in is not configured. Start the app with annotators, e.g. "
-        "`LAWLUO_ANNOTATION_USERS=alice:PASSWORD:admin,bob:PASSWORD python app.py` (or a users file; see "
-        "the README), or on a Hugging Face Space set `hf_oauth: true`."
-    )
+        return "请登录 Sign in to annotate (your name is not in the list of annotators)."
+    return "标注尚未开放：没有配置登录方式 Annotation is not set up: no sign-in is configured."
 
 
 # --------------------------------------------------------------------------- views
@@ -227,18 +293,21 @@ def _sign_in_help(service: AnnotationService) -> str:
 @dataclass
 class AnnotationView(View):
     """What an event of the tab shows: a field per component, in the order of the events' outputs
-    (:data:`~lawluo.ui.views.KEEP`: the component keeps what it shows)."""
+    (:data:`~lawluo.ui.views.KEEP`: the component keeps what it shows). ``left_slots`` and
+    ``right_slots`` each stand for an answer's statute cards (:func:`label_form.fill_slots`)."""
 
     status: str | Keep = KEEP
     message: str | Keep = KEEP
+    verdict_row: Any = KEEP  # gr.update(visible=…): the verdict buttons, only with an item open
+    form: Any = KEEP  # gr.update(visible=…): the item and its labels
     question: str | Keep = KEEP
     reference: str | Keep = KEEP
     left: str | Keep = KEEP
     right: str | Keep = KEEP
-    left_statutes: str | Keep = KEEP
-    right_statutes: str | Keep = KEEP
-    left_hall: Any = KEEP  # gr.update(choices=…, value=…)
-    right_hall: Any = KEEP
+    left_note: str | Keep = KEEP
+    right_note: str | Keep = KEEP
+    left_slots: list | Keep = KEEP
+    right_slots: list | Keep = KEEP
     left_rel: float | None | Keep = KEEP
     left_tlc: float | None | Keep = KEEP
     right_rel: float | None | Keep = KEEP
@@ -247,21 +316,40 @@ class AnnotationView(View):
     state: dict | Keep = KEEP
     admin: Any = KEEP  # gr.update(visible=…)
 
+    def outputs(self, names: Sequence[str] | None = None) -> tuple:
+        names = self.names() if names is None else tuple(names)
+        return label_form.flatten(zip(names, super().outputs(names), strict=True), SLOT_WIDTHS)
 
-#: The components every view fills, in this order (the handlers' outputs).
+
+#: The components every view fills, in this order (the handlers' outputs; a slot field is many).
 VIEW_FIELDS = AnnotationView.names()
+SLOT_WIDTHS = {"left_slots": 3 * SLOTS, "right_slots": 3 * SLOTS}
+#: What the HTTP API returns for an event that shows an item, in order: the view's fields without the
+#: state and the layout blocks (form, verdict row, admin, each card's group), a slot field as its
+#: cards' HTML then their labels (``left_card_1`` … ``left_mark_1`` …).
+API_OUTPUTS = tuple(
+    part
+    for name in VIEW_FIELDS
+    if name not in ("state", "admin", "form", "verdict_row")
+    for part in (
+        [f"{name[:-6]}_card_{n}" for n in range(1, SLOTS + 1)]
+        + [f"{name[:-6]}_mark_{n}" for n in range(1, SLOTS + 1)]
+        if name in SLOT_WIDTHS
+        else [name]
+    )
+)
 
 
 def _blank(
     service: AnnotationService, who: Identity | None, message: str, kind: str = "info"
 ) -> AnnotationView:
-    """No item: the status and the message, every other field emptied."""
-    no_statutes = {"choices": [], "value": []}
+    """No item: the status and the message; the form is hidden and emptied."""
     return AnnotationView(
         status=_status(who, service),
         message=notice(message, kind) if message else "",
-        question="", reference="", left="", right="", left_statutes="", right_statutes="",
-        left_hall=gr.update(**no_statutes), right_hall=gr.update(**no_statutes),
+        verdict_row=gr.update(visible=False), form=gr.update(visible=False),
+        question="", reference="", left="", right="", left_note="", right_note="",
+        left_slots=label_form.blank_slots(), right_slots=label_form.blank_slots(),
         left_rel=None, left_tlc=None, right_rel=None, right_tlc=None, comment="",
         state={},
         admin=gr.update(visible=bool(who and who.is_admin)),
@@ -279,20 +367,25 @@ def _view(
     """Show assignment ``a``; pre-filled from the annotator's current label when there is one."""
     label = service.store.label(who.name, a.item.id)
     left_side, right_side = _sides(a)
-    fill: dict[str, Any] = {"left_hall": [], "right_hall": [], "comment": ""}
-    fill |= dict.fromkeys(("left_rel", "left_tlc", "right_rel", "right_tlc"))
+    fill: dict[str, Any] = {"left_labels": {}, "right_labels": {}, "comment": ""}
+    fill |= dict.fromkeys(SCORE_FIELDS)
     if label is not None:
         labels = label["answer_labels"]
         for shown, side in (("left", left_side), ("right", right_side)):
-            mine = labels[side]
-            fill[f"{shown}_hall"] = [k for k, v in mine["statutes"].items() if v]
-            fill[f"{shown}_rel"], fill[f"{shown}_tlc"] = mine["rel"], mine["tlc"]
+            mine = labels.get(side) or {}
+            fill[f"{shown}_labels"] = dict(mine.get("statutes") or {})
+            fill[f"{shown}_rel"], fill[f"{shown}_tlc"] = mine.get("rel"), mine.get("tlc")
         fill["comment"] = label["comment"] or ""
         earlier = SHOWN_NAMES[a.to_shown(label["verdict"])]
         message = (message + " " if message else "") + (
             f"正在修改你的标注（第 {label['version']} 版，当时选择：{earlier}）。选一个结论即保存修改。"
             f" Editing your label (version {label['version']}, verdict: {earlier}); a verdict button saves the change."
         )
+        if labels.get("legacy"):
+            message += (
+                " 这是旧版表单的标注：当时没有勾选的法条现在显示为未标注。"
+                " This label comes from the old tick-only form: statutes not ticked then show as unlabelled."
+            )
     position = ""
     done, assigned = service.store.progress(who.name)
     if label is None:
@@ -303,8 +396,8 @@ def _view(
         "submission_id": uuid.uuid4().hex,
         "editing": label is not None,
     }
-    choices = {
-        shown: [s.key for s in service.statutes(a.item.id, side)]
+    cited = {
+        shown: service.statutes(a.item.id, side)
         for shown, side in (("left", left_side), ("right", right_side))
     }
     reference = ""
@@ -312,21 +405,27 @@ def _view(
         reference = _text_block("参考答案 Reference answer", a.item.reference or "—")
         if a.item.statutes:
             reference += _text_block("参考法条 Reference statutes", "\n".join(a.item.statutes))
+    slots = {
+        shown: label_form.fill_slots(cited[shown], fill[f"{shown}_labels"], service.show_checker)
+        for shown in ("left", "right")
+    }
+    notes = {
+        shown: label_form.slots_note(cited[shown], fill[f"{shown}_labels"] if label is not None else None)
+        for shown in ("left", "right")
+    }
     return AnnotationView(
         status=_status(who, service),
         message=notice(message, kind) if message else "",
+        verdict_row=gr.update(visible=True),
+        form=gr.update(visible=True),
         question=_text_block(f"{position}问题 Question", a.item.question),
         reference=reference,
         left=_text_block("左 Left", a.left),
         right=_text_block("右 Right", a.right),
-        left_statutes=statutes_html(service, a.item.id, left_side),
-        right_statutes=statutes_html(service, a.item.id, right_side),
-        left_hall=gr.update(
-            choices=choices["left"], value=[v for v in fill["left_hall"] if v in choices["left"]]
-        ),
-        right_hall=gr.update(
-            choices=choices["right"], value=[v for v in fill["right_hall"] if v in choices["right"]]
-        ),
+        left_note=notes["left"],
+        right_note=notes["right"],
+        left_slots=slots["left"],
+        right_slots=slots["right"],
         left_rel=fill["left_rel"],
         left_tlc=fill["left_tlc"],
         right_rel=fill["right_rel"],
@@ -347,7 +446,11 @@ def _next(service: AnnotationService, who: Identity, message: str = "", kind: st
             else "目前没有分配给你的条目 No items are assigned to you yet."
         )
         if who.is_admin and not assigned:
-            text = "管理员不分配条目；请在「管理 Admin」中导入、导出 Admins are not assigned items; use Admin below."
+            text = (
+                "管理员不分配条目；导入、导出在下面的「管理 Admin」，分歧在「裁决 Adjudication」标签页。"
+                " Admins are not assigned items: import and export under Admin below; disagreements are"
+                " in the Adjudication tab."
+            )
         return _blank(service, who, (message + " " if message else "") + text, kind)
     return _view(service, who, a, message, kind)
 
@@ -373,7 +476,7 @@ def open_annotation(
     try:
         who = identify(service, request, profile)
         if who is None:
-            return _blank(service, None, _sign_in_help(service), "warn")
+            return _blank(service, None, sign_in_help(service), "warn")
         return _next(service, who)
     except (StoreError, UsersError) as exc:
         return _blank(service, None, f"标注库出错 The annotation store failed: {exc}", "error")
@@ -382,65 +485,73 @@ def open_annotation(
         return _blank(service, None, "出错了 Something went wrong; see the server log.", "error")
 
 
-def _scores(values: Sequence[Any]) -> list[float | None]:
-    out = []
-    for v in values:
-        if v is None or v == "":
-            out.append(None)
-            continue
-        x = float(v)
-        if not 0 <= x <= 10:
-            raise ValueError(f"分数必须在 0–10 之间 Scores must be 0–10 (got {v})")
-        out.append(x)
-    return out
+def form_problems(scores: Sequence[Any], comment: str | None) -> list[str]:
+    """The problem of each score field (Rel, T_LC of the left answer, then the right) and of the
+    comment; an empty string where there is none."""
+    return [label_form.score_problem(v) for v in scores] + [
+        label_form.text_problem(comment, MAX_COMMENT_CHARS)
+    ]
+
+
+def validate_form(
+    state: dict | None = None,
+    left_rel: Any = None,
+    left_tlc: Any = None,
+    right_rel: Any = None,
+    right_tlc: Any = None,
+    comment: str | None = None,
+    *marks: Any,
+) -> list[dict]:
+    """The verdict buttons' validator: a ``gr.validate`` per input, so Gradio marks the one field at
+    fault (a score outside 0–10, a comment over the limit) and the label is not saved."""
+    problems = form_problems([left_rel, left_tlc, right_rel, right_tlc], comment)
+    return label_form.validations(["", *problems, *[""] * len(marks)])
 
 
 def submit_label(
     service: AnnotationService,
     verdict_shown: str,
-    state: dict | None,
-    left_hall: list[str] | None,
-    right_hall: list[str] | None,
-    left_rel: float | None,
-    left_tlc: float | None,
-    right_rel: float | None,
-    right_tlc: float | None,
-    comment: str | None,
     request: gr.Request,
     profile: gr.OAuthProfile | None = None,
+    state: dict | None = None,
+    left_rel: float | None = None,
+    left_tlc: float | None = None,
+    right_rel: float | None = None,
+    right_tlc: float | None = None,
+    comment: str | None = None,
+    *marks: str | None,
 ) -> AnnotationView:
-    """Save the label of the item in ``state`` with ``verdict_shown`` (left/right/tie/both_bad), then go on."""
+    """Save the label of the item in ``state`` with ``verdict_shown`` (left/right/tie/both_bad), then go on.
+
+    ``marks`` are the statute slots' labels, the left answer's :data:`SLOTS` first (missing ones are
+    unlabelled). ``request`` and ``profile`` come first because Gradio fills them in by position.
+    """
     try:
         who = identify(service, request, profile)
         if who is None:
-            return _keep(_sign_in_help(service), "warn")
+            return _keep(sign_in_help(service), "warn")
         item_id = (state or {}).get("item_id")
         if not item_id:
             return _keep("没有正在标注的条目 No item is open; reload the page.", "warn")
+        problems = [p for p in form_problems([left_rel, left_tlc, right_rel, right_tlc], comment) if p]
+        if problems:
+            return _keep("没有保存 Not saved: " + " ".join(problems))
         a = service.store.assignment(who.name, item_id)
         left_side, right_side = _sides(a)
-        ticked = {"left": list(left_hall or []), "right": list(right_hall or [])}
-        answers = {}
-        rel_l, tlc_l, rel_r, tlc_r = _scores([left_rel, left_tlc, right_rel, right_tlc])
-        for shown, side, rel, tlc in (("left", left_side, rel_l, tlc_l), ("right", right_side, rel_r, tlc_r)):
+        scores = [None if v in (None, "") else float(v) for v in (left_rel, left_tlc, right_rel, right_tlc)]
+        marks = tuple(marks) + (None,) * (2 * SLOTS - len(marks))
+        answers, unlabelled = {}, 0
+        for n, (shown, side) in enumerate((("left", left_side), ("right", right_side))):
             keys = [s.key for s in service.statutes(item_id, side)]
-            unknown = [t for t in ticked[shown] if t not in keys]
-            if unknown:
-                return _keep(
-                    f"没有保存 Not saved: 这些法条不在该回答中 Not cited by this answer: {', '.join(map(str, unknown))[:300]}"
-                )
-            answers[shown] = AnswerLabel({k: k in ticked[shown] for k in keys}, rel, tlc)
-        comment = (comment or "").strip()
-        if len(comment) > MAX_COMMENT_CHARS:
-            return _keep(
-                f"没有保存 Not saved: 备注太长 the comment is over {MAX_COMMENT_CHARS} characters ({len(comment)})."
-            )
+            labels = label_form.labels_from_slots(keys[:SLOTS], marks[n * SLOTS : (n + 1) * SLOTS])
+            unlabelled += label_form.unlabelled_count(keys, labels)
+            answers[shown] = AnswerLabel(labels, scores[2 * n], scores[2 * n + 1])
         shown_at = float((state or {}).get("shown_at") or time.time())
         label = LabelInput(
             verdict_shown,
             left=answers["left"],
             right=answers["right"],
-            comment=comment,
+            comment=(comment or "").strip(),
             guideline_version=service.guideline_version,
             seconds_spent=round(max(0.0, time.time() - shown_at), 1),
         )
@@ -461,7 +572,9 @@ def submit_label(
         note = "已保存，没有改动 Saved; nothing changed."
     else:
         note = f"已保存 Saved ({SHOWN_NAMES[verdict_shown]}, version {saved.version})."
-    return _next(service, who, note, "info")
+    if unlabelled and not saved.duplicate:
+        note += f" 其中 {unlabelled} 条法条未标注 {unlabelled} cited statute{'s' * (unlabelled != 1)} left unlabelled."
+    return _next(service, who, note, "warn" if unlabelled else "info")
 
 
 def skip_item(
@@ -474,7 +587,7 @@ def skip_item(
     try:
         who = identify(service, request, profile)
         if who is None:
-            return _keep(_sign_in_help(service), "warn")
+            return _keep(sign_in_help(service), "warn")
         item_id = (state or {}).get("item_id")
         if item_id and not (state or {}).get("editing"):
             service.store.skip(who.name, item_id)
@@ -493,7 +606,7 @@ def go_back(
     try:
         who = identify(service, request, profile)
         if who is None:
-            return _keep(_sign_in_help(service), "warn")
+            return _keep(sign_in_help(service), "warn")
         done = service.store.done_items(who.name)
         if not done:
             return _keep("你还没有保存过标注 You have not saved a label yet.", "info")
@@ -544,7 +657,7 @@ def import_items(
         if size > MAX_IMPORT_BYTES:
             return notice(
                 f"文件太大 The file is {size / 1e6:.1f} MB; the limit is {MAX_IMPORT_BYTES / 1e6:.0f} MB. "
-                "Split it, or import it with `python -m eval_ui import`.",
+                "Split it, or import it with python -m eval_ui import.",
                 "error",
             ), gr.skip()
         items = read_items(path)
@@ -571,24 +684,55 @@ def import_items(
         ), gr.skip()
 
 
+#: What the export's source choice means (the store's ``source``).
+EXPORT_SOURCES = {
+    "raw": "标注员的标注 The annotators' labels",
+    "adjudicated": "裁决后（有裁决的条目用裁决代替） Adjudicated (an adjudicated item's labels replaced by the resolution)",
+}
+
+
 def export_labels(
     service: AnnotationService,
     fmt: str,
+    source: str,
     history: bool,
     request: gr.Request,
     profile: gr.OAuthProfile | None = None,
 ) -> tuple[str, str | None]:
-    """Write every annotator's labels (CSV or JSONL; every version with ``history``) to a file to download."""
+    """Write the labels (one row per item and annotator; every version with ``history``) as CSV, JSONL or
+    Parquet, from the annotators' labels or the adjudicated ones, to a file to download."""
     try:
         _admin(service, request, profile)
-        fmt = "jsonl" if str(fmt).lower() == "jsonl" else "csv"
+        fmt = str(fmt).lower()
+        if fmt not in EXPORT_FORMATS or source not in EXPORT_SOURCES:
+            return notice(
+                f"导出格式或来源无效 Choose a format ({', '.join(EXPORT_FORMATS)}) and a source "
+                f"({', '.join(EXPORT_SOURCES)}).",
+                "error",
+            ), None
         folder = Path(tempfile.mkdtemp(prefix="lawluo-labels-"))
-        path = folder / f"labels-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
-        n = service.store.export(path, fmt, current_only=not history)
-        return notice(f"已导出 Exported {n} labels as {fmt.upper()}.", "info"), str(path)
+        path = folder / f"labels-{source}-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
+        n = service.store.export(path, fmt, current_only=not history, source=source)
+        return notice(f"已导出 Exported {n} rows as {fmt.upper()} ({source}).", "info"), str(path)
     except PermissionError as exc:
         return notice(str(exc), "error"), None
-    except (StoreError, OSError) as exc:
+    except (StoreError, OSError, ValueError) as exc:
+        return notice(f"导出失败 Export failed: {exc}", "error"), None
+
+
+def export_everything(
+    service: AnnotationService, request: gr.Request, profile: gr.OAuthProfile | None = None
+) -> tuple[str, list[str] | None]:
+    """Every export file at once (labels and statute labels as CSV, JSONL and Parquet; adjudications)."""
+    try:
+        _admin(service, request, profile)
+        folder = Path(tempfile.mkdtemp(prefix="lawluo-export-"))
+        paths = service.store.export_all(folder)
+        names = ", ".join(p.name for p in paths)
+        return notice(f"已导出 Exported {len(paths)} files: {names}.", "info"), [str(p) for p in paths]
+    except PermissionError as exc:
+        return notice(str(exc), "error"), None
+    except (StoreError, OSError, ValueError) as exc:
         return notice(f"导出失败 Export failed: {exc}", "error"), None
 
 
@@ -618,115 +762,137 @@ def _admin_table_on_load(
 
 
 def build_annotate_tab(service: AnnotationService, demo: gr.Blocks) -> None:
-    """The tab's layout and events (its page-load events on ``demo``); the service is bound to every handler."""
+    """The tab's layout and events (its page-load events on ``demo``); the service is bound to every handler.
+
+    Without a way to sign in the tab says so once and shows no form (nothing in it could work).
+    """
     with gr.Tab(TAB_LABEL, id="annotate"):
-        status = gr.Markdown(_sign_in_help(service), elem_id="ann-status")
-        if service.sign_in == "oauth":
-            gr.LoginButton()
-        message = gr.HTML("", css_template=ANNOTATE_CSS, elem_id="ann-message")
-        with gr.Accordion(f"标注指南 Guidelines (version {service.guideline_version})", open=False):
-            gr.Markdown(service.guidelines, elem_id="ann-guidelines")
-        question = gr.HTML("", css_template=ANNOTATE_CSS, elem_id="ann-question")
-        with gr.Accordion("参考答案 Reference (if any)", open=False):
-            reference = gr.HTML("", css_template=ANNOTATE_CSS, elem_id="ann-reference")
-        fields: dict[str, Any] = {}
-        with gr.Row(equal_height=False):
-            for shown, title in (("left", "左 Left"), ("right", "右 Right")):
-                with gr.Column():
-                    fields[shown] = gr.HTML("", css_template=ANNOTATE_CSS, elem_id=f"ann-{shown}")
-                    fields[f"{shown}_statutes"] = gr.HTML(
-                        "", css_template=ANNOTATE_CSS, elem_id=f"ann-{shown}-statutes"
-                    )
-                    fields[f"{shown}_hall"] = gr.CheckboxGroup(
-                        choices=[],
-                        label=f"{title}: 勾选幻觉法条 Tick the hallucinated statutes",
-                        elem_id=f"ann-{shown}-hall",
-                    )
-                    with gr.Row():
-                        fields[f"{shown}_rel"] = gr.Number(
-                            None,
-                            label="法条相关性 Rel (0–10)",
-                            minimum=0,
-                            maximum=10,
-                            elem_id=f"ann-{shown}-rel",
-                        )
-                        fields[f"{shown}_tlc"] = gr.Number(
-                            None,
-                            label="法律主张真实性 T_LC (0–10)",
-                            minimum=0,
-                            maximum=10,
-                            elem_id=f"ann-{shown}-tlc",
-                        )
-        comment = gr.Textbox(
-            label="备注 Comment (optional)", lines=2, max_length=MAX_COMMENT_CHARS, elem_id="ann-comment"
-        )
-        keys = " · ".join(f"{v.key} {v.label.strip('⬅➡ ').split()[0]}" for v in verdicts.VERDICT_TABLE)
-        gr.HTML(f'<div class="ann-note">快捷键 Keys: {keys} (Tab + Enter works too)</div>',
-                css_template=ANNOTATE_CSS, js_on_load=KEYS_JS)  # fmt: skip
-        with gr.Row():
+        if service.sign_in is None:
+            gr.Markdown(NOT_CONFIGURED, elem_id="ann-not-configured")
+            return
+        _build_form(service, demo)
+
+
+def _build_form(service: AnnotationService, demo: gr.Blocks) -> None:
+    with gr.Column(elem_id="ann-bar"):
+        with gr.Row(elem_classes=["ann-row"], elem_id="ann-nav"):
+            status = gr.Markdown(sign_in_help(service), elem_id="ann-status")
+            back = gr.Button("上一条 Back", size="sm", elem_id="ann-back", scale=0, min_width=120)
+            forward = gr.Button("下一条未标注 Next", size="sm", elem_id="ann-next", scale=0, min_width=120)
+            if service.sign_in == "oauth":
+                gr.LoginButton(size="sm", scale=0, min_width=120)  # "Logout (name)" once signed in
+            else:
+                sign_out = gr.Button(
+                    "退出登录 Sign out", size="sm", elem_id="ann-signout", scale=0, min_width=120
+                )
+                sign_out.click(None, js=SIGN_OUT_JS, queue=False)
+        with gr.Row(elem_classes=["ann-row"], elem_id="ann-verdicts", visible=False) as verdict_row:
             buttons = {
                 v: gr.Button(
                     label,
                     variant="primary" if v in ("left", "right") else "secondary",
                     elem_id=f"ann-verdict-{v}",
+                    min_width=100,
                 )
                 for v, label in VERDICT_BUTTONS
             }
+            skip = gr.Button("跳过 Skip", size="sm", elem_id="ann-skip", scale=0, min_width=70)
+        message = gr.HTML("", css_template=ANNOTATE_CSS, elem_id="ann-message")
+    fields: dict[str, Any] = {}
+    with gr.Column(elem_id="ann-form", visible=False) as form:
+        question = gr.HTML("", css_template=ANNOTATE_CSS, elem_id="ann-question")
+        with gr.Accordion("参考答案 Reference (if any)", open=False):
+            reference = gr.HTML("", css_template=ANNOTATE_CSS, elem_id="ann-reference")
+        slots: dict[str, label_form.StatuteSlots] = {}
+        with gr.Row(equal_height=False):
+            for shown, title in (("left", "左 Left"), ("right", "右 Right")):
+                with gr.Column(min_width=300):
+                    fields[shown] = gr.HTML("", css_template=ANNOTATE_CSS, elem_id=f"ann-{shown}")
+                    slots[shown] = label_form.build_slots(f"ann-{shown}", title)
+                    with gr.Row():
+                        fields[f"{shown}_rel"] = score_field("法条相关性 Rel (0–10)", f"ann-{shown}-rel")
+                        fields[f"{shown}_tlc"] = score_field("法律主张真实性 T_LC (0–10)", f"ann-{shown}-tlc")
+        comment = gr.Textbox(label=f"备注 Comment (optional, up to {MAX_COMMENT_CHARS:,} characters)",
+                             lines=2, elem_id="ann-comment")  # fmt: skip
+        label_form.counter("#ann-comment textarea", "ann-comment-count", MAX_COMMENT_CHARS)
+        keys = " · ".join(f"{v.key} {v.label.strip('⬅➡ ').split()[0]}" for v in verdicts.VERDICT_TABLE)
+        gr.HTML(f'<div class="ann-note">快捷键 Keys: {keys} (also after clicking a label; not while typing in a '
+                "field) · Tab + Enter works too</div>", css_template=ANNOTATE_CSS, js_on_load=KEYS_JS)  # fmt: skip
+        with gr.Accordion(f"标注指南 Guidelines (version {service.guideline_version})", open=False):
+            gr.Markdown(service.guidelines, elem_id="ann-guidelines")
+    state = gr.State({})
+    with gr.Accordion("管理 Admin", open=False, visible=False, elem_id="ann-admin") as admin:
+        admin_message = gr.HTML("", css_template=ANNOTATE_CSS, elem_id="ann-admin-message")
         with gr.Row():
-            back = gr.Button("上一条 Back (edit)", size="sm", elem_id="ann-back")
-            skip = gr.Button("跳过 Skip", size="sm", elem_id="ann-skip")
-            forward = gr.Button("下一条未标注 Next unlabelled", size="sm", elem_id="ann-next")
-        state = gr.State({})
-        with gr.Accordion("管理 Admin", open=False, visible=False, elem_id="ann-admin") as admin:
-            admin_message = gr.HTML("", css_template=ANNOTATE_CSS, elem_id="ann-admin-message")
-            with gr.Row():
-                upload = gr.File(
-                    label="导入条目 Import items (.jsonl / .csv)",
-                    file_types=[".jsonl", ".csv"],
-                    elem_id="ann-import-file",
-                )
-                with gr.Column():
-                    do_import = gr.Button("导入 Import", elem_id="ann-import")
-                    fmt = gr.Radio(
-                        ["csv", "jsonl"],
-                        value="csv",
-                        label="导出格式 Export format",
-                        elem_id="ann-export-format",
-                    )
-                    history = gr.Checkbox(
-                        False, label="含历史版本 Include earlier versions", elem_id="ann-export-history"
-                    )
-                    do_export = gr.Button("导出标注 Export labels", elem_id="ann-export")
-            exported = gr.File(label="导出的文件 Exported file", interactive=False, elem_id="ann-exported")
-            table = gr.Dataframe(
-                headers=["annotator", "role", "done", "assigned"], interactive=False, elem_id="ann-annotators"
+            upload = gr.File(
+                label="导入条目 Import items (.jsonl / .csv)",
+                file_types=[".jsonl", ".csv"],
+                elem_id="ann-import-file",
             )
-            refresh = gr.Button("刷新 Refresh", size="sm")
+            with gr.Column():
+                do_import = gr.Button("导入 Import", elem_id="ann-import")
+                fmt = gr.Radio(
+                    list(EXPORT_FORMATS),
+                    value="csv",
+                    label="导出格式 Export format",
+                    elem_id="ann-export-format",
+                )
+                source = gr.Radio([(v, k) for k, v in EXPORT_SOURCES.items()], value="raw",
+                                  label="导出内容 What to export", elem_id="ann-export-source")  # fmt: skip
+                history = gr.Checkbox(
+                    False, label="含历史版本 Include earlier versions", elem_id="ann-export-history"
+                )
+                do_export = gr.Button("导出标注 Export labels", elem_id="ann-export")
+                do_export_all = gr.Button("导出全部文件 Export every file", elem_id="ann-export-all")
+        exported = gr.File(label="导出的文件 Exported file", interactive=False, elem_id="ann-exported")
+        exported_all = gr.File(label="全部文件 Every file", interactive=False, file_count="multiple",
+                               elem_id="ann-exported-all")  # fmt: skip
+        table = gr.Dataframe(
+            headers=["annotator", "role", "done", "assigned"], interactive=False, elem_id="ann-annotators"
+        )
+        refresh = gr.Button("刷新 Refresh", size="sm")
 
     views = dict(
-        status=status, message=message, question=question, reference=reference, comment=comment, state=state,
-        admin=admin, **fields,
+        status=status, message=message, verdict_row=verdict_row, form=form, question=question, reference=reference,
+        left_note=slots["left"].note, right_note=slots["right"].note, comment=comment, state=state, admin=admin,
+        **fields,
     )  # fmt: skip
-    outputs = [views[name] for name in VIEW_FIELDS]
-    form = [
+    outputs = label_form.output_components(VIEW_FIELDS, views, slots, SLOT_WIDTHS)
+    form_inputs = [
         state,
-        *(fields[k] for k in ("left_hall", "right_hall", "left_rel", "left_tlc", "right_rel", "right_tlc")),
+        *(fields[k] for k in SCORE_FIELDS),
         comment,
+        *slots["left"].marks,
+        *slots["right"].marks,
     ]
     once = {"trigger_mode": "once", "concurrency_id": "annotation"}
     settled = {"js": SETTLED_JS, "queue": False, "api_visibility": "private"}  # in the browser only
     # every event that shows an item ends in the browser's grace period (SETTLED_JS)
-    shows_item = [(b, bind(submit_label, service, v), form, f"label_{v}") for v, b in buttons.items()]
-    shows_item += [
+    for v, button in buttons.items():
+        event = button.click(
+            label_form.named_slots(bind(submit_label, service, v), ("left", "right")),
+            form_inputs,
+            outputs,
+            api_name=f"label_{v}",
+            validator=validate_form,
+            **once,
+        )
+        event.then(None, **settled)
+    for button, handler, inputs, api_name in (
         (back, bind(go_back, service), [state], "annotation_back"),
         (skip, bind(skip_item, service), [state], "annotation_skip"),
         (forward, bind(next_item, service), None, "annotation_next"),
-    ]
-    for button, handler, inputs, api_name in shows_item:
+    ):
         button.click(handler, inputs, outputs, api_name=api_name, **once).then(None, **settled)
     do_import.click(bind(import_items, service), [upload], [admin_message, table], api_name="import_items")
     do_export.click(
-        bind(export_labels, service), [fmt, history], [admin_message, exported], api_name="export_labels"
+        bind(export_labels, service),
+        [fmt, source, history],
+        [admin_message, exported],
+        api_name="export_labels",
+    )
+    do_export_all.click(
+        bind(export_everything, service), None, [admin_message, exported_all], api_name="export_all"
     )
     refresh.click(bind(list_annotators, service), None, [admin_message, table], api_name="annotators")
     demo.load(bind(open_annotation, service), None, outputs, api_name="annotation_open").then(None, **settled)

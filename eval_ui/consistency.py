@@ -1,42 +1,210 @@
-"""The statistics tab's report: how well lawyers agree with each other and with the automatic metrics.
+"""The statistics tab's report: how the lawyers are doing, how well they agree, and the systems and metrics.
 
-    auto = AutoMetrics.read(["out/details.jsonl", "out/pairwise.jsonl"])   # optional, from `lawluo evaluate`
-    report = human_consistency(store.labels_frame(), store.statute_labels_frame(), items, statutes, auto)
-    report.sections   # [Section(title, table, note)], as the tab shows them; report.figures: PNG paths
+    report = report_from_store(store, source="raw", auto_hallucinated=..., auto=AutoMetrics.read([...]))
+    report.sections                 # [Section(title, table, note, statistics, chart)], as the tab shows them
+    report.statistics["judge_s1"]   # Statistic(value, low, high, n, needs): every statistic, value or None
+    missing_statistics(report)      # the keys still without a value (each one's ``needs`` says why)
 
-Everything is computed by :mod:`eval_ui.stats` on the current labels of the store:
+Everything is computed by :mod:`eval_ui.stats` on the current labels of the store. Every rate comes with
+an interval: Wilson's for a proportion of independent units, a percentile bootstrap over **items**
+(each item's labels resampled together) where an item contributes several labels.
 
-- win / tie / loss per system pair (bootstrap CIs) and Bradley–Terry ratings (bootstrap CIs);
-- inter-annotator agreement: Krippendorff's α (nominal: the verdict and each statute's hallucinated
-  label; interval: Rel and T_LC) and Fleiss' κ of the verdict;
-- NHSR against the annotators' majority, per cited statute: the checker's verdict (computed here,
-  the same rules as ``lawluo evaluate``'s NHSR) against the majority of the hallucinated labels;
-- Rel and T_LC against the mean human score per answer, and the LLM judge against each annotator's
-  verdict, when the automatic results of ``python -m lawluo evaluate --metrics rel,tlc,pairwise`` on the
-  same answers are given (``details.jsonl``, ``pairwise.jsonl``). They are joined on the question id and
-  system: an item's question id is its id without the ``:SYSTEM_A:SYSTEM_B`` suffix that
-  ``python -m eval_ui import --answers`` (and the demo set) give it; other items are not matched.
+- **Annotators** (always the raw labels): progress (assigned / done / skipped) and each annotator's
+  agreement with the majority of the others on shared items, for the verdict and the statute
+  labels — who drifts.
+- **Systems** (raw or adjudicated labels, ``source``): win / tie / loss per pair; each system's win
+  rate; a paired bootstrap test between two systems' win rates (``compare``, default the two best);
+  Bradley–Terry ratings.
+- **Inter-annotator agreement** (always raw): Krippendorff's α (verdict, statute hallucinated, Rel,
+  T_LC) and Fleiss' κ of the verdict; human–human agreement as MT-bench defines S1 (ties included)
+  and S2 (ties excluded).
+- **NHSR against the lawyers' majority**, per cited statute, counting only explicit 真实 / 有误 labels:
+  an unlabelled statute and the migration's ``legacy_unticked`` are missing data, and the report says
+  how many were left out and why. NHSR per system as the lawyers and as the checker see it.
+- With the automatic results of ``python -m lawluo evaluate`` on the same answers (``details.jsonl``,
+  ``pairwise.jsonl``; :class:`AutoMetrics`): Rel and T_LC against the mean human score, and the LLM
+  judge against every annotator's verdict, MT-bench's S1 and S2, and its self-consistency. They are
+  joined on the question id and system: an item's question id is its id without the
+  ``:SYSTEM_A:SYSTEM_B`` suffix that ``python -m eval_ui import --answers`` (and the demo set) give it.
 
-A statistic that cannot be computed (no labels, one annotator, constant scores) is a section with a
-note saying why, never NaN or an exception.
+A statistic that cannot be computed yet has the value None and a ``needs`` saying what is missing
+("needs an item labelled by 2 annotators"), never NaN or an exception; its section has no chart.
+The statistics are in :data:`STATISTICS`, the one list the report, its JSON and the tab read.
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from . import stats
 from .items import Item
 
+if TYPE_CHECKING:
+    from .store import AnnotationStore
+
 #: Row numbers shown in tables are rounded to this many decimals.
 DECIMALS = 3
+#: Bootstrap resamples of every interval in the report.
+N_BOOT = 1000
+SOURCES = ("raw", "adjudicated")
+LEGACY_UNTICKED = "legacy_unticked"
+ADJUDICATED = "adjudicated"
+#: What "not enough labels yet" says before each statistic's need.
+NOT_YET = "还不够 Not enough labels yet"
+
+AutoHallucinated = Callable[[str, str], Mapping[str, bool]]
+
+
+@dataclass(frozen=True)
+class StatisticSpec:
+    key: str
+    title: str
+    needs: str  # what it needs, said when it has no value (a more precise reason may replace it)
+    auto: bool = False  # needs the automatic results of `lawluo evaluate` (uploaded in the tab)
+
+
+#: Every statistic of the report, in the order shown: the report's JSON has each one's value or None.
+STATISTICS: tuple[StatisticSpec, ...] = (
+    StatisticSpec("progress", "标注进度 Progress per annotator", "needs an annotator"),
+    StatisticSpec(
+        "annotator_agreement",
+        "与其他标注者的一致率 Each annotator's agreement with the others (verdict)",
+        "needs an item labelled by 2 annotators",
+    ),
+    StatisticSpec(
+        "annotator_statute_agreement",
+        "与其他标注者的一致率 Each annotator's agreement with the others (statutes)",
+        "needs a cited statute labelled 真实/有误 by 2 annotators",
+    ),
+    StatisticSpec("win_rate", "胜率 Win rate per system pair", "needs a labelled item"),
+    StatisticSpec("system_win_rate", "各系统胜率 Each system's win rate", "needs a labelled item"),
+    StatisticSpec(
+        "paired_test",
+        "配对自助检验 Paired bootstrap test of two systems' win rates",
+        "needs labelled items of 2 systems (at least 2 items)",
+    ),
+    StatisticSpec(
+        "bradley_terry",
+        "Bradley–Terry ratings",
+        "needs labels on 2 systems in which each system wins or ties at least once",
+    ),
+    StatisticSpec(
+        "alpha_verdict",
+        "verdict: Krippendorff α (nominal)",
+        "needs an item labelled by 2 annotators, and verdicts that differ somewhere",
+    ),
+    StatisticSpec(
+        "kappa_verdict",
+        "verdict: Fleiss κ",
+        "needs an item labelled by 2 annotators, and verdicts that differ somewhere",
+    ),
+    StatisticSpec(
+        "alpha_statutes",
+        "statute hallucinated: Krippendorff α (nominal)",
+        "needs a cited statute labelled 真实/有误 by 2 annotators, and statute labels that differ somewhere",
+    ),
+    StatisticSpec(
+        "alpha_rel",
+        "Rel: Krippendorff α (interval)",
+        "needs an answer's Rel scored by 2 annotators, and scores that differ somewhere",
+    ),
+    StatisticSpec(
+        "alpha_tlc",
+        "T_LC: Krippendorff α (interval)",
+        "needs an answer's T_LC scored by 2 annotators, and scores that differ somewhere",
+    ),
+    StatisticSpec(
+        "human_s1",
+        "human–human agreement, ties included (MT-bench S1)",
+        "needs an item labelled by 2 annotators",
+    ),
+    StatisticSpec(
+        "human_s2",
+        "human–human agreement, ties excluded (MT-bench S2)",
+        "needs an item on which 2 annotators both chose a side (not tie or both bad)",
+    ),
+    StatisticSpec(
+        "nhsr_accuracy",
+        "NHSR accuracy against the lawyers' majority",
+        "needs a cited statute the checker knows, labelled 真实/有误 by a majority of its annotators",
+    ),
+    StatisticSpec(
+        "nhsr_kappa",
+        "NHSR: Cohen's κ against the lawyers' majority",
+        "needs majority-labelled statutes where the checker or the lawyers give both answers (correct and wrong)",
+    ),
+    StatisticSpec(
+        "nhsr_lawyers",
+        "NHSR per system (lawyers' majority)",
+        "needs a cited statute labelled 真实/有误 by a majority of its annotators",
+    ),
+    StatisticSpec(
+        "rel_correlation",
+        "Rel against the lawyers (Spearman)",
+        "needs the automatic Rel of 3 labelled answers (upload details.jsonl) and scores that vary",
+        auto=True,
+    ),
+    StatisticSpec(
+        "tlc_correlation",
+        "T_LC against the lawyers (Spearman)",
+        "needs the automatic T_LC of 3 labelled answers (upload details.jsonl) and scores that vary",
+        auto=True,
+    ),
+    StatisticSpec(
+        "judge_s1",
+        "LLM judge vs lawyers, ties included (MT-bench S1)",
+        "needs the judge's verdict on a labelled item (upload pairwise.jsonl)",
+        auto=True,
+    ),
+    StatisticSpec(
+        "judge_s2",
+        "LLM judge vs lawyers, ties excluded (MT-bench S2)",
+        "needs a labelled item where the judge and a lawyer both chose a side (upload pairwise.jsonl)",
+        auto=True,
+    ),
+    StatisticSpec(
+        "judge_consistency",
+        "LLM judge self-consistency (answers swapped)",
+        "needs the judge's verdicts in both orders on a labelled item (upload pairwise.jsonl)",
+        auto=True,
+    ),
+)
+SPECS = {spec.key: spec for spec in STATISTICS}
+
+
+@dataclass
+class Statistic:
+    """One statistic's value (a number, or rows for a per-annotator / per-system one) or None, and why not."""
+
+    key: str
+    title: str
+    value: Any = None
+    low: float | None = None
+    high: float | None = None
+    n: int = 0
+    needs: str = ""
+    auto: bool = False
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "title": self.title,
+            "value": _plain(self.value),
+            "low": _plain(self.low),
+            "high": _plain(self.high),
+            "n": int(self.n),
+            "needs": "" if self.value is not None else self.needs,
+            "auto": self.auto,
+            **{k: _plain(v) for k, v in self.extra.items()},
+        }
 
 
 @dataclass
@@ -44,6 +212,8 @@ class Section:
     title: str
     table: pd.DataFrame | None = None
     note: str = ""
+    statistics: list[str] = field(default_factory=list)  # keys of the statistics it shows
+    chart: Path | None = None
 
 
 @dataclass
@@ -51,9 +221,71 @@ class Report:
     sections: list[Section] = field(default_factory=list)
     figures: list[Path] = field(default_factory=list)
     n_labels: int = 0
+    statistics: dict[str, Statistic] = field(default_factory=dict)
+    source: str = "raw"
+    n_adjudicated: int = 0
+    systems: list[str] = field(default_factory=list)
+    charts: dict[str, Path] = field(default_factory=dict)  # chart name (:data:`CHARTS`) → PNG
 
     def section(self, title: str) -> Section:
         return next(s for s in self.sections if s.title == title)
+
+    def to_json(self) -> dict:
+        """The report as plain JSON: every statistic's value or None (and what it needs), every table."""
+        return {
+            "n_labels": self.n_labels,
+            "source": self.source,
+            "n_adjudicated": self.n_adjudicated,
+            "systems": list(self.systems),
+            "charts": {name: path.name for name, path in self.charts.items()},
+            "statistics": {key: s.to_json() for key, s in self.statistics.items()},
+            "missing": missing_statistics(self),
+            "sections": [
+                {
+                    "title": s.title,
+                    "note": s.note,
+                    "statistics": list(s.statistics),
+                    "chart": s.chart.name if s.chart else None,
+                    "rows": [] if s.table is None else _records(s.table),
+                }
+                for s in self.sections
+            ],
+        }
+
+
+def missing_statistics(report: Report, include_auto: bool = True) -> list[str]:
+    """The keys of the statistics still without a value (``report.statistics[key].needs`` says why).
+
+    ``include_auto=False`` leaves out those that need uploaded automatic results (Rel, T_LC, judge).
+
+    >>> missing_statistics(Report(statistics={"a": Statistic("a", "A", 0.5), "b": Statistic("b", "B")}))
+    ['b']
+    """
+    return [key for key, s in report.statistics.items() if s.value is None and (include_auto or not s.auto)]
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON: NaN → None, numpy scalars → Python, rows → lists of plain dicts."""
+    if isinstance(value, list):
+        return [
+            {k: _plain(v) for k, v in row.items()} if isinstance(row, dict) else _plain(row) for row in value
+        ]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return value
+
+
+def _records(table: pd.DataFrame) -> list[dict]:
+    return [{str(k): _plain(v) for k, v in row.items()} for row in table.to_dict("records")]
+
+
+# --------------------------------------------------------------------------- automatic results
 
 
 @dataclass
@@ -102,8 +334,18 @@ class AutoMetrics:
         for name, store in (("rel", self.rel), ("tlc", self.tlc)):
             value = row.get(name)
             score = value.get("score") if isinstance(value, Mapping) else None
-            if isinstance(score, int | float):
+            if isinstance(score, int | float) and not isinstance(score, bool) and math.isfinite(score):
                 store[(qid, system)] = float(score)
+
+    def judged(self, qid: str, system_a: str, system_b: str) -> tuple[str | None, str | None] | None:
+        """The judge's two verdicts (shown first as A, shown first as B) on an item, in its orientation."""
+        if (qid, system_a, system_b) in self.judge:
+            return self.judge[(qid, system_a, system_b)]
+        if (qid, system_b, system_a) in self.judge:
+            flip = {"A": "B", "B": "A", "tie": "tie", None: None}
+            first_a, first_b = self.judge[(qid, system_b, system_a)]
+            return flip[first_a], flip[first_b]
+        return None
 
 
 def _first_view(preference: str | None, first_is_a: bool) -> str | None:
@@ -115,162 +357,551 @@ def _first_view(preference: str | None, first_is_a: bool) -> str | None:
     return "A" if preference == "B" else "B"
 
 
+def combined_judge_verdict(first_a: str | None, first_b: str | None) -> str | None:
+    """The judge's verdict from its two orders: kept when both agree, a tie when they differ (MT-bench's
+    conservative rule, Zheng et al. 2023 §3.4; LawLuo §5.1), the one given when the other is missing.
+
+    >>> combined_judge_verdict("A", "A"), combined_judge_verdict("A", "B"), combined_judge_verdict(None, "B")
+    ('A', 'tie', 'B')
+    """
+    if first_a is None or first_b is None:
+        return first_a if first_b is None else first_b
+    return first_a if first_a == first_b else "tie"
+
+
 def question_id(item: Item) -> str | None:
     """The question id of an item made from answer files (``{qid}:{system_a}:{system_b}``), else None."""
-    suffix = f":{item.system_a}:{item.system_b}"
-    return item.id[: -len(suffix)] if item.id.endswith(suffix) and len(item.id) > len(suffix) else None
+    return _qid(item.id, item.system_a, item.system_b)
+
+
+def _qid(item_id: str, system_a: str, system_b: str) -> str | None:
+    suffix = f":{system_a}:{system_b}"
+    return item_id[: -len(suffix)] if item_id.endswith(suffix) and len(item_id) > len(suffix) else None
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def report_from_store(
+    store: AnnotationStore,
+    source: str = "raw",
+    auto_hallucinated: AutoHallucinated | None = None,
+    auto: AutoMetrics | None = None,
+    *,
+    compare: tuple[str, str] | None = None,
+    figures_dir: str | Path | None = None,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+) -> Report:
+    """:func:`human_consistency` on a store's current labels (``source`` "raw" or "adjudicated")."""
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
+    tables = store.tables(sources=("raw", source))  # one read of the labels for both
+    raw, chosen = tables["raw"], tables[source]
+    return human_consistency(
+        *chosen,
+        auto_hallucinated,
+        auto,
+        raw=raw,
+        progress=store.annotator_progress(),
+        source=source,
+        compare=compare,
+        figures_dir=figures_dir,
+        n_boot=n_boot,
+        seed=seed,
+    )
+
+
+def human_consistency(
+    labels: pd.DataFrame,
+    statute_labels: pd.DataFrame,
+    auto_hallucinated: AutoHallucinated | None = None,
+    auto: AutoMetrics | None = None,
+    *,
+    raw: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+    progress: pd.DataFrame | None = None,
+    source: str = "raw",
+    compare: tuple[str, str] | None = None,
+    figures_dir: str | Path | None = None,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+) -> Report:
+    """Every statistic of :data:`STATISTICS` on the current labels.
+
+    ``labels`` / ``statute_labels``: :meth:`AnnotationStore.labels_frame` and
+    :meth:`~AnnotationStore.statute_labels_frame` of ``source`` ("raw", or "adjudicated": an
+    adjudicated item is one row by ``"adjudicated"``); ``raw``: the raw pair when ``source`` is
+    adjudicated (agreement between annotators always uses raw labels; default: the same frames);
+    ``progress``: :meth:`AnnotationStore.annotator_progress`. ``auto_hallucinated(item_id, side)``
+    gives the checker's hallucinated flag per statute key of an answer ('a' or 'b'); ``auto`` the
+    uploaded results of ``lawluo evaluate``; ``compare`` the two systems of the paired test (default:
+    the two with the highest win rates). Charts are written to ``figures_dir`` when given.
+    """
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
+    same = raw is None or (raw[0] is labels and raw[1] is statute_labels)
+    labels, statute_labels = _current(labels), _current(statute_labels)
+    raw_labels, raw_statutes = (labels, statute_labels) if same else map(_current, raw)
+    report = Report(n_labels=len(labels), source=source)
+    report.statistics = {s.key: Statistic(s.key, s.title, needs=s.needs, auto=s.auto) for s in STATISTICS}
+    if "annotator" in labels.columns:
+        report.n_adjudicated = int((labels["annotator"] == ADJUDICATED).sum())
+    if len(labels):
+        report.systems = sorted(set(labels["system_a"]) | set(labels["system_b"]))
+    # One set of resampled items for every interval: the bootstrap of the whole experiment.
+    items = pd.concat(
+        [raw_labels.get("item_id", pd.Series(dtype=object)), labels.get("item_id", pd.Series(dtype=object))]
+    )
+    boot = {"n_boot": n_boot, "seed": seed, "resampler": stats.Resampler(items, n_boot, seed)}
+    majorities = _statute_majorities(statute_labels, auto_hallucinated)
+    charts: dict[str, Any] = {}
+    report.sections = [
+        _overview(labels, raw_labels, source, report.n_adjudicated),
+        _annotators(raw_labels, raw_statutes, progress, report, charts),
+        _pairwise(labels, report, charts, boot),
+        _system_rates(labels, report, boot),
+        _paired(labels, report, compare, boot),
+        _bradley_terry(labels, report, charts, boot),
+        _inter_annotator(raw_labels, raw_statutes, report, boot),
+        _nhsr(statute_labels, majorities, auto_hallucinated is not None, report),
+        _nhsr_systems(majorities, report),
+        _scores(labels, auto, report, charts),
+        _judge(labels, auto, report, boot),
+    ]
+    if figures_dir is not None and charts:
+        _draw(report, charts, Path(figures_dir))
+    return report
+
+
+def _current(frame: pd.DataFrame) -> pd.DataFrame:
+    """Only current rows (a frame with every version has ``current`` False on the older ones), text
+    columns as Python objects: walking pandas' Arrow-backed text element by element is slow."""
+    if "current" in frame.columns and len(frame):
+        frame = frame[frame["current"].astype(bool)]
+    text = {
+        c: object
+        for c in frame.columns
+        if pd.api.types.is_string_dtype(frame[c]) and frame[c].dtype != object
+    }
+    return frame.astype(text).reset_index(drop=True)
 
 
 def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.round(DECIMALS)
 
 
-def _summary_row(name: str, result: Mapping[str, Any], keys: Sequence[str]) -> dict:
-    return {"measure": name, **{k: result.get(k) for k in keys}, "note": result.get("note", "")}
+def _set(
+    report: Report, key: str, value: Any, low: Any = None, high: Any = None, n: int = 0, **extra: Any
+) -> None:
+    """Give statistic ``key`` its value (None keeps it missing), interval, size and any extra fields."""
+    s = report.statistics[key]
+    s.value = None if value is None or (isinstance(value, float) and not math.isfinite(value)) else value
+    s.low, s.high, s.n = low, high, int(n)
+    s.extra.update(extra)
 
 
-def human_consistency(
-    labels: pd.DataFrame,
-    statute_labels: pd.DataFrame,
-    items: Mapping[str, Item],
-    auto_hallucinated: Callable[[str, str], Mapping[str, bool]],
-    auto: AutoMetrics | None = None,
-    figures_dir: str | Path | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> Report:
-    """Every statistic of the module docstring on the current ``labels`` (:meth:`AnnotationStore.labels_frame`).
+def _needs(report: Report, key: str, reason: str) -> None:
+    """A more precise reason why ``key`` has no value yet (kept only while it has none)."""
+    if reason:
+        report.statistics[key].needs = reason
 
-    ``statute_labels`` is :meth:`AnnotationStore.statute_labels_frame`; ``items`` maps item ids to items;
-    ``auto_hallucinated(item_id, side)`` gives the checker's hallucinated flag per statute key of an
-    answer ('a' or 'b'). Charts are written to ``figures_dir`` when given.
-    """
-    report = Report(n_labels=len(labels))
-    if labels.empty:
-        report.sections.append(Section("标注 Labels", note="还没有标注 No labels yet: nothing to compute."))
-        return report
-    report.sections.append(_pairwise(labels, n_boot, seed))
-    report.sections.append(_bradley_terry(labels, n_boot, seed))
-    report.sections.append(_inter_annotator(labels, statute_labels))
-    report.sections.append(_nhsr(statute_labels, auto_hallucinated))
-    scatter: dict[str, list[tuple[float, float]]] = {}
-    report.sections.append(_scores(labels, items, auto, scatter))
-    report.sections.append(_judge(labels, items, auto))
-    if figures_dir is not None:
-        from lawluo.metrics.plots import scatter_chart, win_rate_chart
 
-        folder = Path(figures_dir)
-        table = report.section("胜/平/负 Win / tie / loss").table
-        rows = [
-            {"first": r.system_a, "second": r.system_b, "win": r.A, "draw": r.tie + r.both_bad, "loss": r.B}
-            for r in (table.itertuples() if table is not None else [])
-        ]
-        report.figures.append(
-            win_rate_chart(rows, folder / "human_win_rate.png", "Lawyers' pairwise verdicts")
+def _overview(labels: pd.DataFrame, raw: pd.DataFrame, source: str, n_adjudicated: int) -> Section:
+    title = "概况 Overview"
+    if raw.empty and labels.empty:
+        return Section(title, None, "还没有标注 No labels yet: nothing to compute.")
+    n_items = labels["item_id"].nunique() if len(labels) else 0
+    annotators = raw["annotator"].nunique() if len(raw) else 0
+    if source == ADJUDICATED:
+        used = (
+            f"裁定后的标注 Adjudicated labels: {n_adjudicated} item(s) use the admin's resolved label, "
+            "the others their annotators' labels. Agreement between annotators always uses the raw labels."
         )
-        report.figures.append(scatter_chart(scatter, folder / "auto_vs_human.png"))
-    return report
+    else:
+        used = "原始标注 Raw labels: every annotator's current label."
+    note = f"{len(raw)} current labels by {annotators} annotator(s) on {n_items} item(s). {used}"
+    return Section(title, None, note)
 
 
-def _pairwise(labels: pd.DataFrame, n_boot: int, seed: int) -> Section:
-    table = stats.pairwise_table(labels, n_boot=n_boot, seed=seed)
-    keep = [
-        "system_a",
-        "system_b",
-        "n",
-        "A",
-        "B",
-        "tie",
-        "both_bad",
-        "win_rate",
-        "win_rate_low",
-        "win_rate_high",
-    ]
+# --------------------------------------------------------------------------- annotators
+
+
+def _annotators(
+    raw: pd.DataFrame, statutes: pd.DataFrame, progress: pd.DataFrame | None, report: Report, charts: dict
+) -> Section:
+    title = "标注者 Annotators: progress and agreement with the others"
+    keys = ["progress", "annotator_agreement", "annotator_statute_agreement"]
+    if progress is not None and len(progress):
+        table = progress[["annotator", "role", "assigned", "done", "skipped"]].copy()
+    else:
+        names = sorted(set(raw["annotator"])) if len(raw) else []
+        table = pd.DataFrame({"annotator": names})
+    if len(raw):
+        per = raw.groupby("annotator").agg(labels=("item_id", "size"), median_s=("seconds_spent", "median"))
+        table = table.merge(per, how="outer", left_on="annotator", right_index=True)
+    else:
+        table = table.assign(labels=0, median_s=np.nan)
+    table = table[table["annotator"] != ADJUDICATED]
+    table["labels"] = table["labels"].fillna(0).astype(int)
+    if len(table):
+        rows = table[
+            [c for c in ("annotator", "role", "assigned", "done", "skipped", "labels") if c in table]
+        ]
+        _set(report, "progress", _records(rows), n=len(table))
+    verdicts = _agreement(raw.rename(columns={"item_id": "item"}), "verdict") if len(raw) else None
+    statute_flags = _explicit(statutes)
+    if len(statute_flags):
+        statute_flags = statute_flags.assign(
+            item=statute_flags["item_id"] + "|" + statute_flags["side"] + "|" + statute_flags["statute"]
+        )
+        flags = _agreement(statute_flags, "hallucinated")
+    else:
+        flags = None
+    for key, found, prefix in (
+        ("annotator_agreement", verdicts, "verdict"),
+        ("annotator_statute_agreement", flags, "statutes"),
+    ):
+        columns = {
+            "n": f"{prefix}_n",
+            "agreement": f"{prefix}_agreement",
+            "low": f"{prefix}_low",
+            "high": f"{prefix}_high",
+        }
+        if found is None or not len(found):
+            table = table.assign(**{c: np.nan for c in columns.values()})
+            continue
+        table = table.merge(
+            found[["annotator", *columns]].rename(columns=columns), how="left", on="annotator"
+        )
+        scored = found[found["n"] > 0]
+        if len(scored):
+            rows = scored[["annotator", "n", "agree", "agreement", "low", "high", "split"]]
+            _set(report, key, _records(rows), n=int(scored["n"].sum()))
+            charts.setdefault("annotators", {})[prefix] = scored
+    table = table.sort_values("annotator", ignore_index=True)
+    counts = [c for c in ("assigned", "done", "skipped", "labels", "verdict_n", "statutes_n") if c in table]
+    table = table.astype(dict.fromkeys(counts, "Int64"))  # counts stay integers beside missing values
+    note = (
+        "assigned / done / skipped: items in each annotator's queue; labels: current labels; median_s: median "
+        "seconds per label. Agreement: on items someone else also labelled, the share of this annotator's "
+        "labels equal to the majority of the others' (verdict: A / B / tie / both bad; statutes: hallucinated "
+        "or not, explicit 真实/有误 labels only); n items with a clear majority, 95% Wilson interval. "
+        "Always the raw labels. An annotator well below the others drifts."
+    )
+    return Section(title, _rounded(table) if len(table) else None, note, keys)
+
+
+def _agreement(long: pd.DataFrame, value_col: str) -> pd.DataFrame:
+    return stats.annotator_agreement(long[["annotator", "item", value_col]], value_col)
+
+
+def _explicit(statutes: pd.DataFrame) -> pd.DataFrame:
+    """Statute rows with an explicit label (hallucinated True or False): unlabelled and legacy rows are missing."""
+    if statutes.empty or "hallucinated" not in statutes.columns:
+        return statutes.iloc[0:0]
+    yes, no = _yes_no(statutes["hallucinated"])
+    out = statutes[yes | no].copy()
+    out["hallucinated"] = yes[yes | no]
+    return out
+
+
+def _yes_no(flags: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(labelled hallucinated, labelled correct) per statute row; None / NaN (unlabelled, legacy) is neither."""
+    values = flags.to_numpy(dtype=object)
+    return values == True, values == False  # noqa: E712 - elementwise on an object array: None is neither
+
+
+# --------------------------------------------------------------------------- systems
+
+
+def _pairwise(labels: pd.DataFrame, report: Report, charts: dict, boot: dict) -> Section:
+    title = "胜/平/负 Win / tie / loss"
     note = (
         "A = the first system's answer was better, B = the second's; a tie or both-bad counts as half a win "
-        f"(win_rate). {int(n_boot)} bootstrap resamples, 95% percentile intervals."
+        f"(win_rate). 95% percentile intervals from {boot['n_boot']} bootstrap resamples of the items "
+        "(an item's labels stay together)."
     )
-    return Section("胜/平/负 Win / tie / loss", _rounded(table[keep]), note)
+    if labels.empty:
+        return Section(title, None, note, ["win_rate"])
+    table = stats.pairwise_table(labels, group_col="item_id", **boot)
+    table = table.rename(columns={"n_units": "items", "win_rate_low": "low", "win_rate_high": "high"})
+    keep = ["system_a", "system_b", "n", "items", "A", "B", "tie", "both_bad", "win_rate", "low", "high"]
+    table = table[keep]
+    rows = table[table["n"] > 0]
+    if len(rows):
+        _set(report, "win_rate", _records(rows), n=int(rows["n"].sum()))
+        charts["pairs"] = rows
+    return Section(title, _rounded(table), note, ["win_rate"])
 
 
-def _bradley_terry(labels: pd.DataFrame, n_boot: int, seed: int) -> Section:
-    table = stats.bradley_terry(labels, n_boot=n_boot, seed=seed)
-    note = table.attrs.get("note", "")
-    if not note:
-        note = f"Elo scale 1000 ± 400/ln 10 · β; CIs from {table.attrs.get('n_boot_used', 0)} usable bootstrap fits."
-    if table.empty:
-        return Section("Bradley–Terry", None, note)
-    return Section("Bradley–Terry", _rounded(table), note)
-
-
-def _inter_annotator(labels: pd.DataFrame, statute_labels: pd.DataFrame) -> Section:
+def _system_rates(labels: pd.DataFrame, report: Report, boot: dict) -> Section:
+    title = "各系统胜率 Each system's win rate"
+    note = (
+        "A system's score over every comparison it took part in (a win 1, a tie or both bad ½), with a 95% "
+        "percentile interval from bootstrap resamples of the items."
+    )
+    if labels.empty:
+        return Section(title, None, note, ["system_win_rate"])
+    units, names = pd.factorize(labels["item_id"])
+    names = np.asarray(names, dtype=object)
+    scores = stats._scores(stats._verdicts(labels["verdict"]))
     rows = []
-    verdicts = labels.rename(columns={"item_id": "item"})
-    matrix = stats.to_reliability_matrix(verdicts, "verdict")
-    alpha = stats.krippendorff_alpha(matrix, "nominal")
-    rows.append(
-        _summary_row(
-            "verdict: Krippendorff α (nominal)", alpha | {"value": alpha["alpha"]}, ["value", "n_items"]
+    for system in report.systems:
+        score, taken = stats.system_scores(labels, system, units, len(names), scores)
+        kept = taken > 0
+        r = stats.ratio_bootstrap(score[kept], taken[kept], groups=list(names[kept]), **boot)
+        rows.append(
+            {"system": system, "n": int(taken.sum()), "items": int(kept.sum()), "win_rate": r["value"]}
+            | {"low": r["low"], "high": r["high"]}
         )
+    table = pd.DataFrame(rows, columns=["system", "n", "items", "win_rate", "low", "high"])
+    table = table.sort_values(["win_rate", "system"], ascending=[False, True], ignore_index=True)
+    scored = table[table["win_rate"].notna()]
+    if len(scored):
+        _set(report, "system_win_rate", _records(scored), n=int(scored["n"].sum()))
+    return Section(title, _rounded(table), note, ["system_win_rate"])
+
+
+def _paired(labels: pd.DataFrame, report: Report, compare: tuple[str, str] | None, boot: dict) -> Section:
+    title = "配对自助检验 Paired bootstrap test"
+    key = "paired_test"
+    systems = report.systems
+    if compare is not None:
+        first, second = compare
+        unknown = [s for s in compare if s not in systems]
+        if unknown or first == second:
+            why = f"{', '.join(unknown)} has no labels" if unknown else "choose two different systems"
+            _needs(report, key, f"needs two different labelled systems ({why})")
+            return Section(title, None, f"选择的系统不可用 {why}.", [key])
+    else:
+        rates = report.statistics["system_win_rate"].value or []
+        if len(rates) < 2:
+            return Section(title, None, "", [key])
+        first, second = rates[0]["system"], rates[1]["system"]
+    r = stats.paired_bootstrap(labels, first, second, group_col="item_id", **boot)
+    table = pd.DataFrame(
+        [
+            {
+                "first": first,
+                "second": second,
+                "win_rate_first": r["win_rate_first"],
+                "win_rate_second": r["win_rate_second"],
+                "difference": r["difference"],
+                "low": r["low"],
+                "high": r["high"],
+                "p_value": r["p_value"],
+                "items": r["n_items"],
+                "met": r["met"],
+            }
+        ]
+    )
+    if r["p_value"] is not None:
+        _set(report, key, r["difference"], r["low"], r["high"], r["n_items"], p_value=r["p_value"], first=first,
+             second=second)  # fmt: skip
+    else:
+        _needs(report, key, "needs labels of both systems on at least 2 items")
+    chosen = "chosen by the admin" if compare else "the two with the highest win rates (choose others above)"
+    note = (
+        f"{first} against {second} ({chosen}): the difference of their win rates, its 95% percentile interval "
+        f"and a two-sided p-value from {boot['n_boot']} paired bootstrap resamples of the items (seed "
+        f"{boot['seed']}); items: labelled items with either system, met: items comparing the two directly. "
+        + (r["note"] + "." if r["note"] else "")
+    ).strip()
+    return Section(title, _rounded(table), note, [key])
+
+
+def _bradley_terry(labels: pd.DataFrame, report: Report, charts: dict, boot: dict) -> Section:
+    title = "Bradley–Terry"
+    if labels.empty:
+        return Section(title, None, "", ["bradley_terry"])
+    table = stats.bradley_terry(labels, group_col="item_id", components=True, **boot)
+    note = table.attrs.get("note", "")
+    fitted = table[table["rating"].notna()]
+    if fitted.empty:
+        _needs(report, "bradley_terry", f"{SPECS['bradley_terry'].needs} ({note})" if note else "")
+        return Section(title, _rounded(table) if len(table) else None, "", ["bradley_terry"])
+    rows = fitted[["component", "system", "elo", "elo_low", "elo_high", "n"]]
+    _set(report, "bradley_terry", _records(rows), n=len(labels), components=table.attrs.get("components", 1))
+    charts["ratings"] = fitted
+    used = table.attrs.get("n_boot_used", 0)
+    groups = table.attrs.get("components", 1)
+    apart = (
+        f" The systems form {groups} groups never compared with each other (component): ratings compare only "
+        "within a group."
+        if groups > 1
+        else ""
+    )
+    note = (
+        f"Elo scale 1000 + 400/ln 10 · β; 95% intervals from {used} of {boot['n_boot']} bootstrap resamples "
+        f"of the items with a finite fit.{apart} " + note
+    ).strip()
+    return Section(title, _rounded(table), note, ["bradley_terry"])
+
+
+# --------------------------------------------------------------------------- agreement between annotators
+
+
+def _inter_annotator(raw: pd.DataFrame, statutes: pd.DataFrame, report: Report, boot: dict) -> Section:
+    title = "标注者一致性 Inter-annotator agreement"
+    keys = [
+        "alpha_verdict",
+        "kappa_verdict",
+        "alpha_statutes",
+        "alpha_rel",
+        "alpha_tlc",
+        "human_s1",
+        "human_s2",
+    ]
+    rows = []
+
+    def row(key: str, value: Any, low: Any, high: Any, n: int, note: str) -> None:
+        rows.append(
+            {
+                "measure": SPECS[key].title,
+                "value": value,
+                "low": low,
+                "high": high,
+                "n_items": n,
+                "note": note,
+            }
+        )
+        if value is not None:
+            _set(report, key, value, low, high, n)
+        elif note:
+            _needs(report, key, f"{SPECS[key].needs} ({note})")
+
+    if raw.empty:
+        return Section(title, None, "Always the raw labels.", keys)
+    verdicts = raw.rename(columns={"item_id": "item"})
+    alpha = stats.krippendorff_alpha_long(verdicts, "verdict", "nominal", **boot)
+    row(
+        "alpha_verdict",
+        alpha["alpha"],
+        alpha["alpha_low"],
+        alpha["alpha_high"],
+        alpha["n_items"],
+        alpha["note"],
     )
     kappa = stats.fleiss_kappa(verdicts, "verdict")
-    rows.append(
-        _summary_row(
-            "verdict: Fleiss κ",
-            kappa | {"value": kappa["kappa"], "n_items": kappa["n_items_used"]},
-            ["value", "n_items"],
-        )
+    row(
+        "kappa_verdict",
+        kappa["kappa"],
+        None,
+        None,
+        kappa["n_items_used"],
+        kappa["note"] if kappa["kappa"] is None else "",
     )
-    if not statute_labels.empty:
-        per_statute = statute_labels.assign(
-            item=statute_labels["item_id"] + "|" + statute_labels["side"] + "|" + statute_labels["statute"],
-            value=statute_labels["hallucinated"].map({True: "yes", False: "no"}),
+    flags = _explicit(statutes)
+    if len(flags):
+        per_statute = pd.DataFrame(
+            {
+                "annotator": flags["annotator"],
+                "item": flags["item_id"] + "|" + flags["side"] + "|" + flags["statute"],
+                "value": flags["hallucinated"],
+                "item_id": flags["item_id"],
+            }
         )
-        alpha = stats.krippendorff_alpha(stats.to_reliability_matrix(per_statute, "value"), "nominal")
-        rows.append(
-            _summary_row(
-                "statute hallucinated: Krippendorff α (nominal)",
-                alpha | {"value": alpha["alpha"]},
-                ["value", "n_items"],
-            )
+        alpha = stats.krippendorff_alpha_long(per_statute, "value", "nominal", group_col="item_id", **boot)
+        note = alpha["note"]
+    else:
+        alpha, note = (
+            {"alpha": None, "alpha_low": None, "alpha_high": None, "n_items": 0},
+            "no statute is labelled 真实/有误 by two or more annotators",
         )
+    row("alpha_statutes", alpha["alpha"], alpha["alpha_low"], alpha["alpha_high"], alpha["n_items"], note)
     for score in ("rel", "tlc"):
         long = pd.concat(
             [
-                labels[["annotator", "item_id", f"{score}_{side}"]]
-                .rename(columns={f"{score}_{side}": "value"})
-                .assign(item=labels["item_id"] + "|" + side)
+                pd.DataFrame(
+                    {"annotator": raw["annotator"], "item": raw["item_id"] + "|" + side}
+                    | {"value": raw[f"{score}_{side}"], "item_id": raw["item_id"]}
+                )
                 for side in ("a", "b")
             ],
             ignore_index=True,
         )
-        alpha = stats.krippendorff_alpha(stats.to_reliability_matrix(long, "value"), "interval")
-        name = "Rel" if score == "rel" else "T_LC"
-        rows.append(
-            _summary_row(
-                f"{name}: Krippendorff α (interval)", alpha | {"value": alpha["alpha"]}, ["value", "n_items"]
-            )
+        alpha = stats.krippendorff_alpha_long(long, "value", "interval", group_col="item_id", **boot)
+        row(
+            f"alpha_{score}",
+            alpha["alpha"],
+            alpha["alpha_low"],
+            alpha["alpha_high"],
+            alpha["n_items"],
+            alpha["note"],
         )
-    table = pd.DataFrame(rows, columns=["measure", "value", "n_items", "note"])
-    return Section(
-        "标注者一致性 Inter-annotator agreement",
-        _rounded(table),
-        "n_items: items (or answers, statutes) labelled by two or more annotators.",
+    pairs = stats.rater_pair_agreement(verdicts, "verdict", **boot)
+    for key, suffix in (("human_s1", "with_tie"), ("human_s2", "without_tie")):
+        value = pairs[f"agreement_{suffix}"]
+        row(key, value, pairs[f"agreement_{suffix}_low"], pairs[f"agreement_{suffix}_high"], pairs["n_items"],
+            "" if value is not None else pairs["note"])  # fmt: skip
+    table = pd.DataFrame(rows, columns=["measure", "value", "low", "high", "n_items", "note"])
+    note = (
+        "Always the raw labels. n_items: items (answers, statutes) labelled by two or more annotators. α: 95% "
+        f"percentile intervals from {boot['n_boot']} bootstrap resamples of the items; S1 / S2 (MT-bench, Zheng "
+        "et al. 2023 §4.2): the share of pairs of annotators of an item who agree, ties included / only pairs "
+        "where neither said tie (both bad counts as tie)."
     )
+    return Section(title, _rounded(table), note, keys)
 
 
-def _nhsr(
-    statute_labels: pd.DataFrame, auto_hallucinated: Callable[[str, str], Mapping[str, bool]]
-) -> Section:
+# --------------------------------------------------------------------------- NHSR
+
+
+def _statute_majorities(statutes: pd.DataFrame, auto_hallucinated: AutoHallucinated | None) -> pd.DataFrame:
+    """One row per cited statute (item, side, statute): explicit labels for and against, the majority,
+    whether a legacy_unticked label was among its rows, and the checker's verdict."""
+    columns = ["item_id", "side", "statute", "system", "yes", "no", "legacy", "rows", "majority", "checker"]
+    if statutes.empty:
+        return pd.DataFrame(columns=columns)
+    yes, no = _yes_no(statutes["hallucinated"])
+    frame = pd.DataFrame(
+        {
+            "item_id": statutes["item_id"],
+            "side": statutes["side"],
+            "statute": statutes["statute"],
+            "system": statutes["system"],
+            "yes": yes.astype(int),
+            "no": no.astype(int),
+            "legacy": (statutes["label"] == LEGACY_UNTICKED) if "label" in statutes else False,
+        }
+    )
+    grouped = frame.groupby(["item_id", "side", "statute"], sort=True).agg(
+        system=("system", "first"), yes=("yes", "sum"), no=("no", "sum"), legacy=("legacy", "any"),
+        rows=("yes", "size"),
+    ).reset_index()  # fmt: skip
+    grouped["majority"] = np.where(
+        grouped["yes"] > grouped["no"], True, np.where(grouped["no"] > grouped["yes"], False, None)
+    )
+    grouped["majority"] = grouped["majority"].astype(object)
+    verdicts: dict[tuple[str, str], Mapping[str, bool]] = {}
+    checker = []
+    keys = (grouped[c].to_numpy(dtype=object) for c in ("item_id", "side", "statute"))
+    for item_id, side, statute in zip(*keys, strict=True):
+        if auto_hallucinated is None:
+            checker.append(None)
+            continue
+        if (item_id, side) not in verdicts:
+            verdicts[item_id, side] = auto_hallucinated(item_id, side) or {}
+        found = verdicts[item_id, side].get(statute)
+        checker.append(None if found is None else bool(found))
+    grouped["checker"] = pd.Series(checker, dtype=object)
+    return grouped[columns]
+
+
+def _nhsr(statutes: pd.DataFrame, per: pd.DataFrame, checker: bool, report: Report) -> Section:
     title = "NHSR 与律师多数意见 NHSR against the lawyers' majority"
-    if statute_labels.empty:
-        return Section(title, None, "没有带法条的标注 No labelled answer cites a statute.")
-    auto, human, keys = [], [], []
-    for (item_id, side, statute), group in statute_labels.groupby(["item_id", "side", "statute"], sort=True):
-        auto.append(auto_hallucinated(item_id, side).get(statute))
-        human.append(stats.majority(group["hallucinated"].tolist()))
-        keys.append((item_id, side, statute))
-    result = stats.nhsr_agreement(auto, human)
+    keys = ["nhsr_accuracy", "nhsr_kappa"]
+    if per.empty:
+        return Section(title, None, "没有带法条的标注 No labelled answer cites a statute.", keys)
+    labelled = (per["yes"] + per["no"]) > 0
+    legacy = ~labelled & per["legacy"].astype(bool)
+    unlabelled = ~labelled & ~legacy
+    split = labelled & per["majority"].isna()
+    no_checker = labelled & per["majority"].notna() & per["checker"].isna()
+    kept = per[per["majority"].notna() & per["checker"].notna()]
+    result = stats.nhsr_agreement(kept["checker"].tolist(), kept["majority"].tolist())
+    yes, no = _yes_no(statutes["hallucinated"])
+    missing_rows = int((~yes & ~no).sum())
     c = result["confusion"]
     table = pd.DataFrame(
         [
@@ -286,120 +917,232 @@ def _nhsr(
             },
         ]
     )
-    accuracy = "—" if result["accuracy"] is None else f"{result['accuracy']:.3f}"
-    kappa = "—" if result["kappa"] is None else f"{result['kappa']:.3f}"
+    if result["accuracy"] is not None:
+        _set(
+            report,
+            "nhsr_accuracy",
+            result["accuracy"],
+            result["accuracy_low"],
+            result["accuracy_high"],
+            result["n"],
+        )
+    if result["kappa"] is not None:
+        _set(report, "nhsr_kappa", result["kappa"], result["kappa_low"], result["kappa_high"], result["n"])
+    elif result["n"]:
+        _needs(report, "nhsr_kappa", f"{SPECS['nhsr_kappa'].needs} ({result['note']})")
+    if not checker:
+        why = "needs the statute checker (the statute database is not loaded)"
+        _needs(report, "nhsr_accuracy", why)
+        _needs(report, "nhsr_kappa", why)
+
+    def share(value: float | None, low: float | None, high: float | None) -> str:
+        return "—" if value is None else f"{value:.3f} [{low:.3f}, {high:.3f}]"
+
     note = (
-        f"accuracy {accuracy}, Cohen's κ {kappa} over {result['n']} cited statutes "
-        f"({result['dropped']} without a majority or a checker verdict left out). {result['note']}"
+        f"The checker against the lawyers over {result['n']} cited statutes with an explicit majority label "
+        "(真实 correct / 有误 wrong): accuracy "
+        f"{share(result['accuracy'], result['accuracy_low'], result['accuracy_high'])}, Cohen's κ "
+        f"{share(result['kappa'], result['kappa_low'], result['kappa_high'])} (95% Wilson / asymptotic intervals). "
+        f"Left out, never counted as correct: {int(unlabelled.sum())} statute(s) nobody labelled, "
+        f"{int(legacy.sum())} with only old-form legacy_unticked labels, {int(split.sum())} without a majority "
+        f"(labels split evenly), {int(no_checker.sum())} the checker has no verdict on; {missing_rows} statute label(s) in all "
+        "were missing. " + result["note"]
     ).strip()
-    return Section(title, table, note)
+    report.statistics["nhsr_accuracy"].extra.update(
+        unlabelled=int(unlabelled.sum()), legacy_unticked=int(legacy.sum()), split=int(split.sum()),
+        no_checker=int(no_checker.sum()), missing_labels=missing_rows,
+    )  # fmt: skip
+    return Section(title, table, note, keys)
 
 
-def _answers(labels: pd.DataFrame, items: Mapping[str, Item]) -> pd.DataFrame:
-    """One row per labelled answer: question id, system, mean human Rel and T_LC."""
+def _nhsr_systems(per: pd.DataFrame, report: Report) -> Section:
+    title = "各系统 NHSR NHSR per system"
+    key = "nhsr_lawyers"
+    per = per[per["majority"].notna()]
+    if per.empty:
+        return Section(title, None, "", [key])
     rows = []
-    for side in ("a", "b"):
-        part = labels[["item_id", f"system_{side}", f"rel_{side}", f"tlc_{side}"]]
-        part.columns = ["item_id", "system", "rel", "tlc"]
-        rows.append(part)
-    answers = pd.concat(rows, ignore_index=True)
-    answers["qid"] = answers["item_id"].map(lambda i: question_id(items[i]) if i in items else None)
-    return answers.groupby(["item_id", "qid", "system"], dropna=False)[["rel", "tlc"]].mean().reset_index()
+    for system, group in per.groupby("system", sort=True):
+        correct = int((~group["majority"].astype(bool)).sum())
+        low, high = stats.wilson_interval(correct, len(group))
+        checked = group[group["checker"].notna()]
+        auto_correct = int((~checked["checker"].astype(bool)).sum())
+        auto_low, auto_high = stats.wilson_interval(auto_correct, len(checked))
+        rows.append(
+            {
+                "system": system,
+                "statutes": len(group),
+                "nhsr_lawyers": correct / len(group),
+                "low": low,
+                "high": high,
+            }
+            | {
+                "checked": len(checked),
+                "nhsr_checker": auto_correct / len(checked) if len(checked) else None,
+                "checker_low": auto_low,
+                "checker_high": auto_high,
+            }
+        )
+    table = pd.DataFrame(rows)
+    _set(report, key, _records(table[["system", "statutes", "nhsr_lawyers", "low", "high"]]), n=len(per))
+    note = (
+        "NHSR (LegalHalBench): the share of cited statutes that are not hallucinated, over the statutes with an "
+        "explicit majority label; nhsr_checker: the checker's on the same statutes. 95% Wilson intervals."
+    )
+    return Section(title, _rounded(table), note, [key])
 
 
-def _scores(
-    labels: pd.DataFrame, items: Mapping[str, Item], auto: AutoMetrics | None, scatter: dict
-) -> Section:
+# --------------------------------------------------------------------------- automatic metrics
+
+
+def _qids(labels: pd.DataFrame) -> list[str | None]:
+    return [
+        _qid(i, a, b)
+        for i, a, b in zip(labels["item_id"], labels["system_a"], labels["system_b"], strict=True)
+    ]
+
+
+def _scores(labels: pd.DataFrame, auto: AutoMetrics | None, report: Report, charts: dict) -> Section:
     title = "Rel / T_LC 与律师评分 Rel and T_LC against the lawyers"
+    keys = ["rel_correlation", "tlc_correlation"]
     if not auto or not (auto.rel or auto.tlc):
         return Section(
             title,
             None,
-            "没有自动评分 No automatic Rel / T_LC: upload the details.jsonl of `python -m lawluo evaluate --metrics rel,tlc` on these answers.",
+            "没有自动评分 No automatic Rel / T_LC: upload the details.jsonl of "
+            "`python -m lawluo evaluate --metrics rel,tlc` on these answers.",
+            keys,
         )
-    answers = _answers(labels, items)
-    rows = []
-    for name, values in (("Rel", auto.rel), ("T_LC", auto.tlc)):
+    if labels.empty:
+        return Section(title, None, "", keys)
+    qids = _qids(labels)
+    parts = []
+    for side in ("a", "b"):
+        parts.append(
+            pd.DataFrame(
+                {"qid": qids, "item_id": labels["item_id"], "system": labels[f"system_{side}"]}
+                | {"rel": labels[f"rel_{side}"], "tlc": labels[f"tlc_{side}"]}
+            )
+        )
+    answers = (
+        pd.concat(parts, ignore_index=True)
+        .groupby(["item_id", "qid", "system"], dropna=False)[["rel", "tlc"]]
+        .mean()
+        .reset_index()
+    )
+    rows, scatter = [], {}
+    for name, values, key in (("Rel", auto.rel, "rel_correlation"), ("T_LC", auto.tlc, "tlc_correlation")):
         column = "rel" if name == "Rel" else "tlc"
-        machine = [values.get((q, s)) for q, s in zip(answers["qid"], answers["system"], strict=True)]
+        keys = zip(
+            answers["qid"].to_numpy(dtype=object), answers["system"].to_numpy(dtype=object), strict=True
+        )
+        machine = [values.get(key) for key in keys]
         human = [None if pd.isna(v) else float(v) for v in answers[column]]
         result = stats.correlation(machine, human)
-        scatter[name] = [
-            (m, h) for m, h in zip(machine, human, strict=True) if m is not None and h is not None
-        ]
-        keys = ["n", "spearman", "spearman_low", "spearman_high", "pearson", "pearson_low", "pearson_high"]
-        rows.append(_summary_row(name, result, keys))
-    table = pd.DataFrame(rows)
-    return Section(
-        title,
-        _rounded(table),
-        "Per answer: the metric against the mean of the annotators' scores; Fisher-z 95% intervals.",
-    )
+        points = [(m, h) for m, h in zip(machine, human, strict=True) if m is not None and h is not None]
+        if points:
+            scatter[name] = points
+        keep = ["n", "spearman", "spearman_low", "spearman_high", "pearson", "pearson_low", "pearson_high"]
+        rows.append({"measure": name, **{k: result.get(k) for k in keep}, "note": result.get("note", "")})
+        if result["spearman"] is not None:
+            _set(report, key, result["spearman"], result["spearman_low"], result["spearman_high"], result["n"],
+                 pearson=result["pearson"], pearson_low=result["pearson_low"], pearson_high=result["pearson_high"])  # fmt: skip
+        elif result["note"]:
+            _needs(report, key, f"{SPECS[key].needs} ({result['note']})")
+    if scatter:
+        charts["scatter"] = scatter
+    note = "Per answer: the metric against the mean of the annotators' scores; Fisher-z 95% intervals."
+    return Section(title, _rounded(pd.DataFrame(rows)), note, keys)
 
 
-def _judge(labels: pd.DataFrame, items: Mapping[str, Item], auto: AutoMetrics | None) -> Section:
+def _judge(labels: pd.DataFrame, auto: AutoMetrics | None, report: Report, boot: dict) -> Section:
     title = "LLM 裁判与律师 The LLM judge against the lawyers"
+    keys = ["judge_s1", "judge_s2", "judge_consistency"]
     if not auto or not auto.judge:
         return Section(
             title,
             None,
-            "没有裁判结果 No judge verdicts: upload the pairwise.jsonl of `python -m lawluo evaluate --metrics pairwise` on these answers.",
+            "没有裁判结果 No judge verdicts: upload the pairwise.jsonl of "
+            "`python -m lawluo evaluate --metrics pairwise` on these answers.",
+            keys,
         )
-    judge, human, swapped = [], [], []
-    counted: set[str] = set()
-    judge_items, swap_items = [], []
-    by_item = defaultdict(list)
-    for item_id, verdict in zip(labels["item_id"], labels["verdict"], strict=True):
-        by_item[item_id].append(verdict)
-    for item_id, verdicts in by_item.items():
-        item = items.get(item_id)
-        qid = question_id(item) if item else None
-        found = _judged(auto, qid, item) if qid else None
+    if labels.empty:
+        return Section(title, None, "", keys)
+    judge, human, groups = [], [], []
+    first_order: dict[str, tuple[str | None, str | None]] = {}
+    for item_id, qid, a, b, verdict in zip(
+        labels["item_id"],
+        _qids(labels),
+        labels["system_a"],
+        labels["system_b"],
+        labels["verdict"],
+        strict=True,
+    ):
+        found = auto.judged(qid, a, b) if qid else None
         if found is None:
             continue
-        first_a, first_b = found
-        for v in verdicts:  # compared with every annotator (MT-bench)
-            judge.append(first_a)
-            human.append(v)
-            swapped.append(first_b)
-        if item_id not in counted:
-            counted.add(item_id)
-            judge_items.append(first_a)
-            swap_items.append(first_b)
-    result = stats.judge_agreement(judge, human)
-    consistency = stats.judge_agreement(judge_items, judge_items, judge_swapped=swap_items)
-    table = pd.DataFrame(
-        [
-            {
-                "measure": "agreement with ties",
-                "value": result["agreement_with_tie"],
-                "n": result["n_with_tie"],
-            },
-            {
-                "measure": "agreement without ties",
-                "value": result["agreement_without_tie"],
-                "n": result["n_without_tie"],
-            },
-            {
-                "measure": "judge self-consistency (swapped order)",
-                "value": consistency["self_consistency"],
-                "n": consistency["n_consistency"],
-            },
-        ]
+        first_order[item_id] = found
+        judge.append(combined_judge_verdict(*found))  # compared with every annotator (MT-bench)
+        human.append(verdict)
+        groups.append(item_id)
+    result = stats.judge_agreement(judge, human, groups=groups, **boot)
+    orders = list(first_order.values())
+    consistency = stats.judge_agreement(
+        [o[0] for o in orders], [o[0] for o in orders], judge_swapped=[o[1] for o in orders], n_boot=0
     )
-    note = f"{len(counted)} items matched a judged pair; the judge's verdict is compared with each annotator's (MT-bench §4.2)."
-    if not counted:
+    rows = []
+    for key, value, low, high, n in (
+        ("judge_s1", result["agreement_with_tie"], result["agreement_with_tie_low"],
+         result["agreement_with_tie_high"], result["n_with_tie"]),
+        ("judge_s2", result["agreement_without_tie"], result["agreement_without_tie_low"],
+         result["agreement_without_tie_high"], result["n_without_tie"]),
+        ("judge_consistency", consistency["self_consistency"], consistency["self_consistency_low"],
+         consistency["self_consistency_high"], consistency["n_consistency"]),
+    ):  # fmt: skip
+        rows.append({"measure": SPECS[key].title, "value": value, "low": low, "high": high, "n": n})
+        if value is not None:
+            _set(report, key, value, low, high, n)
+    note = (
+        f"{len(first_order)} labelled items matched a judged pair. The judge's verdict (kept when its two orders "
+        "agree, a tie when they differ) is compared with each annotator's (MT-bench, Zheng et al. 2023 §4.2): "
+        "S1 over all pairs, S2 only where neither says tie (both bad counts as tie); chance is 1/3 and 1/2. "
+        f"95% intervals: bootstrap over items ({boot['n_boot']} resamples); self-consistency: Wilson."
+    )
+    if not first_order:
         note = "没有匹配的条目 No labelled item matched a judged pair (question id and systems)."
-    return Section(title, _rounded(table), note)
+    return Section(title, _rounded(pd.DataFrame(rows)), note, keys)
 
 
-def _judged(auto: AutoMetrics, qid: str, item: Item) -> tuple[str | None, str | None] | None:
-    """The judge's two verdicts on the item in its own orientation (A = system_a better)."""
-    a, b = item.system_a, item.system_b
-    if (qid, a, b) in auto.judge:
-        return auto.judge[(qid, a, b)]
-    if (qid, b, a) in auto.judge:
-        flip = {"A": "B", "B": "A", "tie": "tie", None: None}
-        first_a, first_b = auto.judge[(qid, b, a)]
-        return flip[first_a], flip[first_b]
-    return None
+# --------------------------------------------------------------------------- charts
+
+
+#: The report's charts: name, the title of its section, its file (drawn by :mod:`eval_ui.stats_charts`).
+CHARTS: tuple[tuple[str, str, str], ...] = (
+    ("annotators", "标注者 Annotators: progress and agreement with the others", "annotator_agreement.png"),
+    ("pairs", "胜/平/负 Win / tie / loss", "human_win_rate.png"),
+    ("ratings", "Bradley–Terry", "bradley_terry.png"),
+    ("scatter", "Rel / T_LC 与律师评分 Rel and T_LC against the lawyers", "auto_vs_human.png"),
+)
+
+
+def _draw(report: Report, charts: dict, folder: Path) -> None:
+    """Draw the charts that have data (never an empty one) and attach each to its section."""
+    from . import stats_charts
+
+    draw = {
+        "annotators": stats_charts.annotator_chart,
+        "pairs": stats_charts.win_rate_chart,
+        "ratings": stats_charts.rating_chart,
+        "scatter": stats_charts.scatter_chart,
+    }
+    for name, title, filename in CHARTS:
+        if name not in charts:
+            continue
+        path = draw[name](charts[name], folder / filename)
+        if path is None:
+            continue
+        report.figures.append(path)
+        report.charts[name] = path
+        section = next((s for s in report.sections if s.title == title), None)
+        if section is not None:
+            section.chart = path

@@ -91,6 +91,10 @@ class AnnotationService:
         self.guideline_version, self.guidelines = guidelines
         self._lock = threading.Lock()  # registration + assignment of newcomers, one at a time
         self._statutes = lru_cache(maxsize=4096)(self._cited)
+        if (
+            store.cited is None
+        ):  # the store's "cited statutes" (none wrong, unlabelled ones) are the checker's
+            store.cited = self.statute_keys
 
     @classmethod
     def from_settings(
@@ -103,7 +107,9 @@ class AnnotationService:
         """
         users = load_users(settings.annotation_users)
         settings.annotation_dir.mkdir(parents=True, exist_ok=True)
-        store = AnnotationStore(settings.annotation_dir / STORE_FILE)
+        store = AnnotationStore(
+            settings.annotation_dir / STORE_FILE, assignment=settings.annotation_assignment
+        )
         admins = frozenset(n.strip() for n in (settings.annotation_admins or "").split(",") if n.strip())
         service = cls(
             store,
@@ -166,6 +172,10 @@ class AnnotationService:
     def statutes(self, item_id: str, side: str) -> list[CitedStatute]:
         """The statutes answer ``side`` ('a' or 'b') of the item cites (cached: items do not change)."""
         return self._statutes(item_id, side)
+
+    def statute_keys(self, item_id: str, side: str) -> list[str]:
+        """The keys of :meth:`statutes` (what the store labels statutes by)."""
+        return [c.key for c in self.statutes(item_id, side)]
 
     def _cited(self, item_id: str, side: str) -> list[CitedStatute]:
         item = self.store.item(item_id)

@@ -1,11 +1,12 @@
 """The annotation store: comparison items, annotators, assignments and lawyers' labels in one SQLite file.
 
-    store = AnnotationStore(data_dir / "annotations.sqlite")
+    store = AnnotationStore(data_dir / "annotations.sqlite")  # assignment="overlap_first" (or "balanced")
     store.import_items(read_items("comparisons.jsonl"))       # all or nothing
     store.add_annotator("张律师")
     store.assign(overlap=2, seed=0)                             # every item to 2 lawyers, load balanced
     shown = store.next_item("张律师")                             # Assignment: .left / .right as shown
-    store.save_label("张律师", shown.item.id, LabelInput("left", left=AnswerLabel(rel=8)), submission_id)
+    label = LabelInput("left", left=AnswerLabel({"《民法典》第1079条": "wrong_number"}, rel=8))
+    store.save_label("张律师", shown.item.id, label, submission_id)
 
 **Labels are given as the annotator saw them.** :class:`LabelInput` carries ``verdict_shown``
 (``left``/``right``/``tie``/``both_bad``) and the answer labels of the ``left`` and ``right`` answer;
@@ -14,6 +15,19 @@ terms of ``system_a``/``system_b``), the answer labels under ``a``/``b``, and ``
 (``AB`` or ``BA``). The swap logic therefore lives in one place, and a UI cannot get it wrong;
 :meth:`Assignment.unswap` and :meth:`Assignment.to_shown` expose the same mapping for display
 (pre-filling the form when a lawyer goes back to edit a label).
+
+**Per-statute labels.** Each cited statute is labelled with a code of
+:data:`eval_ui.verdicts.STATUTE_LABELS` (``correct``, ``wrong``, ``wrong_number``…); a cited statute
+without one is missing data, never "correct". ``AnswerLabel(none_wrong=True)`` ("none of these is
+wrong", one click) records every statute the answer cites (``cited``, given by the service from the
+citation checker) that has no label as ``correct``. Labels saved by the old tick-only form were
+migrated (migration 2): a ticked statute is ``wrong``, an unticked one ``legacy_unticked`` (not a
+judgement), and the label says ``legacy``.
+
+**Serving order** (``assignment``): ``overlap_first`` serves first the items other annotators have
+already labelled but that are still short of their k labels, so agreement can be measured after a
+few labels each (Label Studio's ``show_overlap_first``, Argilla's task distribution); ``balanced``
+serves each annotator's items in their own random order.
 
 **Durability.** WAL journal with ``synchronous=FULL``: :meth:`AnnotationStore.save_label` returns
 only after the commit has been fsynced, so a label acknowledged as saved survives the process being
@@ -26,9 +40,17 @@ which is plenty for 16 concurrent annotators. A write the disk refuses (full, re
 past the timeout) raises :class:`StoreWriteError`, whose message tells the annotator in Chinese and
 English that nothing was saved and that what they typed is still in the form.
 
-**Export.** The CSV opens in Excel, so a text cell that would start a formula (``=``, ``+``, ``-``,
-``@``, tab, carriage return; OWASP "CSV injection") is written with a leading apostrophe; the JSONL
-export is the data verbatim.
+**Export.** One row per (item, annotator) (every version with ``current_only=False``) as CSV, JSONL
+or Parquet; timestamps ISO 8601 in UTC (``2026-11-24T05:20:00+00:00``; Parquet: UTC timestamps),
+text as UTF-8, lists as arrays. The CSV opens in Excel, so a text cell that would start a formula
+(``=``, ``+``, ``-``, ``@``, tab, carriage return; OWASP "CSV injection") is written with a leading
+apostrophe, and its lists are JSON text; the JSONL and Parquet exports are the data verbatim.
+:meth:`AnnotationStore.export_all` writes every file into one folder (what the Hub push uploads).
+
+**Adjudication.** An admin records the resolved label of an item the annotators disagree on
+(:meth:`AnnotationStore.disagreements`, :meth:`AnnotationStore.adjudicate`) in its own table with its
+history; it never changes an annotator's label. The frames and exports take ``source="adjudicated"``
+to use it in place of the annotators' labels of that item.
 
 **Idempotent saves.** Every save carries a client-made ``submission_id``; the same submission saved
 twice (double click, retry after a timeout, a late retry after a newer edit) returns what the first
@@ -39,8 +61,9 @@ applied in order in one transaction when the store opens, and a file written by 
 To change the schema, append a function to :data:`MIGRATIONS`; never edit one that has shipped.
 
 Annotators never see each other's labels: every per-annotator method takes the signed-in name and
-returns only that annotator's data; :meth:`~AnnotationStore.labels_frame` and
-:meth:`~AnnotationStore.export` are for the statistics tab (admins, researchers).
+returns only that annotator's data; :meth:`~AnnotationStore.labels_frame`,
+:meth:`~AnnotationStore.disagreements` and :meth:`~AnnotationStore.export` are for the statistics and
+adjudication views (admins, researchers).
 """
 
 from __future__ import annotations
@@ -56,6 +79,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,10 +97,21 @@ ROLES = ("annotator", "admin")
 VERDICTS, SHOWN_VERDICTS = verdicts.VERDICTS, verdicts.SHOWN_VERDICTS  # eval_ui/verdicts.py
 STATUSES = ("todo", "skipped", "done")
 MAX_COMMENT = 5_000
+MAX_NOTE = 2_000  # an adjudication's note
 MAX_STATUTES = 200
 MAX_KEY = 500
 #: Idle connections kept open for reuse (each holds a descriptor on the database and one on its -wal).
 POOL_SIZE = 8
+#: How :meth:`AnnotationStore.next_item` orders an annotator's items (setting ``annotation_assignment``).
+ASSIGNMENT_MODES = ("overlap_first", "balanced")
+#: ``format`` of the answer_labels JSON a save writes (1: the old tick-only form, True/False per statute).
+LABEL_FORMAT = 2
+SIDES = {
+    "left": "左侧回答 left answer",
+    "right": "右侧回答 right answer",
+    "a": "回答 A answer A",
+    "b": "回答 B answer B",
+}
 #: What starts a formula in a spreadsheet cell (OWASP, CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -209,20 +244,94 @@ def _schema_1(con: sqlite3.Connection) -> None:
         con.execute(statement)
 
 
-MIGRATIONS: tuple[Migration, ...] = (_schema_1,)
+def _legacy_labels(text: str) -> str:
+    """A label's answer_labels JSON of the old tick-only form in the current shape (see :func:`_schema_2`).
+
+    >>> _legacy_labels('{"a": {"statutes": {"x": true, "y": false}, "rel": 3, "tlc": null}, '
+    ...                '"b": {"statutes": {}, "rel": null, "tlc": null}}')
+    '{"a": {"none_wrong": false, "rel": 3, "statutes": {"x": "wrong", "y": "legacy_unticked"}, "tlc": null}, "b": {"none_wrong": false, "rel": null, "statutes": {}, "tlc": null}, "format": 2, "legacy": true}'
+    """
+    old = json.loads(text)
+    if isinstance(old, dict) and "format" in old:
+        return text  # already in the current shape
+    new: dict[str, Any] = {"format": LABEL_FORMAT, "legacy": True}
+    for side in ("a", "b"):
+        label = old.get(side) if isinstance(old, dict) else None
+        label = label if isinstance(label, dict) else {}
+        statutes = label.get("statutes") if isinstance(label.get("statutes"), dict) else {}
+        new[side] = {
+            "statutes": {
+                str(k): "wrong" if v is True else verdicts.LEGACY_UNTICKED for k, v in statutes.items()
+            },
+            "rel": label.get("rel"),
+            "tlc": label.get("tlc"),
+            "none_wrong": False,
+        }
+    return json.dumps(new, ensure_ascii=False, sort_keys=True)
+
+
+def _schema_2(con: sqlite3.Connection) -> None:
+    """Migration 2: explicit per-statute labels, adjudications, an index of labels by item.
+
+    The old form only had a tick per statute for "hallucinated", so an unticked statute was stored as
+    ``False`` and counted as correct although nobody may have judged it. Every label and every
+    version in ``label_history`` is rewritten: ``True`` → ``wrong``, ``False`` → ``legacy_unticked``
+    (missing data), and the label is marked ``"legacy": true``. Nothing else changes (verdicts,
+    scores, comments, versions, submission ids).
+    """
+    for table, key in (("labels", "annotator, item_id"), ("label_history", "annotator, item_id, version")):
+        names = key.split(", ")
+        rows = con.execute(f"SELECT {key}, answer_labels FROM {table}").fetchall()
+        for row in rows:
+            new = _legacy_labels(row[-1])
+            if new != row[-1]:
+                where = " AND ".join(f"{n} = ?" for n in names)
+                con.execute(f"UPDATE {table} SET answer_labels = ? WHERE {where}", (new, *row[:-1]))
+    for statement in (
+        "CREATE INDEX labels_item ON labels (item_id)",
+        f"""CREATE TABLE adjudications (
+            item_id TEXT PRIMARY KEY REFERENCES items(id),
+            verdict TEXT NOT NULL {verdicts.sql_check("verdict")},
+            answer_labels TEXT NOT NULL,
+            note TEXT NOT NULL DEFAULT '',
+            admin TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            version INTEGER NOT NULL)""",
+        """CREATE TABLE adjudication_history (
+            item_id TEXT NOT NULL,
+            verdict TEXT NOT NULL,
+            answer_labels TEXT NOT NULL,
+            note TEXT NOT NULL,
+            admin TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            version INTEGER NOT NULL,
+            replaced_at REAL NOT NULL,
+            PRIMARY KEY (item_id, version))""",
+    ):
+        con.execute(statement)
+
+
+MIGRATIONS: tuple[Migration, ...] = (_schema_1, _schema_2)
 
 
 @dataclass(frozen=True)
 class AnswerLabel:
-    """An annotator's labels of one answer: which cited statutes are hallucinated, Rel and T_LC (0–10).
+    """An annotator's labels of one answer: each cited statute's label, Rel and T_LC (0–10).
 
-    ``statutes`` maps a statute as cited (``《民法典》第1079条``) to ``True`` when it is hallucinated
-    (wrong name, number or content; LegalHalBench's NHSR criterion) and ``False`` when it is right.
+    ``statutes`` maps a statute as cited (``《民法典》第1079条``) to a code of
+    :data:`eval_ui.verdicts.STATUTE_LABELS`: ``correct``, or ``wrong`` / ``wrong_number`` /
+    ``wrong_content`` / ``wrong_repealed`` / ``wrong_not_found`` (hallucinated: LegalHalBench's NHSR
+    criterion). A cited statute absent from it is unlabelled (missing data). ``none_wrong``: the
+    annotator confirmed "none of these is wrong" (这些都没问题); every cited statute without a label is
+    then recorded as ``correct`` (and a statute labelled wrong contradicts it: refused).
     """
 
-    statutes: Mapping[str, bool] = field(default_factory=dict)
+    statutes: Mapping[str, str] = field(default_factory=dict)
     rel: float | None = None
     tlc: float | None = None
+    none_wrong: bool = False
 
 
 @dataclass(frozen=True)
@@ -313,33 +422,73 @@ def _score(value: object, what: str, problems: list[str]) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not (0 <= value <= 10):
-        problems.append(f"{what} must be a number from 0 to 10 or empty, got {value!r}")
+        problems.append(
+            f"{what} 须为 0–10 的数字或留空 must be a number from 0 to 10 or empty, got {value!r}"
+        )
         return None
     return int(value) if float(value).is_integer() else float(value)
 
 
 def _answer_label(label: object, side: str, problems: list[str]) -> dict:
+    """``label`` as the JSON-ready dict stored per answer; every problem is appended to ``problems``.
+
+    ``side`` (``left``, ``right``, ``a``, ``b``) names the answer in the messages, in Chinese and English.
+    """
+    where = SIDES[side]
     if not isinstance(label, AnswerLabel):
-        problems.append(f"{side}: expected an AnswerLabel, got {type(label).__name__}")
+        problems.append(f"{where}: expected an AnswerLabel, got {type(label).__name__}")
         return {}
     statutes = label.statutes
     if not isinstance(statutes, Mapping) or len(statutes) > MAX_STATUTES:
-        problems.append(f"{side}: statutes must map at most {MAX_STATUTES} cited statutes to True/False")
+        problems.append(
+            f"{where}: 法条标注须是至多 {MAX_STATUTES} 条的 法条→标注 对应 "
+            f"statutes must map at most {MAX_STATUTES} cited statutes to a label"
+        )
         statutes = {}
+    codes = ", ".join(verdicts.STATUTE_LABELS)
     for key, value in statutes.items():
         if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY:
             problems.append(
-                f"{side}: statute {key!r} must be a non-empty string of at most {MAX_KEY} characters"
+                f"{where}: 法条 {key!r} 须为不超过 {MAX_KEY} 字的非空文本 "
+                f"statute {key!r} must be a non-empty string of at most {MAX_KEY} characters"
             )
-        if not isinstance(value, bool):
+        if isinstance(value, bool):
             problems.append(
-                f"{side}: statute {key!r} must be marked True (hallucinated) or False, got {value!r}"
+                f"{where}: 法条 {key} 的标注 {value!r} 是旧版的是/否勾选，请选 真实 或 有误 "
+                f"the label of statute {key} is {value!r} (the old tick); give one of {codes}"
             )
+        elif value not in verdicts.STATUTE_LABELS:
+            problems.append(
+                f"{where}: 法条 {key} 的标注 {value!r} 不是 真实/有误 之一 "
+                f"the label of statute {key} is {value!r}, not one of {codes}"
+            )
+        elif label.none_wrong is True and verdicts.STATUTE_HALLUCINATED[value]:
+            problems.append(
+                f"{where}: 已确认“这些都没问题”，但法条 {key} 标为 {verdicts.STATUTE_NAMES[value]} "
+                f'"none of these is wrong" was confirmed, yet statute {key} is labelled {value}'
+            )
+    if not isinstance(label.none_wrong, bool):
+        problems.append(f"{where}: none_wrong must be True or False, got {label.none_wrong!r}")
     return {
         "statutes": {k: statutes[k] for k in sorted(statutes, key=str)},
-        "rel": _score(label.rel, f"{side}: Rel", problems),
-        "tlc": _score(label.tlc, f"{side}: T_LC", problems),
+        "rel": _score(label.rel, f"{where}: Rel", problems),
+        "tlc": _score(label.tlc, f"{where}: T_LC", problems),
+        "none_wrong": label.none_wrong is True,
     }
+
+
+def _confirmed(label: dict, cited: Sequence[str]) -> dict:
+    """``label`` (a validated answer label) with every statute of ``cited`` it lacks recorded as
+    ``correct`` when the annotator confirmed "none of these is wrong"; unchanged otherwise."""
+    if not label.get("none_wrong"):
+        return label
+    statutes = {**{k: "correct" for k in cited}, **label["statutes"]}
+    return {**label, "statutes": {k: statutes[k] for k in sorted(statutes)}}
+
+
+def _answer_labels_json(a: dict, b: dict) -> str:
+    """The stored answer_labels of a new save (current :data:`LABEL_FORMAT`)."""
+    return json.dumps({"a": a, "b": b, "format": LABEL_FORMAT}, ensure_ascii=False, sort_keys=True)
 
 
 def _validated(label: LabelInput, submission_id: str) -> tuple[dict, dict]:
@@ -348,11 +497,13 @@ def _validated(label: LabelInput, submission_id: str) -> tuple[dict, dict]:
     if not isinstance(label, LabelInput):
         raise StoreError(f"expected a LabelInput, got {type(label).__name__}")
     if label.verdict_shown not in SHOWN_VERDICTS:
-        problems.append(f"verdict {label.verdict_shown!r} is not one of {', '.join(SHOWN_VERDICTS)}")
-    left = _answer_label(label.left, "left answer", problems)
-    right = _answer_label(label.right, "right answer", problems)
+        problems.append(f"判断 verdict {label.verdict_shown!r} is not one of {', '.join(SHOWN_VERDICTS)}")
+    left = _answer_label(label.left, "left", problems)
+    right = _answer_label(label.right, "right", problems)
     if not isinstance(label.comment, str) or len(label.comment) > MAX_COMMENT:
-        problems.append(f"comment must be text of at most {MAX_COMMENT:,} characters")
+        problems.append(
+            f"备注 comment: 最多 {MAX_COMMENT:,} 字 must be text of at most {MAX_COMMENT:,} characters"
+        )
     if not isinstance(label.guideline_version, str) or len(label.guideline_version) > 100:
         problems.append("guideline_version must be a string of at most 100 characters")
     s = label.seconds_spent
@@ -361,8 +512,14 @@ def _validated(label: LabelInput, submission_id: str) -> tuple[dict, dict]:
     if not isinstance(submission_id, str) or not submission_id.strip() or len(submission_id) > 200:
         problems.append("submission_id must be a non-empty string of at most 200 characters")
     if problems:
-        raise StoreError("label not saved: " + "; ".join(problems))
+        raise StoreError("没有保存 label not saved: " + "; ".join(problems))
     return left, right
+
+
+def _stored(left: dict, right: dict, swapped: bool, cited: Mapping[str, Sequence[str]]) -> str:
+    """The answer_labels JSON of a save: the labels of ``left``/``right`` under ``a``/``b``."""
+    a, b = (right, left) if swapped else (left, right)
+    return _answer_labels_json(_confirmed(a, cited["a"]), _confirmed(b, cited["b"]))
 
 
 def _payload_hash(verdict: str, answer_labels: str, comment: str, guideline_version: str) -> str:
@@ -405,13 +562,182 @@ FRAME_COLUMNS = (
     "annotator", "item_id", "source", "question", "system_a", "system_b",
     "verdict", "winner", "shown_order", "verdict_shown",
     "rel_a", "tlc_a", "rel_b", "tlc_b",
-    "n_statutes_a", "n_hallucinated_a", "nhsr_a", "hallucinated_a", "statutes_a",
-    "n_statutes_b", "n_hallucinated_b", "nhsr_b", "hallucinated_b", "statutes_b",
-    "comment", "guideline_version", "seconds_spent", "version", "current", "submission_id",
+    "n_statutes_a", "n_labelled_a", "n_unlabelled_a", "n_hallucinated_a", "nhsr_a", "none_wrong_a",
+    "hallucinated_a", "statutes_a",
+    "n_statutes_b", "n_labelled_b", "n_unlabelled_b", "n_hallucinated_b", "nhsr_b", "none_wrong_b",
+    "hallucinated_b", "statutes_b",
+    "comment", "guideline_version", "seconds_spent", "version", "current", "legacy", "submission_id",
     "created_at", "updated_at", "replaced_at",
 )  # fmt: skip
-NUMERIC_COLUMNS = ("rel_a", "tlc_a", "rel_b", "tlc_b", "nhsr_a", "nhsr_b", "seconds_spent", "replaced_at")
-STATUTE_COLUMNS = ("annotator", "item_id", "side", "system", "statute", "hallucinated", "version", "current")
+NUMERIC_COLUMNS = (
+    "rel_a", "tlc_a", "rel_b", "tlc_b", "nhsr_a", "nhsr_b", "seconds_spent",
+    "created_at", "updated_at", "replaced_at",
+)  # fmt: skip
+STATUTE_COLUMNS = (
+    "annotator", "item_id", "side", "system", "statute", "label", "hallucinated", "error_kind",
+    "legacy", "version", "current",
+)  # fmt: skip
+TIME_COLUMNS = ("created_at", "updated_at", "replaced_at")
+#: The annotator name of the rows an adjudication puts in place of the annotators' (``source="adjudicated"``).
+ADJUDICATED = "adjudicated"
+SOURCES = ("raw", "adjudicated")
+#: What :meth:`AnnotationStore.export` writes.
+EXPORT_FORMATS = ("csv", "jsonl", "parquet")
+
+
+Cited = Callable[[str, str], Sequence[str]]
+_FRAME_SET = frozenset(FRAME_COLUMNS)
+_to_json = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps without its per-call set-up
+ADJUDICATION_FIELDS = "item_id, verdict, answer_labels, note, admin, created_at, updated_at, version"
+
+
+def _flat(row: Mapping[str, Any], cited: Callable[[str, str], list[str]]) -> dict:
+    """A label row (with its item's columns) as one row of :meth:`AnnotationStore.labels_frame`."""
+    out = {k: row[k] for k in row.keys() if k in _FRAME_SET}
+    labels = json.loads(row["answer_labels"])
+    out["current"] = bool(row["current"])
+    out["legacy"] = bool(labels.get("legacy", False))
+    out["winner"] = {"A": row["system_a"], "B": row["system_b"]}.get(row["verdict"], row["verdict"])
+    out["verdict_shown"] = shown_verdict(row["verdict"], row["shown_order"] == "BA")
+    for side in ("a", "b"):
+        label = labels[side]
+        statutes = label["statutes"]
+        flags = {k: verdicts.STATUTE_HALLUCINATED.get(v) for k, v in statutes.items()}
+        labelled = [k for k, flag in flags.items() if flag is not None]
+        hallucinated = [k for k, flag in flags.items() if flag]
+        unlabelled = [k for k in statutes if flags[k] is None]
+        unlabelled += [k for k in cited(row["item_id"], side) if k not in statutes]
+        out[f"rel_{side}"], out[f"tlc_{side}"] = label["rel"], label["tlc"]
+        out[f"n_statutes_{side}"] = len(labelled) + len(unlabelled)
+        out[f"n_labelled_{side}"], out[f"n_unlabelled_{side}"] = len(labelled), len(unlabelled)
+        out[f"n_hallucinated_{side}"] = len(hallucinated)
+        out[f"nhsr_{side}"] = 1 - len(hallucinated) / len(labelled) if labelled else None
+        out[f"none_wrong_{side}"] = bool(label.get("none_wrong", False))
+        out[f"hallucinated_{side}"] = _to_json(hallucinated)
+        out[f"statutes_{side}"] = _to_json(statutes)
+    return {c: out.get(c) for c in FRAME_COLUMNS}
+
+
+def _adjudication_dict(row: Mapping[str, Any]) -> dict:
+    out = {k: row[k] for k in ADJUDICATION_FIELDS.split(", ")}
+    if "replaced_at" in row.keys():
+        out["replaced_at"] = row["replaced_at"]
+    out["answer_labels"] = json.loads(out["answer_labels"])
+    return out
+
+
+def _adjudicated_row(row: Mapping[str, Any]) -> dict:
+    """An adjudication as a label row of annotator :data:`ADJUDICATED` (for ``source="adjudicated"``)."""
+    out = {k: row[k] for k in row.keys()}
+    out.update(
+        annotator=ADJUDICATED,
+        shown_order="AB",
+        comment=row["note"],
+        guideline_version="",
+        seconds_spent=None,
+        submission_id=f"adjudication-{row['item_id']}-v{row['version']}",
+    )
+    return out
+
+
+def _disagreement(labels: Sequence[tuple[str, str, dict]]) -> list[str]:
+    """What (annotator, verdict, answer_labels) of one item disagree on; empty when they agree.
+
+    >>> _disagreement([("张", "A", {"a": {"statutes": {"x": "correct"}}, "b": {"statutes": {}}}),
+    ...                ("李", "tie", {"a": {"statutes": {"x": "wrong_number"}}, "b": {"statutes": {}}})])
+    ['判断不同 verdicts differ: 张 A, 李 tie', '回答 A answer A: 法条 x 真实/有误不一 labelled both correct and wrong']
+    """
+    reasons = []
+    if len({v for _, v, _ in labels}) > 1:
+        reasons.append("判断不同 verdicts differ: " + ", ".join(f"{n} {v}" for n, v, _ in labels))
+    for side in ("a", "b"):
+        flags: dict[str, set[bool]] = {}
+        for _, _, answer_labels in labels:
+            for key, code in answer_labels[side]["statutes"].items():
+                flag = verdicts.STATUTE_HALLUCINATED.get(code)
+                if flag is not None:
+                    flags.setdefault(key, set()).add(flag)
+        reasons += [
+            f"{SIDES[side]}: 法条 {key} 真实/有误不一 labelled both correct and wrong"
+            for key, seen in flags.items()
+            if len(seen) > 1
+        ]
+    return reasons
+
+
+def _jsonable(row: Mapping[str, Any]) -> dict:
+    """An export row for JSON: datetimes as ISO 8601 (UTC, with the offset)."""
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in row.items()}
+
+
+def _csv_cell(value: object) -> object:
+    """An export value in a CSV cell: ISO times, lists as JSON text, None empty."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def _parquet_bytes(rows: list[dict], schema) -> bytes:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pylist(rows, schema=schema)
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
+def iso_utc(timestamp: float | None) -> str | None:
+    """A Unix time as ISO 8601 in UTC with its offset, to the second (how exports write times).
+
+    >>> iso_utc(1795497600.4), iso_utc(None)
+    ('2026-11-24T05:20:00+00:00', None)
+    """
+    if timestamp is None or (isinstance(timestamp, float) and math.isnan(timestamp)):
+        return None
+    return datetime.fromtimestamp(timestamp, tz=UTC).isoformat(timespec="seconds")
+
+
+def _statute_array(statutes: Mapping[str, str]) -> list[dict]:
+    """A label's statute → code mapping as the exports write it: ``[{"statute": …, "label": …}]``.
+
+    An array of records rather than an object keyed by statute, so every row has the same columns
+    (a ``datasets`` feature ``[{"statute": string, "label": string}]``).
+    """
+    return [{"statute": k, "label": v} for k, v in statutes.items()]
+
+
+def _arrow_schema(kind: str):
+    """The Parquet schema of an export (``labels`` or ``statute_labels``): explicit, so empty lists and
+    all-null columns still have their types."""
+    import pyarrow as pa
+
+    text, number, count, flag = pa.string(), pa.float64(), pa.int64(), pa.bool_()
+    stamp = pa.timestamp("s", tz="UTC")
+    if kind == "statute_labels":
+        special = {"hallucinated": flag, "legacy": flag, "version": count, "current": flag}
+        return pa.schema([(c, special.get(c, text)) for c in STATUTE_COLUMNS])
+    types: dict[str, Any] = {}
+    for c in FRAME_COLUMNS:
+        if c in TIME_COLUMNS:
+            types[c] = stamp
+        elif c in NUMERIC_COLUMNS:
+            types[c] = number
+        elif c.startswith("n_") or c == "version":
+            types[c] = count
+        elif c.startswith("none_wrong") or c in ("current", "legacy"):
+            types[c] = flag
+        elif c.startswith("hallucinated_"):
+            types[c] = pa.list_(text)
+        elif c.startswith("statutes_"):
+            types[c] = pa.list_(pa.struct([("statute", text), ("label", text)]))
+        else:
+            types[c] = text
+    return pa.schema(list(types.items()))
 
 
 class AnnotationStore:
@@ -421,9 +747,27 @@ class AnnotationStore:
     at most :data:`POOL_SIZE` idle ones stay open, however many threads have used the store) and to
     open from several processes at once (each process opens its own ``AnnotationStore``).
     ``migrations`` exists for tests of the upgrade path; the app always uses :data:`MIGRATIONS`.
+
+    ``assignment`` (:data:`ASSIGNMENT_MODES`) is the serving order of :meth:`next_item`. ``cited``
+    (item id, side ``a``/``b``) → the statute keys that answer cites: the citation checker's list, given
+    by :class:`eval_ui.service.AnnotationService`; the store itself has no checker. It is what "none of
+    these is wrong" confirms and what the frames list as unlabelled; without it only labelled statutes
+    are known.
     """
 
-    def __init__(self, path: str | Path, migrations: Sequence[Migration] = MIGRATIONS) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        migrations: Sequence[Migration] = MIGRATIONS,
+        *,
+        assignment: str = "overlap_first",
+        cited: Callable[[str, str], Sequence[str]] | None = None,
+    ) -> None:
+        if assignment not in ASSIGNMENT_MODES:
+            raise StoreError(
+                f"分配方式 assignment {assignment!r} is not one of {', '.join(ASSIGNMENT_MODES)}"
+            )
+        self.assignment_mode, self.cited = assignment, cited
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -739,15 +1083,32 @@ class AnnotationStore:
         )
 
     def next_item(self, annotator: str) -> Assignment | None:
-        """The annotator's next item: the first 'todo' by position, else the least recently skipped one."""
+        """The annotator's next item: a 'todo' one, else the least recently skipped one.
+
+        Among the 'todo' items, ``balanced`` serves them by the annotator's own random ``position``.
+        ``overlap_first`` serves first the items with the most labels by other annotators that still
+        have fewer than their k (the item's number of assignments); ties, and items nobody else has
+        labelled yet, go in one order shared by every annotator (the lowest ``position`` drawn for the
+        item, then the annotator's own), so annotators who start at the same time start on the same
+        items. Both are deterministic for the assignment seed.
+        """
         query = (
             "SELECT s.annotator, s.swapped, s.position, s.status, i.* FROM assignments s "
             "JOIN items i ON i.id = s.item_id WHERE s.annotator = ? AND s.status = ? "
         )
+        if self.assignment_mode == "overlap_first":
+            order = """ORDER BY (
+                    SELECT CASE WHEN n < (SELECT COUNT(*) FROM assignments t WHERE t.item_id = s.item_id)
+                                THEN n ELSE 0 END
+                    FROM (SELECT COUNT(*) AS n FROM labels l
+                          WHERE l.item_id = s.item_id AND l.annotator != s.annotator)
+                ) DESC,
+                (SELECT MIN(t.position) FROM assignments t WHERE t.item_id = s.item_id),
+                s.position, s.item_id LIMIT 1"""
+        else:
+            order = "ORDER BY s.position, s.item_id LIMIT 1"
         with self._read() as con:
-            row = con.execute(
-                query + "ORDER BY s.position, s.item_id LIMIT 1", (annotator, "todo")
-            ).fetchone()
+            row = con.execute(query + order, (annotator, "todo")).fetchone()
             if row is None:
                 row = con.execute(
                     query + "ORDER BY s.updated_at, s.position, s.item_id LIMIT 1", (annotator, "skipped")
@@ -792,19 +1153,20 @@ class AnnotationStore:
         The verdict and answer labels are un-swapped with the assignment's ``swapped`` bit (an admin
         labelling an item not assigned to them saw it unswapped). A label equal to the current one
         creates no new version; a different one moves the current version to ``label_history``.
-        The assignment is marked done. Returns only after the commit is on disk.
+        The assignment is marked done. Returns only after the commit is on disk. With ``none_wrong``
+        on a side, the statutes :attr:`cited` lists for it and the label lacks are stored as ``correct``.
         """
         left, right = _validated(label, submission_id)
+        cited = self._cited_pair(item_id, left, right)
         with self._write() as con:
             seen = con.execute(
                 "SELECT * FROM submissions WHERE submission_id = ?", (submission_id,)
             ).fetchone()
             if seen is not None:
-                return self._repeat(con, seen, annotator, item_id, label, left, right)
+                return self._repeat(con, seen, annotator, item_id, label, left, right, cited)
             swapped = self._swapped(con, annotator, item_id)
             verdict = unswap_verdict(label.verdict_shown, swapped)
-            a, b = (right, left) if swapped else (left, right)
-            answer_labels = json.dumps({"a": a, "b": b}, ensure_ascii=False, sort_keys=True)
+            answer_labels = _stored(left, right, swapped, cited)
             payload = _payload_hash(verdict, answer_labels, label.comment, label.guideline_version)
             now = time.time()
             current = con.execute(
@@ -840,6 +1202,18 @@ class AnnotationStore:
             )
         return SavedLabel(annotator, item_id, verdict, version, submission_id, changed, duplicate=False)
 
+    def _cited_keys(self, item_id: str, side: str) -> list[str]:
+        """The statutes answer ``side`` of the item cites, per :attr:`cited` (empty without it)."""
+        if self.cited is None:
+            return []
+        return [str(k) for k in self.cited(item_id, side)]
+
+    def _cited_pair(self, item_id: str, *labels: dict) -> dict[str, list[str]]:
+        """{'a': keys, 'b': keys} when a label confirms "none wrong" (the only save that needs them)."""
+        if not any(label.get("none_wrong") for label in labels):
+            return {"a": [], "b": []}
+        return {side: self._cited_keys(item_id, side) for side in ("a", "b")}
+
     def _swapped(self, con: sqlite3.Connection, annotator: str, item_id: str) -> bool:
         row = con.execute(
             "SELECT swapped FROM assignments WHERE annotator = ? AND item_id = ?", (annotator, item_id)
@@ -862,6 +1236,7 @@ class AnnotationStore:
         label: LabelInput,
         left: dict,
         right: dict,
+        cited: dict[str, list[str]],
     ) -> SavedLabel:
         """The answer to a submission id already saved: what it recorded, if it is the same submission."""
         sid = seen["submission_id"]
@@ -871,8 +1246,7 @@ class AnnotationStore:
             )
         swapped = self._swapped(con, annotator, item_id)
         verdict = unswap_verdict(label.verdict_shown, swapped)
-        a, b = (right, left) if swapped else (left, right)
-        answer_labels = json.dumps({"a": a, "b": b}, ensure_ascii=False, sort_keys=True)
+        answer_labels = _stored(left, right, swapped, cited)
         if (
             _payload_hash(verdict, answer_labels, label.comment, label.guideline_version)
             != seen["payload_hash"]
@@ -918,9 +1292,147 @@ class AnnotationStore:
         )
         return int(row[0]), int(row[1])
 
+    # -- adjudication (admins) ------------------------------------------------------------------
+
+    def disagreements(self) -> list[dict]:
+        """Items whose current labels (two or more) disagree on the verdict or on whether a statute is
+        hallucinated, for an admin to adjudicate; oldest item first.
+
+        Each: ``item_id``, ``question``, ``system_a``, ``system_b``, ``labels`` (``annotator``,
+        ``verdict`` un-swapped, ``answer_labels`` under ``a``/``b``, ``comment``), ``adjudication``
+        (:meth:`adjudication` or None) and ``reasons`` (what differs, Chinese and English). A statute
+        one annotator left unlabelled (or ``legacy_unticked``) is missing data, not a disagreement.
+        """
+        with self._read() as con:
+            rows = con.execute(
+                "SELECT l.annotator, l.item_id, l.verdict, l.answer_labels, l.comment, "
+                "i.question, i.system_a, i.system_b, i.created FROM labels l JOIN items i ON i.id = l.item_id "
+                "WHERE l.item_id IN (SELECT item_id FROM labels GROUP BY item_id HAVING COUNT(*) >= 2) "
+                "ORDER BY i.created, l.item_id, l.annotator"
+            ).fetchall()
+            adjudicated = {
+                r["item_id"]: _adjudication_dict(r) for r in con.execute("SELECT * FROM adjudications")
+            }
+        by_item: dict[str, list] = {}
+        for r in rows:
+            by_item.setdefault(r["item_id"], []).append(r)
+        out = []
+        for item_id, labels in by_item.items():
+            parsed = [(r["annotator"], r["verdict"], json.loads(r["answer_labels"])) for r in labels]
+            reasons = _disagreement(parsed)
+            if reasons:
+                first = labels[0]
+                out.append(
+                    {
+                        "item_id": item_id,
+                        "question": first["question"],
+                        "system_a": first["system_a"],
+                        "system_b": first["system_b"],
+                        "labels": [
+                            {"annotator": n, "verdict": v, "answer_labels": al, "comment": r["comment"]}
+                            for (n, v, al), r in zip(parsed, labels, strict=True)
+                        ],
+                        "adjudication": adjudicated.get(item_id),
+                        "reasons": reasons,
+                    }
+                )
+        return out
+
+    def adjudicate(
+        self, admin: str, item_id: str, verdict: str, a: AnswerLabel, b: AnswerLabel, note: str = ""
+    ) -> dict:
+        """Record the resolved label of an item (admins only); returns it as :meth:`adjudication` does.
+
+        ``verdict`` is in the item's own orientation (``A``/``B``/``tie``/``both_bad``; nothing is
+        swapped) and ``a``/``b`` label system_a's and system_b's answers (``none_wrong`` confirms the
+        statutes :attr:`cited` lists). Kept in ``adjudications``, apart from the annotators' labels,
+        which it never changes; a different resolution moves the previous one to
+        ``adjudication_history``, an identical one writes nothing.
+        """
+        if self.role(admin) != "admin":
+            raise StoreError(f"只有管理员可以裁定 only an admin may adjudicate; {admin!r} is not one")
+        problems: list[str] = []
+        if verdict not in VERDICTS:
+            problems.append(f"判断 verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
+        la, lb = _answer_label(a, "a", problems), _answer_label(b, "b", problems)
+        if not isinstance(note, str) or len(note) > MAX_NOTE:
+            problems.append(
+                f"说明 note: 最多 {MAX_NOTE:,} 字 must be text of at most {MAX_NOTE:,} characters"
+            )
+        if problems:
+            raise StoreError("没有保存 adjudication not saved: " + "; ".join(problems))
+        cited = self._cited_pair(item_id, la, lb)
+        answer_labels = _answer_labels_json(_confirmed(la, cited["a"]), _confirmed(lb, cited["b"]))
+        now = time.time()
+        with self._write() as con:
+            if con.execute("SELECT 1 FROM items WHERE id = ?", (item_id,)).fetchone() is None:
+                raise StoreError(f"没有保存 adjudication not saved: no item {item_id!r}")
+            current = con.execute("SELECT * FROM adjudications WHERE item_id = ?", (item_id,)).fetchone()
+            if current is not None and (current["verdict"], current["answer_labels"], current["note"]) == (
+                verdict,
+                answer_labels,
+                note,
+            ):
+                return _adjudication_dict(current)
+            if current is not None:
+                con.execute(
+                    f"INSERT INTO adjudication_history ({ADJUDICATION_FIELDS}, replaced_at) "
+                    f"SELECT {ADJUDICATION_FIELDS}, ? FROM adjudications WHERE item_id = ?",
+                    (now, item_id),
+                )
+            con.execute(
+                f"INSERT OR REPLACE INTO adjudications ({ADJUDICATION_FIELDS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    item_id, verdict, answer_labels, note, admin,
+                    now if current is None else current["created_at"], now,
+                    1 if current is None else current["version"] + 1,
+                ),
+            )  # fmt: skip
+            row = con.execute("SELECT * FROM adjudications WHERE item_id = ?", (item_id,)).fetchone()
+        return _adjudication_dict(row)
+
+    def adjudication(self, item_id: str) -> dict | None:
+        """The item's current adjudication (``answer_labels`` parsed), or None."""
+        row = self._one("SELECT * FROM adjudications WHERE item_id = ?", (item_id,))
+        return None if row is None else _adjudication_dict(row)
+
+    def adjudication_history(self, item_id: str) -> list[dict]:
+        """Earlier adjudications of the item, oldest first, each with ``replaced_at``."""
+        rows = self._all("SELECT * FROM adjudication_history WHERE item_id = ? ORDER BY version", (item_id,))
+        return [_adjudication_dict(r) for r in rows]
+
     # -- tables for statistics, export and backups ---------------------------------------------
 
-    def _label_rows(self, current_only: bool) -> list[dict]:
+    def annotator_progress(self) -> pd.DataFrame:
+        """One row per annotator: ``annotator, role, assigned, done, skipped, first_label_at,
+        last_label_at`` (Unix times of their first and latest label, NaN before any)."""
+        import pandas as pd
+
+        rows = self._all(
+            """SELECT a.name AS annotator, a.role,
+                      (SELECT COUNT(*) FROM assignments s WHERE s.annotator = a.name) AS assigned,
+                      (SELECT COUNT(*) FROM assignments s WHERE s.annotator = a.name AND s.status = 'done') AS done,
+                      (SELECT COUNT(*) FROM assignments s WHERE s.annotator = a.name AND s.status = 'skipped')
+                          AS skipped,
+                      (SELECT MIN(created_at) FROM labels l WHERE l.annotator = a.name) AS first_label_at,
+                      (SELECT MAX(updated_at) FROM labels l WHERE l.annotator = a.name) AS last_label_at
+               FROM annotators a ORDER BY a.name"""
+        )
+        columns = ["annotator", "role", "assigned", "done", "skipped", "first_label_at", "last_label_at"]
+        frame = pd.DataFrame([tuple(r) for r in rows], columns=columns)
+        return frame.astype({"first_label_at": float, "last_label_at": float})
+
+    def _label_rows(self, current_only: bool, source: str = "raw", cited: Cited | None = None) -> list[dict]:
+        """The rows of :meth:`labels_frame` as dicts (None where a value is missing)."""
+        return self._label_rows_by_source(current_only, (source,), cited)[source]
+
+    def _label_rows_by_source(
+        self, current_only: bool, sources: Sequence[str], cited: Cited | None = None
+    ) -> dict[str, list[dict]]:
+        """The rows of :meth:`labels_frame` for each of ``sources``, read and flattened once."""
+        for source in sources:
+            if source not in SOURCES:
+                raise StoreError(f"source {source!r} is not one of {', '.join(SOURCES)}")
         fields = ", ".join(f"l.{f}" for f in LABEL_FIELDS.split(", "))
         item = "i.source, i.question, i.system_a, i.system_b"
         query = f"SELECT {fields}, 1 AS current, NULL AS replaced_at, {item} FROM labels l JOIN items i ON i.id = l.item_id"
@@ -929,79 +1441,230 @@ class AnnotationStore:
                 f" UNION ALL SELECT {fields}, 0 AS current, l.replaced_at, {item} "
                 "FROM label_history l JOIN items i ON i.id = l.item_id"
             )
+        adjudicated: list = []
         with self._read() as con:
             rows = con.execute(query + " ORDER BY annotator, item_id, version").fetchall()
-        return [self._flat(r) for r in rows]
+            if ADJUDICATED in sources:
+                adj = f"a.item_id, a.verdict, a.answer_labels, a.note, a.created_at, a.updated_at, a.version, {item}"
+                adj_query = (
+                    f"SELECT {adj}, 1 AS current, NULL AS replaced_at FROM adjudications a "
+                    "JOIN items i ON i.id = a.item_id"
+                )
+                if not current_only:
+                    adj_query += (
+                        f" UNION ALL SELECT {adj}, 0 AS current, a.replaced_at FROM adjudication_history a "
+                        "JOIN items i ON i.id = a.item_id"
+                    )
+                adjudicated = con.execute(adj_query + " ORDER BY item_id, version").fetchall()
+        lookup = self._cited_lookup(cited)
+        flat = [_flat(r, lookup) for r in rows]
+        out = {}
+        if "raw" in sources:
+            out["raw"] = flat
+        if ADJUDICATED in sources:
+            resolved = {r["item_id"] for r in adjudicated}
+            out[ADJUDICATED] = [f for f in flat if f["item_id"] not in resolved]
+            out[ADJUDICATED] += [_flat(_adjudicated_row(r), lookup) for r in adjudicated]
+        return out
 
-    @staticmethod
-    def _flat(row: Mapping[str, Any]) -> dict:
-        out = {k: row[k] for k in row.keys() if k in FRAME_COLUMNS}
-        labels = json.loads(row["answer_labels"])
-        out["current"] = bool(row["current"])
-        out["winner"] = {"A": row["system_a"], "B": row["system_b"]}.get(row["verdict"], row["verdict"])
-        out["verdict_shown"] = shown_verdict(row["verdict"], row["shown_order"] == "BA")
-        for side in ("a", "b"):
-            statutes = labels[side]["statutes"]
-            hallucinated = [k for k, v in statutes.items() if v]
-            out[f"rel_{side}"], out[f"tlc_{side}"] = labels[side]["rel"], labels[side]["tlc"]
-            out[f"n_statutes_{side}"], out[f"n_hallucinated_{side}"] = len(statutes), len(hallucinated)
-            out[f"nhsr_{side}"] = 1 - len(hallucinated) / len(statutes) if statutes else None
-            out[f"hallucinated_{side}"] = json.dumps(hallucinated, ensure_ascii=False)
-            out[f"statutes_{side}"] = json.dumps(statutes, ensure_ascii=False)
-        return {c: out.get(c) for c in FRAME_COLUMNS}
+    def _cited_lookup(self, cited: Cited | None) -> Callable[[str, str], list[str]]:
+        """``cited`` (else :attr:`cited`, else nothing is cited), remembered per (item, side) for one table."""
+        function = cited if cited is not None else self.cited
+        memo: dict[tuple[str, str], list[str]] = {}
 
-    def labels_frame(self, current_only: bool = True) -> pd.DataFrame:
+        def lookup(item_id: str, side: str) -> list[str]:
+            if function is None:
+                return []
+            if (item_id, side) not in memo:
+                memo[item_id, side] = [str(k) for k in function(item_id, side)]
+            return memo[item_id, side]
+
+        return lookup
+
+    def labels_frame(
+        self, current_only: bool = True, source: str = "raw", cited: Cited | None = None
+    ) -> pd.DataFrame:
         """One row per label (every version when ``current_only`` is False) with its item's columns.
 
         Columns (:data:`FRAME_COLUMNS`): the item (``system_a``, ``system_b``, ``question``…), the
         verdict un-swapped and as shown, ``winner`` (a system name, ``tie`` or ``both_bad``),
-        ``rel_*``/``tlc_*`` per answer, ``n_statutes_*``/``n_hallucinated_*``/``nhsr_*`` (the share
-        of cited statutes the annotator marked right; NaN when none was cited; LegalHalBench's NHSR
-        as judged by a lawyer), and ``hallucinated_*``/``statutes_*`` as JSON text.
+        ``rel_*``/``tlc_*`` per answer; per answer the statutes: ``n_statutes_*`` (labelled or
+        cited), ``n_labelled_*`` (labelled correct or wrong), ``n_unlabelled_*`` (cited but
+        unlabelled, and ``legacy_unticked``), ``n_hallucinated_*``, ``nhsr_*`` (the share labelled
+        correct among the labelled ones, NaN when none is; LegalHalBench's NHSR as judged by a
+        lawyer), ``none_wrong_*``, and ``hallucinated_*`` (keys) / ``statutes_*`` (key → code) as
+        JSON text; ``legacy`` (a label of the old tick-only form); times as Unix floats.
+
+        ``cited`` (item id, side) → statute keys, default :attr:`cited`: the statutes counted as
+        unlabelled when the label lacks them; without either only labelled statutes are counted.
+        ``source="adjudicated"``: an item with an adjudication has one row, annotator
+        ``"adjudicated"``, instead of its annotators' rows.
         """
         import pandas as pd
 
-        frame = pd.DataFrame(self._label_rows(current_only), columns=list(FRAME_COLUMNS))
+        frame = pd.DataFrame(self._label_rows(current_only, source, cited), columns=list(FRAME_COLUMNS))
         return frame.astype({c: float for c in NUMERIC_COLUMNS})
 
-    def statute_labels_frame(self, current_only: bool = True) -> pd.DataFrame:
-        """One row per (label, answer side, cited statute) with ``hallucinated`` True/False."""
+    def _statute_rows(
+        self, current_only: bool, source: str, cited: Cited | None, label_rows: list[dict] | None = None
+    ) -> list[dict]:
+        lookup = self._cited_lookup(cited)
+        rows = []
+        if label_rows is None:
+            label_rows = self._label_rows(current_only, source, cited)
+        for r in label_rows:
+            for side in ("a", "b"):
+                labelled = json.loads(r[f"statutes_{side}"])
+                keys = list(labelled) + [k for k in lookup(r["item_id"], side) if k not in labelled]
+                for statute in keys:
+                    code = labelled.get(statute)
+                    rows.append(
+                        {
+                            "annotator": r["annotator"],
+                            "item_id": r["item_id"],
+                            "side": side,
+                            "system": r[f"system_{side}"],
+                            "statute": statute,
+                            "label": code,
+                            "hallucinated": verdicts.STATUTE_HALLUCINATED.get(code),
+                            "error_kind": verdicts.STATUTE_ERROR_KIND.get(code),
+                            "legacy": r["legacy"],
+                            "version": r["version"],
+                            "current": r["current"],
+                        }
+                    )
+        return rows
+
+    def statute_labels_frame(
+        self, current_only: bool = True, source: str = "raw", cited: Cited | None = None
+    ) -> pd.DataFrame:
+        """One row per (label, answer side, statute), unlabelled cited statutes included.
+
+        Columns (:data:`STATUTE_COLUMNS`): ``annotator, item_id, side, system, statute``, ``label``
+        (a code of :data:`eval_ui.verdicts.STATUTE_LABEL_TABLE`, None when unlabelled),
+        ``hallucinated`` (True/False; None when unlabelled or ``legacy_unticked``), ``error_kind``
+        (``number``/``content``/``repealed``/``not_found`` or None), ``legacy``, ``version``,
+        ``current``. ``cited`` (item id, side) → statute keys, default :attr:`cited`: statutes it lists
+        that a label lacks are rows with label None; with neither, only labelled statutes appear.
+        ``source`` as in :meth:`labels_frame`.
+        """
         import pandas as pd
 
-        rows = []
-        for r in self._label_rows(current_only):
-            for side in ("a", "b"):
-                for statute, hallucinated in json.loads(r[f"statutes_{side}"]).items():
-                    system = r[f"system_{side}"]
-                    rows.append(
-                        (
-                            r["annotator"],
-                            r["item_id"],
-                            side,
-                            system,
-                            statute,
-                            hallucinated,
-                            r["version"],
-                            r["current"],
-                        )
-                    )
-        return pd.DataFrame(rows, columns=list(STATUTE_COLUMNS))
+        rows = self._statute_rows(current_only, source, cited)
+        # object columns keep None as None (pandas 3 would make the missing labels NaN in a text column)
+        frame = pd.DataFrame(rows, columns=list(STATUTE_COLUMNS), dtype=object)
+        return frame.astype({"legacy": bool, "version": int, "current": bool})
 
-    def export(self, path: str | Path, fmt: str = "csv", current_only: bool = True) -> int:
-        """Write the labels table (:meth:`labels_frame`) as CSV or JSONL, atomically; returns the row count."""
-        if fmt not in ("csv", "jsonl"):
-            raise StoreError(f"export format {fmt!r} is not csv or jsonl")
-        rows = self._label_rows(current_only)
-        if fmt == "csv":
+    def tables(
+        self, current_only: bool = True, sources: Sequence[str] = ("raw",), cited: Cited | None = None
+    ) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
+        """``{source: (labels_frame, statute_labels_frame)}`` for each of ``sources``, from one read.
+
+        The same frames as :meth:`labels_frame` and :meth:`statute_labels_frame` (the statistics tab
+        needs both, raw and adjudicated): the labels are read and flattened once, not four times.
+        """
+        import pandas as pd
+
+        by_source = self._label_rows_by_source(current_only, tuple(dict.fromkeys(sources)), cited)
+        out = {}
+        for source, rows in by_source.items():
+            labels = pd.DataFrame(rows, columns=list(FRAME_COLUMNS)).astype(
+                {c: float for c in NUMERIC_COLUMNS}
+            )
+            statute_rows = self._statute_rows(current_only, source, cited, label_rows=rows)
+            statutes = pd.DataFrame(statute_rows, columns=list(STATUTE_COLUMNS), dtype=object)
+            out[source] = (labels, statutes.astype({"legacy": bool, "version": int, "current": bool}))
+        return out
+
+    def _export_rows(self, kind: str, current_only: bool, source: str, cited: Cited | None) -> list[dict]:
+        """Rows of an export: labels with times as datetimes and lists as lists; or statute rows."""
+        if kind == "statute_labels":
+            return self._statute_rows(current_only, source, cited)
+        out = []
+        for r in self._label_rows(current_only, source, cited):
+            row = dict(r)
+            for c in TIME_COLUMNS:
+                row[c] = None if r[c] is None else datetime.fromtimestamp(r[c], tz=UTC).replace(microsecond=0)
+            for side in ("a", "b"):
+                row[f"hallucinated_{side}"] = json.loads(r[f"hallucinated_{side}"])
+                row[f"statutes_{side}"] = _statute_array(json.loads(r[f"statutes_{side}"]))
+            out.append(row)
+        return out
+
+    def export(
+        self,
+        path: str | Path,
+        fmt: str = "csv",
+        current_only: bool = True,
+        source: str = "raw",
+        *,
+        kind: str = "labels",
+        cited: Cited | None = None,
+    ) -> int:
+        """Write the labels (``kind="labels"``: one row per item and annotator, :meth:`labels_frame`'s
+        columns) or the statute labels (``kind="statute_labels"``: :meth:`statute_labels_frame`) as
+        CSV, JSONL or Parquet, atomically; returns the row count.
+
+        Times are ISO 8601 in UTC with the offset (``2026-11-24T05:20:00+00:00``; Parquet: a UTC
+        timestamp column); ``hallucinated_*`` are arrays of statute keys and ``statutes_*`` arrays of
+        ``{"statute", "label"}`` (a label's own statutes; unlabelled ones are in the statute table).
+        JSONL is UTF-8 without ``\\u`` escapes; the CSV has a BOM for Excel, its arrays as JSON text and
+        no cell that starts a formula (OWASP); the Parquet loads with
+        ``datasets.load_dataset("parquet", data_files=path)``.
+        """
+        if fmt not in EXPORT_FORMATS:
+            raise StoreError(f"export format {fmt!r} is not one of {', '.join(EXPORT_FORMATS)}")
+        if kind not in ("labels", "statute_labels"):
+            raise StoreError(f"export kind {kind!r} is not labels or statute_labels")
+        rows = self._export_rows(kind, current_only, source, cited)
+        columns = STATUTE_COLUMNS if kind == "statute_labels" else FRAME_COLUMNS
+        if fmt == "parquet":
+            data = _parquet_bytes(rows, _arrow_schema(kind))
+        elif fmt == "jsonl":
+            data = "".join(json.dumps(_jsonable(r), ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+        else:
+            import pandas as pd
+
+            cells = [{c: _csv_cell(r[c]) for c in columns} for r in rows]
             # No text cell may start a formula, and CRLF rows (RFC 4180) make a cell holding a line
             # break or a carriage return quoted, so it cannot split a row.
-            frame = self.labels_frame(current_only).map(_spreadsheet_safe)
+            frame = pd.DataFrame(cells, columns=list(columns)).map(_spreadsheet_safe)
             text = frame.to_csv(index=False, lineterminator="\r\n")
             data = text.encode("utf-8-sig")  # the BOM makes Excel read Chinese text correctly
-        else:
-            data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
         write_atomically(path, data)
         return len(rows)
+
+    def export_adjudications(self, path: str | Path) -> int:
+        """Every current adjudication as JSONL (UTF-8, ISO 8601 UTC times, answer_labels as objects)."""
+        rows = self._all(
+            "SELECT a.*, i.question, i.system_a, i.system_b FROM adjudications a "
+            "JOIN items i ON i.id = a.item_id ORDER BY a.item_id"
+        )
+        lines = []
+        for r in rows:
+            row = _adjudication_dict(r) | {k: r[k] for k in ("question", "system_a", "system_b")}
+            row["winner"] = {"A": r["system_a"], "B": r["system_b"]}.get(r["verdict"], r["verdict"])
+            for c in ("created_at", "updated_at"):
+                row[c] = iso_utc(row[c])
+            lines.append(json.dumps(row, ensure_ascii=False) + "\n")
+        write_atomically(path, "".join(lines).encode("utf-8"))
+        return len(rows)
+
+    def export_all(self, folder: str | Path, current_only: bool = True) -> list[Path]:
+        """Write every export into ``folder``: ``labels.{csv,jsonl,parquet}``,
+        ``statute_labels.{csv,jsonl,parquet}`` and ``adjudications.jsonl`` (the annotators' raw labels;
+        adjudications in their own file). Returns the paths written."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for kind in ("labels", "statute_labels"):
+            for fmt in EXPORT_FORMATS:
+                path = folder / f"{kind}.{fmt}"
+                self.export(path, fmt, current_only, kind=kind)
+                paths.append(path)
+        path = folder / "adjudications.jsonl"
+        self.export_adjudications(path)
+        return [*paths, path]
 
     def snapshot(self, dest: str | Path) -> Path:
         """A consistent copy of the database (SQLite backup API) at ``dest``, written then renamed."""
@@ -1024,14 +1687,35 @@ class AnnotationStore:
         return dest
 
 
+def write_hub_folder(db: str | Path, folder: str | Path, cited: Cited | None = None) -> list[Path]:
+    """What the Hub push uploads, written into ``folder``: a snapshot of the database ``db`` (SQLite's
+    backup API, never the live file) and every export of :meth:`AnnotationStore.export_all` (``cited``:
+    as the store's, for the unlabelled statutes); nothing when ``db`` does not exist yet. Returns the
+    paths written."""
+    db, folder = Path(db), Path(folder)
+    if not db.exists():
+        return []
+    store = AnnotationStore(db, cited=cited)
+    try:
+        return [store.snapshot(folder / db.name), *store.export_all(folder)]
+    finally:
+        store.close()
+
+
 def start_sync(
-    data_dir: str | Path, repo_id: str | None, every_minutes: float = 10, token: str | None = None
+    data_dir: str | Path,
+    repo_id: str | None,
+    every_minutes: float = 10,
+    token: str | None = None,
+    cited: Cited | None = None,
 ) -> CommitScheduler | None:
     """Back the store up to a private Hugging Face dataset repo every ``every_minutes``; None without a repo.
 
-    The live database is never uploaded while it is being written: before each scheduled commit a
-    snapshot is taken with SQLite's backup API into ``data_dir/hub_snapshot/`` and only that folder
-    is uploaded (``huggingface_hub.CommitScheduler``, which skips unchanged files).
+    The live database is never uploaded while it is being written: before each scheduled commit
+    :func:`write_hub_folder` takes a snapshot with SQLite's backup API and writes the exports (CSV,
+    JSONL, Parquet; ``cited`` lists each answer's statutes, as the app's store has them) into
+    ``data_dir/hub_snapshot/``, and only that folder is uploaded
+    (``huggingface_hub.CommitScheduler``, which skips unchanged files).
     """
     if not repo_id:
         return None
@@ -1044,12 +1728,7 @@ def start_sync(
 
     class SnapshotScheduler(CommitScheduler):
         def push_to_hub(self):  # runs in the scheduler's thread, one at a time
-            if db.exists():
-                store = AnnotationStore(db)
-                try:
-                    store.snapshot(folder / STORE_FILENAME)
-                finally:
-                    store.close()
+            write_hub_folder(db, folder, cited)
             return super().push_to_hub()
 
     return SnapshotScheduler(
@@ -1059,5 +1738,5 @@ def start_sync(
         every=every_minutes,
         token=token,
         private=True,
-        ignore_patterns=["*.tmp"],
+        ignore_patterns=["*.tmp", ".*.tmp"],
     )

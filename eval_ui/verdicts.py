@@ -8,6 +8,13 @@ SQL ``CHECK``), the statistics (a flip of orientation, the Bradley–Terry outco
 ``tests/test_annotator_verdicts.py`` fails when one does not cover a row.
 
 **both_bad counts as a tie** in the statistics (outcome ½): neither answer is preferred.
+
+The per-statute labels have their table here too (:data:`STATUTE_LABEL_TABLE`): each statute an answer
+cites is labelled 真实 Correct or 有误 Wrong (optionally with the error's kind: number, content, repealed,
+not found; LegalHalBench's hallucination categories). A cited statute without a label is **missing
+data**, never "correct". ``legacy_unticked`` is what the store's migration 2 made of a statute the
+old tick-only form left unticked (it may have been judged correct, or never looked at): a form never
+submits it, and the statistics count it as missing.
 """
 
 from __future__ import annotations
@@ -38,6 +45,32 @@ FLIP: dict[str, str] = {v.code: v.flipped for v in VERDICT_TABLE}
 SCORE: dict[str, float] = {v.code: v.outcome for v in VERDICT_TABLE}
 _BY_SHOWN = {v.shown: v for v in VERDICT_TABLE}
 _BY_CODE = {v.code: v for v in VERDICT_TABLE}
+
+
+@dataclass(frozen=True)
+class StatuteVerdict:
+    code: str  # stored in a label's answer_labels JSON
+    hallucinated: bool | None  # NHSR's yes/no; None: no judgement (the migrated old "not ticked")
+    label: str  # the control's text
+    error_kind: str | None = None  # the kind of error of a wrong statute, when the annotator gave it
+
+
+STATUTE_LABEL_TABLE: tuple[StatuteVerdict, ...] = (
+    StatuteVerdict("correct", False, "真实 Correct"),
+    StatuteVerdict("wrong", True, "有误 Wrong"),
+    StatuteVerdict("wrong_number", True, "条号有误 Wrong number", "number"),
+    StatuteVerdict("wrong_content", True, "内容有误 Wrong content", "content"),
+    StatuteVerdict("wrong_repealed", True, "已废止 Repealed", "repealed"),
+    StatuteVerdict("wrong_not_found", True, "查无此条 Not found", "not_found"),
+    StatuteVerdict("legacy_unticked", None, "旧版未勾选 (old form: not ticked)"),
+)
+LEGACY_UNTICKED = "legacy_unticked"
+#: The codes a form may submit (every row but the migration's ``legacy_unticked``).
+STATUTE_LABELS: tuple[str, ...] = tuple(v.code for v in STATUTE_LABEL_TABLE if v.code != LEGACY_UNTICKED)
+STATUTE_CODES: tuple[str, ...] = tuple(v.code for v in STATUTE_LABEL_TABLE)
+STATUTE_HALLUCINATED: dict[str, bool | None] = {v.code: v.hallucinated for v in STATUTE_LABEL_TABLE}
+STATUTE_ERROR_KIND: dict[str, str | None] = {v.code: v.error_kind for v in STATUTE_LABEL_TABLE}
+STATUTE_NAMES: dict[str, str] = {v.code: v.label for v in STATUTE_LABEL_TABLE}
 
 
 def sql_check(column: str = "verdict") -> str:

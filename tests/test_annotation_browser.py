@@ -108,13 +108,13 @@ def test_two_annotators_label_one_edits_and_the_admin_export_matches(browser, ap
     alice = sign_in(browser, app, "alice", "alicepw")
     assert not alice.locator("#ann-admin").is_visible()  # no admin tools for annotators
     expected: dict[tuple[str, str], str] = {}
-    orders = set()
+    orders, labelled = set(), None
     for n in range(8):
         a = current_item(app, alice, "alice")
         if n == 0:
-            boxes = alice.locator("#ann-left-hall input[type=checkbox]")
-            if boxes.count():
-                boxes.first.check()
+            if alice.locator("#ann-left-mark-1").is_visible():  # the first statute the left answer cites
+                alice.click("#ann-left-mark-1 label:has-text('有误 Wrong')")
+                labelled = a.item.id
             alice.fill("#ann-left-rel input", "7")
             alice.fill("#ann-right-tlc input", "4")
             alice.shot("first-item-filled")
@@ -167,6 +167,10 @@ def test_two_annotators_label_one_edits_and_the_admin_export_matches(browser, ap
     assert edited["version"] == "2" and edited["comment"] == "改为差不多 changed my mind"
     scored = [r for r in rows if r["annotator"] == "alice" and "7.0" in (r["rel_a"], r["rel_b"])]
     assert len(scored) == 1 and "4.0" in (scored[0]["tlc_a"], scored[0]["tlc_b"])
+    if labelled:  # the statute labelled wrong, and only it, is in the export as hallucinated
+        side = "a" if scored[0]["rel_a"] == "7.0" else "b"
+        assert scored[0]["item_id"] == labelled and scored[0][f"n_hallucinated_{side}"] == "1"
+        assert scored[0][f"n_labelled_{side}"] == "1"
     for page in (alice, bob, root):
         page.context.close()
 
@@ -259,7 +263,8 @@ def test_text_in_items_comments_and_names_never_fetches_a_remote_resource(browse
     page.get_by_role("tab", name="标注 / Annotation").click()
     page.wait_for_selector("#ann-question:has-text('leak.invalid')")
     for summary in page.locator("#ann-reference, .ann-statute summary").all():
-        summary.click()  # open the reference and the statutes' texts
+        if summary.is_visible():
+            summary.click()  # open the reference and the statutes' texts
     page.fill("#ann-comment textarea", HOSTILE)
     page.click("#ann-verdict-tie")
     page.wait_for_selector("#ann-message:has-text('已保存')")

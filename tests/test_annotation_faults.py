@@ -22,6 +22,7 @@ from eval_ui.auth import parse_users
 from eval_ui.items import Item
 from eval_ui.service import AnnotationService
 from eval_ui.store import AnnotationStore, LabelInput, StoreWriteError
+from lawluo.ui.views import KEEP
 
 from .fakes.disks import fill, tmpfs
 
@@ -46,20 +47,21 @@ def open_form(store: AnnotationStore) -> tuple[AnnotationService, dict]:
     return service, view["state"]
 
 
-def submit(service: AnnotationService, state: dict) -> dict:
-    out = annotate_tab.submit_label(service, "left", state, [], [], 7, 4, None, 3, COMMENT, ALICE)
-    return dict(zip(annotate_tab.VIEW_FIELDS, out.outputs(), strict=True))  # what the page receives
+def submit(service: AnnotationService, state: dict) -> annotate_tab.AnnotationView:
+    return annotate_tab.submit_label(service, "left", ALICE, None, state, 7, 4, None, 3, COMMENT, "wrong")
 
 
-def assert_refused_and_form_kept(out: dict, *words: str) -> None:
-    message = out["message"]
+def assert_refused_and_form_kept(view: annotate_tab.AnnotationView, *words: str) -> None:
+    message = view.message
     assert "没有保存" in message and "NOT saved" in message
     assert "还在页面上" in message and "still in the form" in message
     for word in words:
         assert word in message
     assert "database" not in message.lower()  # not SQLite's own text
-    kept = {name: value for name, value in out.items() if name != "message"}
-    assert kept == dict.fromkeys(kept, gr.skip())  # every field, the comment included, keeps its value
+    kept = {name: value for name, value in vars(view).items() if name != "message"}
+    assert kept == dict.fromkeys(kept, KEEP)  # every field, the comment and the labels included
+    outputs = view.outputs()  # what the page receives: everything but the message is left as it is
+    assert sum(o != gr.skip() for o in outputs) == 1 and message in outputs
 
 
 def test_a_full_disk_refuses_the_label_and_keeps_the_form(tmp_path):
@@ -76,7 +78,7 @@ def test_a_full_disk_refuses_the_label_and_keeps_the_form(tmp_path):
 
             (disk / "filler").unlink()  # space again: the same form saves
             out = submit(service, state)
-            assert "已保存 Saved" in out["message"]
+            assert "已保存 Saved" in out.message
             assert s.label("alice", state["item_id"])["comment"] == COMMENT
 
 

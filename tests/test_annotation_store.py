@@ -58,6 +58,10 @@ def store(tmp_path):
 @pytest.fixture
 def filled(store):
     """20 items, annotators 张/李/王 and admin 管理员, every item assigned to 2 annotators."""
+    return fill(store)
+
+
+def fill(store: AnnotationStore) -> AnnotationStore:
     store.import_items(make_items(20))
     for name in ("张", "李", "王"):
         store.add_annotator(name)
@@ -83,7 +87,8 @@ def count(store: AnnotationStore, table: str) -> int:
 def test_schema_is_created_in_wal_mode_with_full_sync(store):
     tables = {r[0] for r in store._all("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"items", "annotators", "assignments", "labels", "label_history", "submissions"} <= tables
-    assert store.schema_version() == len(MIGRATIONS) == 1
+    assert store.schema_version() == len(MIGRATIONS) == 2
+    assert {"adjudications", "adjudication_history"} <= tables
     with store._connection() as con:
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert con.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
@@ -99,12 +104,12 @@ def test_a_version_1_file_is_upgraded_by_an_appended_migration(tmp_path):
         con.execute("ALTER TABLE items ADD COLUMN flagged INTEGER NOT NULL DEFAULT 0")
 
     with AnnotationStore(path, migrations=(*MIGRATIONS, add_flag)) as s:
-        assert s.schema_version() == 2
+        assert s.schema_version() == len(MIGRATIONS) + 1
         assert s.item_count() == 3
         assert [r[0] for r in s._all("SELECT flagged FROM items")] == [0, 0, 0]
     with AnnotationStore(path, migrations=(*MIGRATIONS, add_flag)) as s:  # applied once only
-        assert s.schema_version() == 2
-    with pytest.raises(SchemaError, match="schema version 2 was written by a newer"):
+        assert s.schema_version() == len(MIGRATIONS) + 1
+    with pytest.raises(SchemaError, match=f"schema version {len(MIGRATIONS) + 1} was written by a newer"):
         AnnotationStore(path)
 
 
@@ -119,7 +124,7 @@ def test_a_failing_migration_changes_nothing(tmp_path):
     with pytest.raises(RuntimeError, match="boom"):
         AnnotationStore(path, migrations=(*MIGRATIONS, broken))
     with AnnotationStore(path) as s:
-        assert s.schema_version() == 1
+        assert s.schema_version() == len(MIGRATIONS)
         assert s._one("SELECT name FROM sqlite_master WHERE name = 'half_done'") is None
 
 
@@ -326,7 +331,9 @@ def test_assignment_tops_up_without_removing(store):
 # -- serving order --------------------------------------------------------------------------------
 
 
-def test_next_item_resumes_skips_and_never_reserves_done(filled):
+def test_next_item_resumes_skips_and_never_reserves_done(tmp_path):
+    # balanced: the annotator's own random order (overlap first: tests/test_annotation_assignment.py)
+    filled = fill(AnnotationStore(tmp_path / "annotations.sqlite", assignment="balanced"))
     name = "张"
     own = [r for r in assignments(filled) if r[0] == name]
     order = [i for _, i, _, _ in sorted(own, key=lambda r: (r[2], r[1]))]
@@ -338,7 +345,7 @@ def test_next_item_resumes_skips_and_never_reserves_done(filled):
     filled.skip(name, order[1])
     assert filled.next_item(name).item.id == order[3]
     filled.close()
-    with AnnotationStore(filled.path) as s:  # a restart resumes where the annotator left off
+    with AnnotationStore(filled.path, assignment="balanced") as s:  # a restart resumes where they left off
         assert s.next_item(name).item.id == order[3]
         for k, item_id in enumerate(order[3:]):
             assert s.next_item(name).item.id == item_id
@@ -370,7 +377,9 @@ def test_save_edit_and_history(filled):
     first = filled.save_label(
         name,
         item_id,
-        LabelInput("tie", AnswerLabel({STATUTE: True}, rel=7, tlc=6.5), comment="初评", seconds_spent=30.5),
+        LabelInput(
+            "tie", AnswerLabel({STATUTE: "wrong"}, rel=7, tlc=6.5), comment="初评", seconds_spent=30.5
+        ),
         "s1",
     )
     assert (first.version, first.changed, first.duplicate) == (1, True, False)
@@ -401,7 +410,7 @@ def test_save_edit_and_history(filled):
 def test_double_submit_is_idempotent(filled):
     name = "王"
     item_id = filled.next_item(name).item.id
-    label = LabelInput("left", AnswerLabel({STATUTE: False}, rel=9))
+    label = LabelInput("left", AnswerLabel({STATUTE: "correct"}, rel=9))
     first = filled.save_label(name, item_id, label, "dup")
     again = filled.save_label(name, item_id, label, "dup")
     assert again.duplicate and not again.changed
@@ -455,13 +464,19 @@ def test_verdicts_and_answer_labels_are_stored_unswapped(filled):
     saved = filled.save_label(
         annotator,
         item_id,
-        LabelInput("left", left=AnswerLabel({STATUTE: True}, rel=2), right=AnswerLabel(rel=9)),
+        LabelInput("left", left=AnswerLabel({STATUTE: "wrong_content"}, rel=2), right=AnswerLabel(rel=9)),
         "x",
     )
     assert saved.verdict == "B"  # B was on the left
     stored = filled.label(annotator, item_id)
     assert stored["verdict"] == "B" and stored["shown_order"] == "BA" and stored["verdict_shown"] == "left"
-    assert stored["answer_labels"]["b"] == {"statutes": {STATUTE: True}, "rel": 2, "tlc": None}
+    assert stored["answer_labels"]["b"] == {
+        "statutes": {STATUTE: "wrong_content"},
+        "rel": 2,
+        "tlc": None,
+        "none_wrong": False,
+    }
+    assert stored["answer_labels"]["format"] == 2
     assert stored["answer_labels"]["a"]["rel"] == 9
     row = filled.labels_frame().iloc[0]
     assert (row["winner"], row["rel_b"], row["rel_a"], row["nhsr_b"]) == ("sysB", 2.0, 9.0, 0.0)
@@ -494,11 +509,23 @@ def test_invalid_labels_are_refused_and_nothing_is_saved(filled):
     cases = [
         (LabelInput("C"), "verdict 'C' is not one of left, right, tie, both_bad"),
         (LabelInput("A"), "verdict 'A' is not one of"),  # stored verdicts are not accepted as shown ones
-        (LabelInput("tie", left=AnswerLabel(rel=11)), "left answer: Rel must be a number from 0 to 10"),
-        (LabelInput("tie", right=AnswerLabel(tlc=-1)), "right answer: T_LC must be a number"),
-        (LabelInput("tie", left=AnswerLabel(rel=True)), "Rel must be a number"),
-        (LabelInput("tie", left=AnswerLabel({STATUTE: "yes"})), "must be marked True"),
-        (LabelInput("tie", comment="长" * 5_001), "comment must be text"),
+        (
+            LabelInput("tie", left=AnswerLabel(rel=11)),
+            "左侧回答 left answer: Rel 须为 0–10 的数字或留空 must be a number from 0 to 10",
+        ),
+        (LabelInput("tie", right=AnswerLabel(tlc=-1)), "右侧回答 right answer: T_LC .*must be a number"),
+        (LabelInput("tie", left=AnswerLabel(rel=True)), "Rel .*must be a number"),
+        (
+            LabelInput("tie", left=AnswerLabel({STATUTE: "yes"})),
+            f"左侧回答 left answer: 法条 {STATUTE} 的标注 'yes' 不是 真实/有误 之一",
+        ),
+        (LabelInput("tie", right=AnswerLabel({STATUTE: True})), "右侧回答 right answer: .*旧版.*old tick"),
+        (
+            LabelInput("tie", right=AnswerLabel({STATUTE: "wrong"}, none_wrong=True)),
+            "右侧回答 right answer: 已确认“这些都没问题”，但法条",
+        ),
+        (LabelInput("tie", left=AnswerLabel({STATUTE: "legacy_unticked"})), "不是 真实/有误 之一"),
+        (LabelInput("tie", comment="长" * 5_001), "备注 comment: .*must be text"),
         (LabelInput("tie", seconds_spent=-3), "seconds_spent"),
     ]
     for label, message in cases:
@@ -521,6 +548,37 @@ def test_invalid_labels_are_refused_and_nothing_is_saved(filled):
     assert filled.label("李", not_mine) is None  # nobody else's label is returned for 李
 
 
+def test_none_wrong_records_the_unlabelled_cited_statutes_as_correct(tmp_path):
+    other = "《民法典》第1087条"
+    cited = {"a": [STATUTE, other], "b": [STATUTE]}
+    s = fill(AnnotationStore(tmp_path / "a.sqlite", cited=lambda item_id, side: cited[side]))
+    annotator, item_id, _, swapped = assignments(s)[0]
+    mine = AnswerLabel({other: "wrong_content"}, rel=3)
+    confirmed = AnswerLabel(none_wrong=True)
+    left, right = (confirmed, mine) if swapped else (mine, confirmed)  # a: mine, b: confirmed
+    s.save_label(annotator, item_id, LabelInput("left", left, right), "nw")
+    stored = s.label(annotator, item_id)["answer_labels"]
+    assert stored["a"]["statutes"] == {other: "wrong_content"} and not stored["a"]["none_wrong"]
+    assert stored["b"]["statutes"] == {STATUTE: "correct"} and stored["b"]["none_wrong"]
+    row = s.labels_frame().iloc[0]
+    # a: one statute labelled wrong, one cited and unlabelled (missing data, not "correct")
+    assert (row["n_labelled_a"], row["n_unlabelled_a"], row["nhsr_a"]) == (1, 1, 0.0)
+    assert (row["n_labelled_b"], row["n_unlabelled_b"], row["nhsr_b"], row["none_wrong_b"]) == (
+        1,
+        0,
+        1.0,
+        True,
+    )
+    statutes = s.statute_labels_frame()
+    assert len(statutes) == 3 and statutes["label"].isna().sum() == 1
+    assert s.save_label(annotator, item_id, LabelInput("left", left, right), "nw").duplicate  # idempotent
+    # without the cited statutes (no checker) only labelled statutes are known
+    assert len(s.statute_labels_frame(cited=lambda i, side: [])) == 2
+    s.close()
+    with AnnotationStore(tmp_path / "a.sqlite") as plain:
+        assert plain.labels_frame().iloc[0]["n_unlabelled_a"] == 0
+
+
 # -- tables, export, backups ----------------------------------------------------------------------
 
 
@@ -532,7 +590,7 @@ def test_labels_frame_and_statute_table(filled):
         i1,
         LabelInput(
             "tie",
-            left=AnswerLabel({STATUTE: True, "《民法典》第1087条": False}, rel=5, tlc=4),
+            left=AnswerLabel({STATUTE: "wrong_number", "《民法典》第1087条": "correct"}, rel=5, tlc=4),
             guideline_version="v1",
             seconds_spent=12,
         ),
@@ -553,6 +611,7 @@ def test_labels_frame_and_statute_table(filled):
     side = "b" if s1 else "a"
     assert old[f"rel_{side}"] == 5.0 and old[f"tlc_{side}"] == 4.0 and old[f"n_statutes_{side}"] == 2
     assert old[f"n_hallucinated_{side}"] == 1 and old[f"nhsr_{side}"] == 0.5
+    assert old[f"n_labelled_{side}"] == 2 and old[f"n_unlabelled_{side}"] == 0 and not old["legacy"]
     assert json.loads(old[f"hallucinated_{side}"]) == [STATUTE]
     assert old["guideline_version"] == "v1" and old["seconds_spent"] == 12.0 and old["replaced_at"] > 0
     assert frame["rel_a"].dtype == float and frame["nhsr_a"].isna().all()
@@ -563,6 +622,10 @@ def test_labels_frame_and_statute_table(filled):
         STATUTE: True,
         "《民法典》第1087条": False,
     }
+    assert dict(zip(statutes["statute"], statutes["error_kind"], strict=True)) == {
+        STATUTE: "number",
+        "《民法典》第1087条": None,
+    }
     assert filled.statute_labels_frame().empty
 
 
@@ -572,7 +635,7 @@ def test_export_round_trip(filled, tmp_path):
     for k, (a, i, _, _) in enumerate(assignments(filled)[:6]):
         label = LabelInput(
             ("left", "right", "tie")[k % 3],
-            left=AnswerLabel({STATUTE: k % 2 == 0}, rel=k),
+            left=AnswerLabel({STATUTE: ("wrong", "correct")[k % 2]}, rel=k),
             comment=f"意见{k}",
         )
         filled.save_label(a, i, label, f"e{k}")
@@ -583,7 +646,9 @@ def test_export_round_trip(filled, tmp_path):
     assert [(r["annotator"], r["item_id"], r["verdict"], r["comment"]) for r in back] == list(
         frame[["annotator", "item_id", "verdict", "comment"]].itertuples(index=False, name=None)
     )
-    assert [json.loads(r["statutes_a"]) for r in back] == [json.loads(s) for s in frame["statutes_a"]]
+    assert [{s["statute"]: s["label"] for s in r["statutes_a"]} for r in back] == [
+        json.loads(s) for s in frame["statutes_a"]
+    ]
 
     assert filled.export(tmp_path / "labels.csv") == 6
     csv_back = pd.read_csv(tmp_path / "labels.csv", keep_default_na=False, na_values=[""])
@@ -592,7 +657,7 @@ def test_export_round_trip(filled, tmp_path):
         assert list(csv_back[column]) == list(frame[column])
     pd.testing.assert_series_equal(csv_back["rel_a"].astype(float), frame["rel_a"], check_names=False)
     assert [p.name for p in tmp_path.iterdir() if p.suffix == ".tmp"] == []
-    with pytest.raises(StoreError, match="format 'xlsx'"):
+    with pytest.raises(StoreError, match="format 'xlsx' is not one of csv, jsonl, parquet"):
         filled.export(tmp_path / "labels.xlsx", fmt="xlsx")
 
 

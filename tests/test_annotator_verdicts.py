@@ -51,3 +51,42 @@ def test_the_training_converters_accept_each_verdict(row, tmp_path):
 
 def test_keys_and_shown_names_are_unique():
     assert len({v.key for v in VERDICT_TABLE}) == len({v.shown for v in VERDICT_TABLE}) == len(VERDICT_TABLE)
+
+
+# -- the per-statute labels (STATUTE_LABEL_TABLE) ----------------------------------------------------
+
+STATUTE_ROWS = pytest.mark.parametrize(
+    "row", verdicts.STATUTE_LABEL_TABLE, ids=[v.code for v in verdicts.STATUTE_LABEL_TABLE]
+)
+
+
+@STATUTE_ROWS
+def test_the_store_keeps_each_statute_label_and_the_frames_read_its_flag_and_kind(row, tmp_path):
+    from eval_ui.items import Item
+
+    key = "《民法典》第1079条"
+    s = store.AnnotationStore(tmp_path / "a.sqlite")
+    s.import_items([Item("q1", "问", "甲", "乙", "x", "y")])
+    s.add_annotator("admin", role="admin")
+    label = store.LabelInput("tie", left=store.AnswerLabel({key: row.code}))
+    if row.code not in verdicts.STATUTE_LABELS:  # legacy_unticked: made by the migration only
+        with pytest.raises(store.StoreError, match="不是 真实/有误 之一"):
+            s.save_label("admin", "q1", label, "s1")
+        return
+    s.save_label("admin", "q1", label, "s1")
+    [statute] = s.statute_labels_frame().itertuples()
+    assert (statute.label, statute.hallucinated, statute.error_kind) == (
+        row.code,
+        row.hallucinated,
+        row.error_kind,
+    )
+    frame = s.labels_frame().iloc[0]
+    assert frame["n_hallucinated_a"] == int(row.hallucinated) and frame["nhsr_a"] == 1 - int(row.hallucinated)
+    s.close()
+
+
+def test_statute_codes_are_unique_and_only_the_migrations_code_has_no_flag():
+    codes = [v.code for v in verdicts.STATUTE_LABEL_TABLE]
+    assert len(set(codes)) == len(codes) and verdicts.STATUTE_LABELS == tuple(codes[:-1])
+    assert [c for c, flag in verdicts.STATUTE_HALLUCINATED.items() if flag is None] == ["legacy_unticked"]
+    assert verdicts.STATUTE_HALLUCINATED["correct"] is False

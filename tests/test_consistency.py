@@ -35,7 +35,8 @@ def store(tmp_path):
 def label(store, annotator, item_id, verdict, rel_a, tlc_a, rel_b=None, tlc_b=None, hallucinated=None):
     """Save a label given in the item's own orientation (A = x), whatever order the annotator saw."""
     a = store.assignment(annotator, item_id)
-    statutes = {} if hallucinated is None else {"《中华人民共和国民法典》第一千零七十九条": hallucinated}
+    code = "wrong" if hallucinated else "correct"  # the per-statute label (eval_ui/verdicts.py)
+    statutes = {} if hallucinated is None else {"《中华人民共和国民法典》第一千零七十九条": code}
     x, y = AnswerLabel(statutes, rel_a, tlc_a), AnswerLabel({}, rel_b, tlc_b)
     left, right = (y, x) if a.swapped else (x, y)
     store.save_label(
@@ -71,14 +72,14 @@ def test_auto_metrics_read_evaluate_outputs_and_turn_judge_verdicts_to_the_first
 def test_no_labels_says_so():
     import pandas as pd
 
-    report = human_consistency(pd.DataFrame(), pd.DataFrame(), {}, lambda i, s: {})
+    report = human_consistency(pd.DataFrame(), pd.DataFrame(), lambda i, s: {})
     assert report.n_labels == 0 and "No labels yet" in report.sections[0].note
 
 
 def test_one_annotator_gets_a_reason_instead_of_an_agreement(store):
     label(store, "u1", "q0:x:y", "A", 8, 6)
     label(store, "u1", "q1:x:y", "B", 2, 2)
-    report = human_consistency(store.labels_frame(), store.statute_labels_frame(), {}, lambda i, s: {})
+    report = human_consistency(store.labels_frame(), store.statute_labels_frame(), lambda i, s: {})
     agreement = report.section("标注者一致性 Inter-annotator agreement").table
     assert agreement["value"].isna().all()
     assert agreement["note"].str.contains("two or more annotators").all()
@@ -116,7 +117,6 @@ def test_the_report_matches_the_statistics_computed_directly(store, tmp_path):
     report = human_consistency(
         store.labels_frame(),
         store.statute_labels_frame(),
-        {i.id: i for i in items()},
         lambda item_id, side: (
             {"《中华人民共和国民法典》第一千零七十九条": checker_says[item_id]} if side == "a" else {}
         ),
@@ -137,20 +137,24 @@ def test_the_report_matches_the_statistics_computed_directly(store, tmp_path):
         and "over 3 cited statutes" in nhsr.note
         and "1 without a majority" in nhsr.note
     )
-    # judge: flipped to x's view the first-order verdicts are B, B, A, tie against humans A A B tie / A A B A
+    # judge: in x's view the first-order verdicts are B, B, A, tie and the swapped ones A, B, B, A; the
+    # judge's verdict is kept where both orders agree (q1: B) and a tie elsewhere (MT-bench's conservative
+    # rule), against humans A A B tie / A A B A
     judge = report.section("LLM 裁判与律师 The LLM judge against the lawyers").table.set_index("measure")
     direct = stats.judge_agreement(
-        ["B", "B", "B", "B", "A", "A", "tie", "tie"], ["A", "A", "A", "A", "B", "B", "tie", "A"]
+        ["tie", "tie", "B", "B", "tie", "tie", "tie", "tie"], ["A", "A", "A", "A", "B", "B", "tie", "A"]
     )
-    assert judge.loc["agreement with ties", "value"] == pytest.approx(direct["agreement_with_tie"], abs=1e-3)
-    # swapped order, x's view: A, B, B, A against B, B, A, tie → only q1 agrees
-    assert judge.loc["judge self-consistency (swapped order)", "value"] == pytest.approx(0.25)
+    s1 = judge.loc["LLM judge vs lawyers, ties included (MT-bench S1)", "value"]
+    assert s1 == pytest.approx(direct["agreement_with_tie"], abs=1e-3) == pytest.approx(1 / 8, abs=1e-3)
+    # swapped order against first order: only q1 agrees
+    assert judge.loc["LLM judge self-consistency (answers swapped)", "value"] == pytest.approx(0.25)
     # inter-annotator α of the verdict, as the krippendorff package computes it on the same matrix
     frame = store.labels_frame().rename(columns={"item_id": "item"})
     alpha = stats.krippendorff_alpha(stats.to_reliability_matrix(frame, "verdict"), "nominal")["alpha"]
     agreement = report.section("标注者一致性 Inter-annotator agreement").table.set_index("measure")
     assert agreement.loc["verdict: Krippendorff α (nominal)", "value"] == pytest.approx(alpha, abs=1e-3)
-    assert [p.name for p in report.figures] == ["human_win_rate.png", "auto_vs_human.png"]
+    assert "human_win_rate.png" in [p.name for p in report.figures]
+    assert "auto_vs_human.png" in [p.name for p in report.figures]
     assert all(p.stat().st_size > 1000 for p in report.figures)
 
 

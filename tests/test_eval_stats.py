@@ -498,3 +498,325 @@ def test_fleiss_kappa_edge_cases():
     assert same["kappa"] is None and same["n_items_used"] == 2 and "undefined" in same["note"]
     with pytest.raises(ValueError, match="repeated"):
         fleiss_kappa(long_labels({"q1": [1, 0]}).pipe(lambda d: pd.concat([d, d])), "label")
+
+
+# --------------------------------------------------------------------------- intervals and shared resamples
+
+
+@pytest.mark.parametrize(("x", "n"), [(8, 10), (0, 12), (12, 12), (1, 3), (37, 250)])
+@pytest.mark.parametrize("confidence", [0.9, 0.95])
+def test_wilson_interval_matches_statsmodels(x, n, confidence):
+    from statsmodels.stats.proportion import proportion_confint
+
+    expected = proportion_confint(x, n, alpha=1 - confidence, method="wilson")
+    assert stats.wilson_interval(x, n, confidence) == pytest.approx(expected)
+
+
+def test_wilson_interval_by_hand_and_edge_cases():
+    # 8 of 10 at z = 1.959964: centre (0.8 + 0.192073) / 1.384146 = 0.716740,
+    # half-width 1.416010 · √(0.016 + 0.0096036) = 0.226578.
+    low, high = stats.wilson_interval(8, 10)
+    assert (low, high) == pytest.approx((0.716740 - 0.226578, 0.716740 + 0.226578), abs=1e-6)
+    assert stats.wilson_interval(0, 0) == (None, None)
+    with pytest.raises(ValueError, match="confidence"):
+        stats.wilson_interval(1, 2, confidence=1.5)
+
+
+def test_ratio_bootstrap_resamples_whole_groups():
+    # Three items: (hits, labels) = (2, 2), (0, 2), (1, 1). Resampling by hand with the same generator:
+    # counts[b, u] = how often item u is drawn in resample b.
+    hits, labels, groups = [1, 1, 0, 0, 1], [1, 1, 1, 1, 1], ["q1", "q1", "q2", "q2", "q3"]
+    r = stats.ratio_bootstrap(hits, labels, n_boot=400, seed=3, groups=groups, confidence=0.9)
+    assert r["value"] == pytest.approx(3 / 5) and r["n_units"] == 3
+    pick = np.random.default_rng(3).integers(0, 3, size=(400, 3))
+    counts = np.stack([(pick == u).sum(axis=1) for u in range(3)], axis=1)
+    draws = (counts @ [2, 0, 1]) / (counts @ [2, 2, 1])
+    assert (r["low"], r["high"]) == pytest.approx(tuple(np.percentile(draws, [5, 95])))
+    # The same as pre-summed per item, and reproducible; a different seed moves the interval.
+    summed = stats.ratio_bootstrap([2, 0, 1], [2, 2, 1], n_boot=400, seed=3, confidence=0.9)
+    assert (summed["low"], summed["high"]) == (r["low"], r["high"])
+    other = stats.ratio_bootstrap(hits, labels, n_boot=400, seed=4, groups=groups, confidence=0.9)
+    assert (other["low"], other["high"]) != (r["low"], r["high"])
+    assert stats.ratio_bootstrap([1], [1])["low"] is None  # one unit: no interval
+
+
+def test_a_shared_resampler_gives_every_statistic_the_same_resampled_items():
+    items = [f"q{n}" for n in range(30)]
+    resampler = stats.Resampler(items, n_boot=300, seed=5)
+    rng = np.random.default_rng(0)
+    hits = rng.integers(0, 2, size=60).astype(float)
+    groups = [items[n // 2] for n in range(60)]  # two labels per item
+    shared = stats.ratio_bootstrap(hits, np.ones(60), groups=groups, resampler=resampler)
+    # By hand: the resampler's counts times per-item sums.
+    per_item = np.array([hits[2 * n] + hits[2 * n + 1] for n in range(30)])
+    draws = (resampler.counts @ per_item) / (resampler.counts @ np.full(30, 2.0))
+    assert (shared["low"], shared["high"]) == pytest.approx(
+        tuple(np.percentile(draws, [2.5, 97.5])), abs=1e-6
+    )
+    # A statistic on a subset of the items takes, in each resample, the drawn items of the subset.
+    subset = stats.ratio_bootstrap(hits[:20], np.ones(20), groups=groups[:20], resampler=resampler)
+    counts = resampler.counts[:, :10]
+    sub_draws = (counts @ per_item[:10]) / (counts @ np.full(10, 2.0))
+    assert (subset["low"], subset["high"]) == pytest.approx(
+        tuple(np.percentile(sub_draws[np.isfinite(sub_draws)], [2.5, 97.5])), abs=1e-6
+    )
+    with pytest.raises(ValueError, match="not one of the resampled units"):
+        resampler.sums([[1.0]], ["elsewhere"])
+
+
+def test_win_tie_loss_with_groups_resamples_items():
+    verdicts = ["A", "A", "B", "tie", "A", "B", "both_bad", "A"]
+    groups = ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"]
+    r = win_tie_loss(verdicts, n_boot=500, seed=2, groups=groups)
+    assert r["n_units"] == 4 and r["win_rate"] == pytest.approx((4 + 1) / 8)
+    pick = np.random.default_rng(2).integers(0, 4, size=(500, 4))
+    counts = np.stack([(pick == u).sum(axis=1) for u in range(4)], axis=1)
+    scores = counts @ [2.0, 0.5, 1.0, 1.5]  # per item: A+A, B+tie, A+B, both_bad+A
+    assert (r["win_rate_low"], r["win_rate_high"]) == pytest.approx(
+        tuple(np.percentile(scores / (counts @ np.full(4, 2.0)), [2.5, 97.5]))
+    )
+
+
+# --------------------------------------------------------------------------- Bradley–Terry, paired test
+
+
+def test_bradley_terry_batched_newton_fits_each_data_set_as_statsmodels_does():
+    sets = [random_comparisons(np.array([0.0, 0.7, -0.4]), n=120, seed=s, tie_share=0.15) for s in range(4)]
+    systems = ["s0", "s1", "s2"]
+    wins = np.zeros((4, 3, 3))
+    for b, df in enumerate(sets):
+        for a, c, v in df.itertuples(index=False):
+            i, j = systems.index(a), systems.index(c)
+            wins[b, i, j] += stats.SCORE[v]
+            wins[b, j, i] += 1 - stats.SCORE[v]
+    together = stats._bt_fit_many(wins)
+    for b, df in enumerate(sets):
+        alone = bradley_terry(df, n_boot=0, reference="s0").set_index("system")["rating"]
+        assert together[b] == pytest.approx(alone.loc[systems].to_numpy(), abs=1e-8)
+    # A data set without a finite MLE (s2 never scores) is NaN; the others are still fitted.
+    wins[1, 2, :] = 0
+    fitted = stats._bt_fit_many(wins)
+    assert np.isnan(fitted[1]).all() and np.isfinite(fitted[[0, 2, 3]]).all()
+
+
+def test_bradley_terry_resampling_items_keeps_the_estimate_and_is_reproducible():
+    df = random_comparisons(np.array([0.0, 0.5, 1.0]), n=200, seed=7, tie_share=0.1)
+    df["item_id"] = [f"q{n // 2}" for n in range(len(df))]  # two labels per item
+    by_item = bradley_terry(df, n_boot=100, seed=1, group_col="item_id")
+    by_label = bradley_terry(df, n_boot=100, seed=1)
+    assert by_item["rating"].to_numpy() == pytest.approx(by_label["rating"].to_numpy())
+    pd.testing.assert_frame_equal(by_item, bradley_terry(df, n_boot=100, seed=1, group_col="item_id"))
+    assert (by_item["rating_low"] < by_item["rating"]).all() and (
+        by_item["rating"] < by_item["rating_high"]
+    ).all()
+
+
+def paired_labels() -> pd.DataFrame:
+    """x beats y on 30 of 40 items, each labelled twice (the two labels of an item agree)."""
+    rows = []
+    for n in range(40):
+        verdict = "A" if n < 30 else "B"
+        rows += [(f"q{n}", "x", "y", verdict)] * 2
+    return pd.DataFrame(rows, columns=["item_id", "system_a", "system_b", "verdict"])
+
+
+def test_paired_bootstrap_by_hand():
+    df = paired_labels()
+    r = stats.paired_bootstrap(df, "x", "y", n_boot=1000, seed=0)
+    # x wins 60 of 80 comparisons: 0.75; y 0.25; difference 0.5, over 40 items.
+    assert (r["win_rate_first"], r["win_rate_second"], r["difference"]) == (0.75, 0.25, 0.5)
+    assert (r["n_items"], r["met"], r["n_first"]) == (40, 40, 80)
+    # The same resamples by hand: items drawn with replacement, both labels of an item together.
+    pick = np.random.default_rng(0).integers(0, 40, size=(1000, 40))
+    wins = (pick < 30).sum(axis=1) / 40
+    draws = wins - (1 - wins)
+    assert (r["low"], r["high"]) == pytest.approx(tuple(np.percentile(draws, [2.5, 97.5])))
+    # p: resampled differences at least as far from 0.5 as 0.5 is from 0 — none — so 1 / 1001.
+    assert r["p_value"] == pytest.approx((1 + np.sum(np.abs(draws - 0.5) >= 0.5)) / 1001)
+    assert r["p_value"] < 0.01
+    # Swapping the systems negates the difference and keeps the p-value.
+    swapped = stats.paired_bootstrap(df, "y", "x", n_boot=1000, seed=0)
+    assert swapped["difference"] == -0.5 and swapped["p_value"] == r["p_value"]
+
+
+def test_paired_bootstrap_no_difference_and_edge_cases():
+    even = pd.DataFrame(
+        [(f"q{n}", "x", "y", "A" if n % 2 else "B") for n in range(20)],
+        columns=["item_id", "system_a", "system_b", "verdict"],
+    )
+    r = stats.paired_bootstrap(even, "x", "y", n_boot=300, seed=0)
+    assert r["difference"] == 0.0 and r["p_value"] == 1.0 and r["low"] < 0 < r["high"]
+    missing = stats.paired_bootstrap(even, "x", "z", n_boot=100)
+    assert missing["difference"] is None and "z" in missing["note"]
+    one_item = stats.paired_bootstrap(even.iloc[:1], "x", "y", n_boot=100)
+    assert (
+        one_item["difference"] == -1.0
+        and one_item["p_value"] is None
+        and "2 labelled items" in one_item["note"]
+    )
+    never_met = pd.DataFrame(
+        [("q1", "x", "z", "A"), ("q2", "y", "z", "B"), ("q3", "x", "z", "tie")],
+        columns=["item_id", "system_a", "system_b", "verdict"],
+    )
+    apart = stats.paired_bootstrap(never_met, "x", "y", n_boot=100)
+    assert apart["met"] == 0 and "never compared" in apart["note"]
+    with pytest.raises(ValueError, match="different"):
+        stats.paired_bootstrap(even, "x", "x")
+
+
+# --------------------------------------------------------------------------- agreement between people
+
+
+def test_annotator_agreement_by_hand_and_finds_the_drifter():
+    long = pd.DataFrame(
+        {
+            "annotator": ["u1", "u2", "u3"] * 3,
+            "item": ["q1"] * 3 + ["q2"] * 3 + ["q3"] * 3,
+            "verdict": ["A", "A", "B", "B", "B", "A", "tie", "A", "B"],
+        }
+    )
+    r = stats.annotator_agreement(long, "verdict").set_index("annotator")
+    # u1: q1 others A, B split; q2 others B, A split; q3 others A, B split → n = 0, split 3. u2 likewise
+    # (q3: tie, B). u3: q1 others A, A (u3 says B: disagrees), q2 others B, B (u3 A), q3 tie, A split.
+    assert r.loc["u1", ["n", "split"]].tolist() == [0, 3] and r.loc["u2", ["n", "split"]].tolist() == [0, 3]
+    assert r.loc["u3", ["shared", "n", "agree", "split"]].tolist() == [3, 2, 0, 1]
+    assert pd.isna(r.loc["u1", "agreement"]) and r.loc["u3", "agreement"] == 0.0
+    rng = np.random.default_rng(1)
+    rows = []
+    for n in range(300):
+        truth = rng.choice(["A", "B"])
+        for annotator in ("u1", "u2", "u3", "drifter"):
+            agree = rng.random() < (0.9 if annotator != "drifter" else 0.4)
+            rows.append((annotator, f"q{n}", truth if agree else ("B" if truth == "A" else "A")))
+    table = stats.annotator_agreement(pd.DataFrame(rows, columns=["annotator", "item", "verdict"]), "verdict")
+    table = table.set_index("annotator")
+    assert table["agreement"].idxmin() == "drifter"
+    assert table.loc["drifter", "high"] < table.drop("drifter")["low"].min()
+    low, high = stats.wilson_interval(table.loc["u1", "agree"], table.loc["u1", "n"])
+    assert (table.loc["u1", "low"], table.loc["u1", "high"]) == pytest.approx((low, high))
+
+
+def test_rater_pair_agreement_counts_every_pair_of_annotators():
+    rng = np.random.default_rng(4)
+    rows = []
+    for n in range(40):
+        for annotator in rng.choice(["u1", "u2", "u3", "u4"], size=rng.integers(1, 5), replace=False):
+            rows.append((annotator, f"q{n}", rng.choice(list(stats.VERDICTS))))
+    long = pd.DataFrame(rows, columns=["annotator", "item", "verdict"])
+    r = stats.rater_pair_agreement(long, n_boot=200)
+    # Brute force over every pair of annotators of an item (both_bad counts as tie).
+    tie = {"both_bad": "tie"}
+    with_tie, without_tie = [], []
+    for _, group in long.groupby("item"):
+        values = [tie.get(v, v) for v in group["verdict"]]
+        for a in range(len(values)):
+            for b in range(a + 1, len(values)):
+                with_tie.append(values[a] == values[b])
+                if "tie" not in (values[a], values[b]):
+                    without_tie.append(values[a] == values[b])
+    assert r["n_with_tie"] == len(with_tie) and r["agreement_with_tie"] == pytest.approx(np.mean(with_tie))
+    assert r["n_without_tie"] == len(without_tie)
+    assert r["agreement_without_tie"] == pytest.approx(np.mean(without_tie))
+    assert r["agreement_with_tie_low"] <= r["agreement_with_tie"] <= r["agreement_with_tie_high"]
+    lonely = stats.rater_pair_agreement(long[long["annotator"] == "u1"], n_boot=10)
+    assert lonely["agreement_with_tie"] is None and "two or more" in lonely["note"]
+
+
+def test_judge_agreement_intervals():
+    judge = ["A", "A", "B", "tie", "B", "A", "A", "B"]
+    human = ["A", "B", "B", "tie", "B", "A", "tie", "A"]
+    r = judge_agreement(judge, human)  # independent pairs: Wilson
+    assert (r["agreement_with_tie_low"], r["agreement_with_tie_high"]) == pytest.approx(
+        stats.wilson_interval(5, 8)
+    )
+    assert (r["agreement_without_tie_low"], r["agreement_without_tie_high"]) == pytest.approx(
+        stats.wilson_interval(4, 6)
+    )
+    grouped = judge_agreement(
+        judge, human, groups=["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"], n_boot=300
+    )
+    assert grouped["agreement_with_tie"] == r["agreement_with_tie"] and grouped["n_items"] == 4
+    assert (
+        grouped["agreement_with_tie_low"]
+        <= grouped["agreement_with_tie"]
+        <= grouped["agreement_with_tie_high"]
+    )
+
+
+def test_nhsr_agreement_intervals():
+    auto = [True] * 25 + [False] * 25
+    human = [True] * 20 + [False] * 5 + [True] * 10 + [False] * 15
+    r = nhsr_agreement(auto, human)
+    assert (r["accuracy_low"], r["accuracy_high"]) == pytest.approx(stats.wilson_interval(35, 50))
+    result = cohens_kappa(np.array([[20, 5], [10, 15]]))
+    half = scipy.stats.norm.ppf(0.975) * result.std_kappa
+    assert (r["kappa_low"], r["kappa_high"]) == pytest.approx((0.4 - half, 0.4 + half))
+
+
+# --------------------------------------------------------------------------- Krippendorff's alpha, its interval
+
+
+class _WholeSample(stats.Resampler):
+    """Every "resample" is the data itself: the bootstrap's α formula must then give the package's α."""
+
+    def __init__(self, units, n_boot=3):
+        super().__init__(units, n_boot=n_boot)
+        self._counts = np.ones((n_boot, len(self.units)))
+
+
+@pytest.mark.parametrize("level", ["nominal", "interval"])
+def test_krippendorff_alpha_bootstrap_formula_reproduces_the_package(level):
+    table = pd.DataFrame(KRIPPENDORFF_2011, index=list("ABCD"), columns=range(1, 13))
+    r = krippendorff_alpha(table, level, resampler=_WholeSample(range(1, 13)))
+    expected = krippendorff.alpha(reliability_data=KRIPPENDORFF_2011, level_of_measurement=level)
+    assert r["alpha"] == pytest.approx(expected)
+    assert (r["alpha_low"], r["alpha_high"]) == pytest.approx((expected, expected))
+
+
+def test_krippendorff_alpha_interval_and_long_form():
+    rng = np.random.default_rng(6)
+    truth = rng.integers(0, 3, size=80)
+    rows = []
+    for n, t in enumerate(truth):
+        for annotator in ("u1", "u2", "u3"):
+            if rng.random() < 0.8:
+                rows.append((annotator, f"q{n}", int(t) if rng.random() < 0.8 else int(rng.integers(0, 3))))
+    long = pd.DataFrame(rows, columns=["annotator", "item", "label"])
+    from_table = krippendorff_alpha(to_reliability_matrix(long, "label"), "nominal", n_boot=300, seed=2)
+    from_long = stats.krippendorff_alpha_long(long, "label", "nominal", n_boot=300, seed=2)
+    assert from_long["alpha"] == pytest.approx(from_table["alpha"])
+    assert (from_long["n_items"], from_long["n_pairable"]) == (
+        from_table["n_items"],
+        from_table["n_pairable"],
+    )
+    assert from_long["alpha_low"] < from_long["alpha"] < from_long["alpha_high"]
+    assert from_long["n_boot_used"] == 300
+    narrow = stats.krippendorff_alpha_long(long, "label", "nominal", n_boot=300, seed=2, confidence=0.5)
+    assert narrow["alpha_high"] - narrow["alpha_low"] < from_long["alpha_high"] - from_long["alpha_low"]
+    with pytest.raises(ValueError, match="repeated"):
+        stats.krippendorff_alpha_long(pd.concat([long, long.iloc[:1]]), "label", "nominal")
+
+
+def test_bradley_terry_components_fit_each_connected_set_on_its_own():
+    # x–y and z–w were never compared across: one fit would have no finite MLE; per component each has one.
+    df = labels_of([("x", "y", "A"), ("y", "x", "B"), ("x", "y", "A"), ("x", "y", "B")])
+    df = pd.concat([df, labels_of([("z", "w", "tie"), ("w", "z", "B")])], ignore_index=True)
+    assert bradley_terry(df, n_boot=0)["rating"].isna().all()
+    r = bradley_terry(df, n_boot=50, components=True)
+    assert r.attrs["components"] == 2 and r.attrs["n_comparisons"] == 6
+    by = r.set_index("system")
+    assert by.loc["x", "rating"] - by.loc["y", "rating"] == pytest.approx(math.log(3), abs=1e-6)
+    assert by.loc["z", "rating"] - by.loc["w", "rating"] == pytest.approx(math.log(3), abs=1e-6)  # 1.5 of 2
+    assert (
+        by.loc[["x", "y"], "component"].nunique() == 1
+        and by.loc["x", "component"] != by.loc["z", "component"]
+    )
+    alone = bradley_terry(df.iloc[:4], n_boot=50).set_index("system")
+    assert by.loc[["x", "y"], "rating"].to_numpy() == pytest.approx(
+        alone.loc[["x", "y"], "rating"].to_numpy()
+    )
+    # A component whose comparisons have no finite MLE (z always beats w) is NaN and named; the other is fitted.
+    one_sided = pd.concat([df.iloc[:4], labels_of([("z", "w", "A")])], ignore_index=True)
+    r = bradley_terry(one_sided, n_boot=0, components=True).set_index("system")
+    assert r.loc[["z", "w"], "rating"].isna().all() and r.loc[["x", "y"], "rating"].notna().all()
+    assert "component" in r.attrs["note"] and "Ford" in r.attrs["note"]

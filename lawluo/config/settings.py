@@ -150,6 +150,14 @@ class Settings:
     annotation_overlap: int = field(
         default=2, metadata={"help": "Annotators who label each comparison item (k)."}
     )
+    annotation_assignment: str = field(
+        default="overlap_first",
+        metadata={
+            "help": "The order items are served in: overlap_first (items other annotators have labelled "
+            "but that still lack their k labels come first, so agreement can be measured early) or "
+            "balanced (each annotator's own random order)."
+        },
+    )
     annotation_seed: int = field(
         default=0, metadata={"help": "Seed of the per-annotator item order and left/right swaps."}
     )
@@ -198,6 +206,10 @@ class Settings:
             )
         if not 1 <= self.annotation_overlap <= 20:
             raise ValueError(f"annotation_overlap must be 1–20 (got {self.annotation_overlap})")
+        if self.annotation_assignment not in ("overlap_first", "balanced"):
+            raise ValueError(
+                f"annotation_assignment must be overlap_first or balanced (got {self.annotation_assignment!r})"
+            )
         object.__setattr__(self, "assets_dir", Path(self.assets_dir))
         object.__setattr__(self, "annotation_dir", Path(self.annotation_dir))
         object.__setattr__(self, "domains_file", Path(self.domains_file))

@@ -1,0 +1,334 @@
+"""The controls a label form is made of, shared by the annotation and the adjudication tabs.
+
+- **Statute slots** (:class:`StatuteSlots`): one card per statute an answer cites, each with its own
+  label control (真实 Correct, 有误 Wrong, or a kind of error: the rows of
+  :data:`eval_ui.verdicts.STATUTE_LABEL_TABLE`) and the statute's real text one click away
+  (``<details>``). A statute nobody labels stays unlabelled: its control has no value and it is not
+  sent as "correct". 这些都没问题 "None of these is wrong" marks every statute not yet labelled as
+  真实 in one click (a statute already marked keeps its label); 清除 Clear empties the answer's labels.
+- **Scores** (:func:`score_field`): Rel and T_LC, 0–10 or empty. An out-of-range value is reported on
+  its own field by the event's validator (:func:`score_problem`), in Chinese and English.
+- **The comment** is never cut: the page counts its characters against :data:`MAX_COMMENT_CHARS`
+  (the store's limit), and a longer one is refused on the field, with what to do.
+
+Why a fixed pool of slots and not ``@gr.render``: a verdict button's inputs are fixed when the page is
+built (so are the keys 1–4, the validator and the HTTP API), and a rendered block is redrawn by a second
+event after the item arrives, while a key may already be pressed. :data:`SLOTS` cards per answer are
+built once, hidden when unused and filled by the event that shows an item; an answer citing more (none
+of the demo items does) has the rest listed in its note, unlabelled. Slot *n* of a side holds its
+*n*-th cited statute; a handler gets the slots in order, and the HTTP API names them ``left_1`` …
+(:func:`named_slots`).
+"""
+
+# no `from __future__ import annotations`: Gradio reads component classes at runtime
+
+import html
+import inspect
+import types
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from lawluo.ui.render import badge, esc
+
+from . import verdicts
+from .statutes import CitedStatute
+from .store import MAX_COMMENT, MAX_NOTE
+
+#: Cards per answer; the form has this many label controls per side.
+SLOTS = 30
+#: The comment's limit: the store's (a longer one is refused on the field, never cut).
+MAX_COMMENT_CHARS = MAX_COMMENT
+MAX_NOTE_CHARS = MAX_NOTE
+SCORE_RANGE = (0, 10)
+#: (shown, code) of each label a form may give a statute (not the migration's legacy code).
+LABEL_CHOICES = [(verdicts.STATUTE_NAMES[code], code) for code in verdicts.STATUTE_LABELS]
+
+#: Card styles (global, passed to ``launch`` with the tab's layout CSS).
+CARD_CSS = """
+.ann-card { --block-background-fill: #ffffff; background: #ffffff !important; border: 1px solid #d0d7de !important;
+  border-radius: 8px !important; margin: 3px 0 !important; gap: 0 !important; }
+.ann-card > * { background: #ffffff !important; }
+.ann-statute { padding: 5px 10px 0 10px; line-height: 1.5; }
+.ann-statute b { font-weight: 600; }
+.ann-statute details { display: inline; margin-left: 6px; }
+.ann-statute summary { cursor: pointer; color: #1d4ed8; font-size: 0.9em; display: inline; }
+.ann-statute .ann-law-text { white-space: pre-wrap; margin: 6px 0; color: #374151; line-height: 1.6; }
+.ann-mark { padding: 2px 8px 6px 8px !important; }
+.ann-mark .wrap { gap: 4px !important; }
+.ann-mark label { padding: 1px 7px !important; font-size: 0.85em !important; }
+.ann-mark label:has(input[value="correct"]:checked) { background: #e3f6e8 !important; border-color: #8fd3a3 !important; }
+.ann-mark label:has(input[value^="wrong"]:checked) { background: #fde4e4 !important; border-color: #f19a9a !important; }
+.ann-slot-note { color: #4b5563; font-size: 0.9em; margin: 2px 0; }
+.ann-slot-tools { gap: 6px !important; align-items: center; }
+.ann-count { color: #6b7280; font-size: 0.85em; text-align: right; margin-top: -4px; }
+.ann-count.over { color: #b91c1c; font-weight: 600; }
+"""
+
+
+def _lenient_preprocess(field: gr.Number, payload: float | None) -> float | None:
+    """``gr.Number.preprocess`` without its range check (the validator reports the range)."""
+    return None if payload is None else field.round_to_precision(payload, field.precision)
+
+
+def score_field(label: str, elem_id: str) -> gr.Number:
+    """An empty 0–10 score (Rel, T_LC): the page's input gets ``min``/``max``, and a value out of range
+    reaches the event's validator, which marks this field and only this one (:func:`score_problem`).
+
+    ``gr.Number`` with ``minimum``/``maximum`` raises in its ``preprocess``, before any validator runs,
+    and Gradio then marks every output as failed with an English toast, so this field's ``preprocess``
+    is replaced by one without the check. (A subclass would do the same, but Gradio writes a ``.pyi``
+    stub next to the module of every component class it sees defined.)
+    """
+    low, high = SCORE_RANGE
+    field = gr.Number(None, label=label, minimum=low, maximum=high, elem_id=elem_id)
+    field.preprocess = types.MethodType(_lenient_preprocess, field)  # type: ignore[method-assign]
+    return field
+
+
+def score_problem(value: object) -> str:
+    """Why ``value`` is not a score (empty when it is one, or empty).
+
+    >>> score_problem(11)
+    '须为 0–10 的数字或留空 Must be a number from 0 to 10, or empty (got 11).'
+    >>> score_problem(None), score_problem(7.5)
+    ('', '')
+    """
+    low, high = SCORE_RANGE
+    if value is None or value == "":
+        return ""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if isinstance(value, bool) or not low <= number <= high:
+        return (
+            f"须为 {low}–{high} 的数字或留空 Must be a number from {low} to {high}, or empty (got {value})."
+        )
+    return ""
+
+
+def text_problem(text: str | None, limit: int, what: str = "备注 The comment") -> str:
+    """Why ``text`` is too long for its field (empty when it fits); it is never cut.
+
+    >>> text_problem("好" * 12, 10)
+    '备注 The comment: 12 字 characters; 上限 the limit is 10. 请删减，不会自动截断 Shorten it; nothing is cut.'
+    """
+    n = len(text or "")
+    if n <= limit:
+        return ""
+    return f"{what}: {n:,} 字 characters; 上限 the limit is {limit:,}. 请删减，不会自动截断 Shorten it; nothing is cut."
+
+
+def validations(problems: Sequence[str]) -> list[dict]:
+    """``gr.validate`` results, one per input: a problem marks its field, an empty string passes."""
+    return [gr.validate(not p, p) for p in problems]
+
+
+# --------------------------------------------------------------------------- statute slots
+
+
+def card_html(statute: CitedStatute, show_checker: bool) -> str:
+    """One statute's card: its key, the checker's verdict when enabled, its text behind a click."""
+    verdict = badge(statute.verdict, "ll-badge") if show_checker else ""
+    body = (
+        f'<div class="ann-law-text">{esc(statute.text)}</div>'
+        if statute.text
+        else f'<div class="ann-slot-note">{esc(statute.note)}</div>'
+    )
+    return (
+        f'<div class="ann-statute"><b>{esc(statute.key)}</b> {verdict}'
+        f"<details><summary>查看条文 View the statute</summary>{body}</details></div>"
+    )
+
+
+def slots_note(cited: Sequence[CitedStatute], labels: Mapping[str, str] | None = None) -> str:
+    """The line above an answer's cards: how many it cites, and what the form cannot list."""
+    if not cited:
+        return (
+            '<div class="ann-slot-note">这个回答没有引用具体法条 This answer cites no statute article.</div>'
+        )
+    text = f"引用 {len(cited)} 条法条 Cites {len(cited)} statute{'s' * (len(cited) != 1)}."
+    if labels is not None:
+        unlabelled = sum(1 for s in cited if labels.get(s.key) not in verdicts.STATUTE_LABELS)
+        if unlabelled:
+            text += f" 未标注 {unlabelled} Unlabelled: {unlabelled}."
+    if len(cited) > SLOTS:
+        rest = [s.key for s in cited[SLOTS:]]
+        text += (
+            f" 表单只列出前 {SLOTS} 条；其余 {len(rest)} 条不在表单中，保持未标注（可在备注中说明）"
+            f" The form lists the first {SLOTS}; the other {len(rest)} stay unlabelled (note them in the comment): "
+            + "; ".join(rest)
+        )
+    return f'<div class="ann-slot-note">{html.escape(text)}</div>'
+
+
+def labels_from_slots(cited_keys: Sequence[str], values: Sequence[Any]) -> dict[str, str]:
+    """The labels the slots hold for ``cited_keys`` (slot *i* is statute *i*; empty slots are unlabelled).
+
+    >>> labels_from_slots(["a", "b", "c"], ["wrong", None, "correct", "correct"])
+    {'a': 'wrong', 'c': 'correct'}
+    """
+    out = {}
+    for key, value in zip(cited_keys, values, strict=False):
+        if value in (None, ""):
+            continue
+        if value not in verdicts.STATUTE_LABELS:
+            raise ValueError(f"法条标签无效 Unknown statute label {str(value)[:40]!r} for {key}")
+        out[key] = value
+    return out
+
+
+def unlabelled_count(cited_keys: Sequence[str], labels: Mapping[str, str]) -> int:
+    return sum(1 for key in cited_keys if labels.get(key) not in verdicts.STATUTE_LABELS)
+
+
+@dataclass
+class StatuteSlots:
+    """One answer's statute cards: per slot a group (shown when a statute fills it), its card and its label."""
+
+    note: gr.HTML
+    groups: list
+    cards: list
+    marks: list
+
+    def components(self) -> list:
+        """The outputs :func:`fill_slots` fills, in its order (the note is a field of its own)."""
+        return [*self.groups, *self.cards, *self.marks]
+
+
+def build_slots(prefix: str, title: str) -> StatuteSlots:
+    """The cards of one answer (ids ``{prefix}-card-{i}``, ``{prefix}-mark-{i}``), with "none of these is
+    wrong" (``{prefix}-none-wrong``) and "clear" (``{prefix}-clear``), which act in the page only."""
+    with gr.Row(elem_classes=["ann-slot-tools"]):
+        note = gr.HTML("", elem_id=f"{prefix}-note", padding=False)
+        none_wrong = gr.Button(
+            "这些都没问题 None of these is wrong",
+            size="sm",
+            variant="secondary",
+            elem_id=f"{prefix}-none-wrong",
+            min_width=120,
+        )
+        clear = gr.Button("清除 Clear", size="sm", elem_id=f"{prefix}-clear", min_width=60, scale=0)
+    groups, cards, marks = [], [], []
+    for i in range(SLOTS):
+        with gr.Group(visible=False, elem_classes=["ann-card"]) as group:
+            cards.append(gr.HTML("", elem_id=f"{prefix}-card-{i + 1}", padding=False))
+            marks.append(
+                gr.Radio(
+                    LABEL_CHOICES,
+                    value=None,
+                    label=f"{title} · 法条 statute {i + 1}",
+                    show_label=False,
+                    container=False,
+                    elem_id=f"{prefix}-mark-{i + 1}",
+                    elem_classes=["ann-mark"],
+                )
+            )
+        groups.append(group)
+    # In the page only: a statute already labelled keeps its label; an empty slot stays empty.
+    none_wrong.click(None, marks, marks, js="(...v) => v.map((x) => x || 'correct')", queue=False)
+    clear.click(None, marks, marks, js="(...v) => v.map(() => null)", queue=False)
+    return StatuteSlots(note, groups, cards, marks)
+
+
+def fill_slots(
+    cited: Sequence[CitedStatute], labels: Mapping[str, str], show_checker: bool, slots: int = SLOTS
+) -> list:
+    """Updates for one answer's slots showing ``cited`` labelled as ``labels`` (other slots hidden, empty)."""
+    shown = list(cited[:slots])
+    groups = [gr.update(visible=i < len(shown)) for i in range(slots)]
+    cards = [card_html(s, show_checker) for s in shown] + [""] * (slots - len(shown))
+    marks = [labels.get(s.key) if labels.get(s.key) in verdicts.STATUTE_LABELS else None for s in shown] + [
+        None
+    ] * (slots - len(shown))
+    return [*groups, *cards, *marks]
+
+
+def blank_slots(slots: int = SLOTS) -> list:
+    """Updates that hide and empty every slot of one answer."""
+    return fill_slots([], {}, False, slots)
+
+
+def named_slots(handler: Callable[..., Any], sides: Sequence[str]) -> Callable[..., Any]:
+    """``handler`` (whose signature ends in ``*marks``) as seen by Gradio: one keyword parameter per
+    slot, ``{side}_{n}`` (n from 1), default None, so an API caller names the statutes it labels and
+    leaves the rest out. Gradio reads a handler's parameters from ``__signature__``.
+    """
+    signature = inspect.signature(handler)
+    params = [p for p in signature.parameters.values() if p.kind is not p.VAR_POSITIONAL]
+    params += [
+        inspect.Parameter(f"{side}_{n}", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)
+        for side in sides
+        for n in range(1, SLOTS + 1)
+    ]
+    handler.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    return handler
+
+
+def flatten(view_values: Sequence[tuple[str, Any]], slot_fields: Mapping[str, int]) -> tuple:
+    """A view's outputs with each slot field (name → width) spread over its components; a kept
+    (``gr.skip()``) slot field keeps every one of them."""
+    out: list = []
+    for name, value in view_values:
+        if name in slot_fields:
+            out.extend([gr.skip()] * slot_fields[name] if isinstance(value, dict) else value)
+        else:
+            out.append(value)
+    return tuple(out)
+
+
+def output_components(
+    fields: Sequence[str],
+    views: Mapping[str, Any],
+    slots: Mapping[str, StatuteSlots],
+    slot_fields: Mapping[str, int],
+) -> list:
+    """The components a view's ``fields`` go to, in order (what :func:`flatten` fills): a slot field
+    (``left_slots``) is its slot pool's components, any other field its component in ``views``."""
+    out: list = []
+    for name in fields:
+        if name in slot_fields:
+            out.extend(slots[name.removesuffix("_slots")].components())
+        else:
+            out.append(views[name])
+    return out
+
+
+# --------------------------------------------------------------------------- in the page
+
+#: A character counter under a text field (``n / limit``; red over the limit). ``__SEL__`` is the
+#: field's textarea, ``__OUT__`` the counter's element id. Characters are counted as Python counts them.
+COUNTER_JS = """
+(() => {
+  const seen = window.__annCounters = window.__annCounters || {};
+  if (seen['__OUT__']) return;  // once per page, however often the component mounts
+  seen['__OUT__'] = true;
+  const LIMIT = __LIMIT__;
+  const update = () => {
+    const field = document.querySelector('__SEL__'), out = document.getElementById('__OUT__');
+    if (!field || !out) return;
+    const n = [...field.value].length;
+    const text = n.toLocaleString('en') + ' / ' + LIMIT.toLocaleString('en');
+    const over = n > LIMIT ? ' — 超出 ' + (n - LIMIT).toLocaleString('en') + ' 字，请删减（不会自动截断） over by '
+      + (n - LIMIT).toLocaleString('en') + '; shorten it (nothing is cut)' : '';
+    if (out.textContent !== text + over) out.textContent = text + over;
+    out.classList.toggle('over', n > LIMIT);
+  };
+  document.addEventListener('input', update, true);
+  setInterval(update, 500);  // a value set by the server fires no input event
+  update();
+})();
+"""
+
+
+def counter(field_selector: str, elem_id: str, limit: int) -> gr.HTML:
+    """``n / limit`` under a text field, kept up to date in the page."""
+    js = (
+        COUNTER_JS.replace("__LIMIT__", str(int(limit)))
+        .replace("__SEL__", field_selector)
+        .replace("__OUT__", elem_id)
+    )
+    return gr.HTML(f'<div class="ann-count" id="{elem_id}">0 / {limit:,}</div>', js_on_load=js, padding=False)

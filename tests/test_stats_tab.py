@@ -1,0 +1,180 @@
+"""The statistics tab (eval_ui/stats_tab.py): hidden unless an admin signed in, refused through the API to
+anyone else, and a report whose charts are shown one per image, only when drawn, at their natural size.
+
+The handlers are called directly; the last test opens the page in headless Chromium (Playwright) as an
+annotator (no Statistics tab at all) and as the admin (the tab, its report and charts, nothing cropped).
+Screenshots go to ``tests/artifacts/screenshots/statistics/``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import gradio as gr
+import pytest
+
+from eval_ui import stats_tab
+from eval_ui.auth import parse_users
+from eval_ui.consistency import CHARTS
+from eval_ui.items import Item
+from eval_ui.service import AnnotationService
+from eval_ui.store import AnnotationStore, AnswerLabel, LabelInput
+
+SHOTS = Path(__file__).parent / "artifacts" / "screenshots" / "statistics"
+
+
+def as_user(name: str | None):
+    return SimpleNamespace(username=name)
+
+
+@pytest.fixture
+def service(tmp_path):
+    store = AnnotationStore(tmp_path / "annotations.sqlite")
+    service = AnnotationService(store, users=parse_users("root:rootpw:admin,alice:alicepw,bob:bobpw"))
+    store.import_items([Item(f"q{n}:x:y", f"问题{n}", "甲的回答", "乙的回答", "x", "y") for n in range(6)])
+    for name, role in (("root", "admin"), ("alice", "annotator"), ("bob", "annotator")):
+        service.register(name, role, assign=False)
+    service.assign()
+    yield service
+    store.close()
+
+
+def label(service, name: str, verdicts: list[str]) -> None:
+    store = service.store
+    for n, verdict in enumerate(verdicts):
+        shown = store.assignment(name, f"q{n}:x:y")
+        answer = AnswerLabel({}, 3 + n % 5, 7 - n % 4)
+        store.save_label(
+            name, shown.item.id, LabelInput(shown.to_shown(verdict), answer, answer), f"{name}{n}"
+        )
+
+
+def test_the_tab_is_hidden_until_an_admin_signs_in(service):
+    with gr.Blocks() as demo:
+        stats_tab.build_stats_tab(service, demo)
+    (tab,) = [b for b in demo.blocks.values() if isinstance(b, gr.Tab)]
+    assert tab.visible is False  # on the page nobody sees it until the page's load event shows it
+    for who, visible in (("root", True), ("alice", False), (None, False), ("mallory", False)):
+        shown, first, second = stats_tab.show_tab(service, as_user(who))
+        assert shown.visible is visible, who
+        assert (first.choices == []) is True  # no labels yet: no systems to choose
+
+
+def test_anyone_but_an_admin_is_refused_through_the_api(service):
+    label(service, "alice", ["A", "B"])
+    for who in ("alice", None, "mallory"):
+        html, files, data, *charts = stats_tab.compute_statistics(service, request=as_user(who))
+        assert "Only an admin" in html and files == [] and data == {}
+        assert all(c.visible is False and c.value is None for c in charts)
+    message = stats_tab.upload_auto_metrics(service, [], as_user("bob"))
+    assert "Only an admin" in message
+
+
+def test_the_admin_gets_every_section_and_what_is_still_missing(service):
+    label(service, "alice", ["A", "B", "A", "tie", "A", "both_bad"])
+    html, files, data, *charts = stats_tab.compute_statistics(service, "raw", request=as_user("root"))
+    assert "Win / tie / loss" in html and "Inter-annotator agreement" in html and "Bradley" in html
+    # One annotator so far: every agreement says what it needs, nothing shows NaN.
+    assert "还不够 Not enough labels yet" in html and "needs an item labelled by 2 annotators" in html
+    assert "nan" not in html.lower() and "<img" not in html
+    assert data["n_labels"] == 6 and "alpha_verdict" in data["missing"] and "win_rate" not in data["missing"]
+    assert Path(files[-1]).name == "report.json"
+    # Charts: one slot per chart; the ones drawn are shown (win rates, ratings), the others hidden, empty.
+    shown = {name: c for (name, _, _), c in zip(CHARTS, charts, strict=True)}
+    assert {n for n, c in shown.items() if c.visible} == {"pairs", "ratings"} == set(data["charts"])
+    assert all(c.value is None for c in shown.values() if not c.visible)
+    assert all(Path(c.value["path"]).is_file() for c in shown.values() if c.visible)
+
+
+def test_adjudicated_source_and_choices(service):
+    label(service, "alice", ["A", "B", "A"])
+    label(service, "bob", ["B", "B", "A"])
+    service.store.adjudicate("root", "q0:x:y", "A", AnswerLabel(), AnswerLabel())
+    html, _, data, *_ = stats_tab.compute_statistics(service, "adjudicated", request=as_user("root"))
+    assert data["source"] == "adjudicated" and data["n_adjudicated"] == 1
+    assert "Adjudicated labels: 1 item(s)" in html
+    html, files, data, *_ = stats_tab.compute_statistics(service, "majority", request=as_user("root"))
+    assert "Unknown source" in html and data == {}
+    first, second = stats_tab.system_choices({"systems": ["x", "y"]}, "x", "gone")
+    assert first.choices == [("x", "x"), ("y", "y")] or first.choices == ["x", "y"]
+    assert (first.value, second.value) == ("x", None)
+    _, first, _ = stats_tab.show_tab(service, as_user("root"))
+    assert [c[0] if isinstance(c, tuple) else c for c in first.choices] == ["x", "y"]
+
+
+# --------------------------------------------------------------------------- in the browser
+
+
+#: Every chart image shown is drawn at its natural size (or scaled down as a whole on a narrow screen),
+#: never cropped: the rendered aspect ratio is the image's own.
+CHART_SIZES = """() => [...document.querySelectorAll('[id^="st-chart-"]')].map(slot => {
+  const img = slot.querySelector('img');
+  const box = slot.getBoundingClientRect();
+  return {id: slot.id, shown: slot.offsetParent !== null && box.height > 0,
+          natural: img ? [img.naturalWidth, img.naturalHeight] : null,
+          drawn: img ? [img.clientWidth, img.clientHeight] : null,
+          fit: img ? getComputedStyle(img).objectFit : null};
+})"""
+
+
+@pytest.mark.browser
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_in_the_browser_annotators_never_see_the_tab_and_the_admin_sees_whole_charts(tmp_path, request):
+    from .fakes.live_app import annotation_app, require_chromium
+
+    require_chromium()
+    shutil.rmtree(SHOTS, ignore_errors=True)
+    SHOTS.mkdir(parents=True)
+    with annotation_app(tmp_path / "store", "root:rootpw:admin,alice:alicepw,bob:bobpw") as app:
+        store = app.store
+        for name in ("alice", "bob"):  # overlap first: the two share their first items
+            for n in range(4):
+                shown = store.next_item(name)
+                verdict = ["left", "right", "tie", "left"][(n + len(name)) % 4]
+                answer = AnswerLabel({}, 5, 6)
+                store.save_label(name, shown.item.id, LabelInput(verdict, answer, answer), f"{name}-{n}")
+        browser = request.getfixturevalue(
+            "browser"
+        )  # the session's Chromium (conftest.py): one Playwright per run
+        pages = {}
+        try:
+            for name, password in (("alice", "alicepw"), ("root", "rootpw")):
+                page = browser.new_page(viewport={"width": 1366, "height": 768})
+                page.goto(app.url)
+                page.fill('input[data-testid="textbox"]', name)
+                page.fill('input[data-testid="password"]', password)
+                page.click("button:has-text('Login')")
+                page.get_by_role("tab", name="标注 / Annotation").wait_for()
+                pages[name] = page
+            root = pages["root"]
+            root.get_by_role("tab", name="统计 / Statistics").wait_for(timeout=30_000)
+            # The annotator's page has no Statistics tab at all (not a tab that refuses).
+            pages["alice"].wait_for_timeout(1500)  # the load events have run on both pages by now
+            assert pages["alice"].get_by_role("tab", name="统计 / Statistics").count() == 0
+            pages["alice"].screenshot(path=str(SHOTS / "annotator-no-statistics-tab.png"))
+            root.get_by_role("tab", name="统计 / Statistics").click()
+            root.click("#st-compute")
+            root.wait_for_selector("#st-report .st-section", timeout=60_000)
+            root.wait_for_selector("#st-chart-pairs img", state="attached", timeout=30_000)
+            for slot in root.locator('[id^="st-chart-"]').all():  # Gradio loads images lazily: scroll
+                if slot.is_visible():
+                    slot.scroll_into_view_if_needed()
+                    root.wait_for_function("e => { const i = e.querySelector('img'); return i && i.complete "
+                                           "&& i.naturalWidth > 0; }", arg=slot.element_handle())  # fmt: skip
+            sizes = {c["id"]: c for c in root.evaluate(CHART_SIZES)}
+            root.screenshot(path=str(SHOTS / "admin-statistics.png"), full_page=True)
+        finally:
+            for page in pages.values():
+                page.close()
+    shown = {k for k, c in sizes.items() if c["shown"]}
+    assert {
+        "st-chart-pairs",
+        "st-chart-annotators",
+    } <= shown  # ratings: once the systems' comparisons connect
+    assert "st-chart-scatter" not in shown  # no automatic results uploaded: no empty scatter frame
+    for key in shown:
+        (w, h), (dw, dh) = sizes[key]["natural"], sizes[key]["drawn"]
+        assert w == 800 and abs(dw / dh - w / h) < 0.02, sizes[key]  # the whole chart, in proportion
+        assert dw >= 0.95 * w, sizes[key]  # at its natural size on a 1366-px screen: readable
