@@ -113,6 +113,17 @@ def test_similar_cases_come_from_the_consultations_own_domain(firm):
     assert len(retrieve_cases(firm.case_searcher, PACKAGED["other"], DIVORCE, 3)) == 3
 
 
+def test_a_generalist_consultation_gets_criminal_cases_only_when_the_question_names_a_crime(firm):
+    other, criminal = PACKAGED["other"], PACKAGED["criminal"].name
+    doxxing = "有人在抖音上发视频说我卖假货，还把我的电话号码公开了，我能告他吗？"
+    everyone = retrieve_cases(firm.case_searcher, other, doxxing, 3)
+    assert any(c["domain_hint"] == criminal for c in everyone)  # what the bank alone would show
+    civil = retrieve_cases(firm.case_searcher, other, doxxing, 3, criminal=criminal)
+    assert civil and all(c["domain_hint"] != criminal for c in civil)
+    crime = retrieve_cases(firm.case_searcher, other, doxxing + "对方这样算犯罪吗？", 3, criminal=criminal)
+    assert any(c["domain_hint"] == criminal for c in crime)
+
+
 @pytest.mark.parametrize("domain", list(QUESTIONS))
 def test_the_no_model_answers_citations_are_real_and_all_verified(firm, domain):
     state = firm.new()

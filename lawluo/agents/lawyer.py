@@ -30,6 +30,7 @@ from .. import prompts
 from ..llm import ChatBackend, gather
 from ..prompts.untrusted import quote
 from ..retrieval.tokenize import tokenize
+from ..tolc.material import CRIMINAL_SIGNAL
 from .domains import OTHER, Domain
 
 PREFERRED_LAW_BOOST = 1.25  # a preferred law's article must be within 25% of the best score to outrank it
@@ -102,13 +103,17 @@ def lookup_notices(searcher, query: str) -> list[str]:
     return [m for x in lookup(query) if (m := x.message())] if lookup else []
 
 
-def retrieve_cases(searcher, domain: Domain, query: str, k: int) -> list[dict]:
+def retrieve_cases(searcher, domain: Domain, query: str, k: int, criminal: str | None = None) -> list[dict]:
     """The ``k`` best cases of the domain's own (a case's ``domain_hint`` is its domain's name); any
-    domain's for 其他. Fewer, or none, rather than another domain's: a divorce question is not like a
-    theft (the case bank is three-quarters criminal)."""
+    domain's for 其他, except criminal cases (``domain_hint`` ``criminal``, the criminal domain's name)
+    unless the question names a crime (:data:`~lawluo.tolc.material.CRIMINAL_SIGNAL`, as for the
+    clarification material). Fewer, or none, rather than another domain's: a divorce question is not
+    like a theft (the case bank is three-quarters criminal)."""
     hits = [h.as_dict() for h in searcher.search(query, k * CANDIDATES_PER_CASE)]
     if domain.id != OTHER:
         hits = [h for h in hits if h.get("domain_hint") == domain.name]
+    elif criminal and not CRIMINAL_SIGNAL.search(query):
+        hits = [h for h in hits if h.get("domain_hint") != criminal]
     return hits[:k]
 
 

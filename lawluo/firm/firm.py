@@ -32,6 +32,7 @@ from ..law.checker import CitationChecker
 from ..llm import Deadline, LanguageModels, LLMError, StreamInterrupted
 from ..llm.budget import within
 from ..tolc import TREE_SOURCES, Tree, TreeBuilder
+from ..tolc.material import CRIMINAL
 from .saved import MAX_ANSWER_CHARS, MAX_TRACE, MAX_TURN_CHARS, MAX_TURNS, Status
 from .state import Consultation, TraceEvent, Turn
 
@@ -219,13 +220,17 @@ class Firm:
             raise StepNotAllowed("the latest turn is not a client question")
         return self._answer(state, deadline)
 
+    def _criminal_name(self) -> str | None:
+        """The criminal domain's name (what its cases carry as ``domain_hint``), if the table has one."""
+        return self.domains[CRIMINAL].name if CRIMINAL in self.domains else None
+
     def _answer(self, state: Consultation, deadline: Deadline | None) -> Iterator[str]:
         question = state.client_turns[-1]
         lawyer_domain = self.domains[state.domain or OTHER]
         query = " ".join([question, *state.confirmed])
         with self._step(state, "retrieval", "statutes and cases") as event:
             statutes = retrieve_statutes(self.statute_searcher, lawyer_domain, query, STATUTES_K)
-            cases = retrieve_cases(self.case_searcher, lawyer_domain, query, CASES_K)
+            cases = retrieve_cases(self.case_searcher, lawyer_domain, query, CASES_K, self._criminal_name())
             event.summary = f"{len(statutes)} statutes, {len(cases)} cases for {len(query)} characters"
         turn = Turn("lawyer", "", statutes=statutes, cases=cases)
         history = [(t.role, t.text) for t in state.turns[:-1]]
