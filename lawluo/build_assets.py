@@ -14,7 +14,7 @@ from pathlib import Path
 from .config import PROJECT_ROOT, Settings
 from .law.database import StatuteDB
 
-STEPS = ("statutes", "cases", "clarifications", "expansions", "index")
+STEPS = ("statutes", "cases", "clarifications", "expansions", "supervision", "index")
 
 
 def build(what: str, data: Path, settings: Settings) -> dict:
@@ -44,6 +44,10 @@ def build(what: str, data: Path, settings: Settings) -> dict:
             rows, stats = build_expansions(data, StatuteDB(settings.statutes_path))
             write_expansions(rows, assets / "statute_expansions.jsonl.gz")
             summary["expansions"] = stats
+        elif step == "supervision":
+            from .retrieval.supervision import build_and_write as build_supervision
+
+            summary["supervision"] = build_supervision(data, assets, StatuteDB(settings.statutes_path))
         elif step == "index":
             from .retrieval.cases import CaseSearcher
             from .retrieval.statutes import StatuteSearcher

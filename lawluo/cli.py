@@ -15,11 +15,12 @@
     python -m lawluo evaluate --answers A.jsonl --references R.jsonl --metrics nhsr,rouge_l --out DIR
     python -m lawluo --config configs/hosted-openai.yaml evaluate … --metrics all --versus LawLuo
     python -m lawluo --config configs/vllm.yaml generate --questions Q.jsonl --system LawLuo --out A.jsonl
+    python -m lawluo bench retrieval --input Q.jsonl [--k 100] [--json OUT.json]   # R@k, MRR, nDCG, CIs
 
-Every result is one JSON object per line on stdout (``chat`` streams plain text). Errors go to stderr
-with exit status 2 (bad input or settings) or 1 (missing assets, a model that cannot be reached, a
-file or stdout that cannot be written: a full disk, a read-only folder, a closed pipe), one message
-that says what to do, never a traceback. ``--config`` (or ``$LAWLUO_CONFIG``) names the settings file.
+Every result is one JSON object per line on stdout (``chat`` streams plain text, ``bench`` prints a
+table). Errors go to stderr with exit status 2 (bad input or settings) or 1 (missing assets, a model
+that cannot be reached, a file or stdout that cannot be written: a full disk, a read-only folder, a
+closed pipe), one message that says what to do, never a traceback. ``--config`` (or ``$LAWLUO_CONFIG``) names the settings file.
 """
 
 from __future__ import annotations
@@ -453,6 +454,72 @@ def cmd_generate(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
+    import time
+
+    from .files import write_atomically
+    from .law.database import StatuteDB
+    from .retrieval.evaluation import GoldFileError, evaluate, markdown_table, read_gold_queries
+    from .retrieval.statutes import QueryError, StatuteSearcher
+
+    if not 10 <= args.k <= 1000:
+        raise UsageError("--k 须在 10 到 1000 之间 must be between 10 and 1000")
+    db = StatuteDB(settings.statutes_path)
+    try:
+        queries, notes = read_gold_queries(args.input, db)
+    except GoldFileError as exc:
+        raise UsageError(str(exc)) from None
+    for note in notes:
+        print(f"lawluo bench: {note}", file=sys.stderr)
+    searcher = StatuteSearcher.from_settings(settings, db)
+    times: list[float] = []
+    failed: list[str] = []
+
+    def search(question: str) -> list[tuple[str, int]]:
+        start = time.perf_counter()
+        try:
+            hits = searcher.search(question, args.k)
+        except QueryError as exc:
+            failed.append(str(exc))
+            return []
+        finally:
+            times.append(time.perf_counter() - start)
+        return [(h.article.law.key, h.article.number) for h in hits]
+
+    ks = tuple(k for k in (1, 5, 10, 100) if k <= args.k)
+    result = evaluate(queries, search, ks)
+    if not result.ids:
+        raise UsageError(f"{args.input}: 没有可评测的问题 no query has a gold article the database knows")
+    summary = result.summary()
+    _write(markdown_table(summary, result.names) + "\n")
+    p50 = sorted(times)[len(times) // 2] * 1000 if times else float("nan")
+    print(
+        f"lawluo bench: {len(result.ids):,} queries scored, {len(result.unscorable):,} without a known gold "
+        f"article left out, {len(notes):,} gold article(s) dropped; 95% bootstrap CIs over queries "
+        f"(1,000 resamples, seed 0); search p50 {p50:.1f} ms",
+        file=sys.stderr,
+    )
+    if args.json:
+        import shlex
+
+        figures = {
+            "command": "python -m lawluo " + " ".join(shlex.quote(a) for a in (args.argv or [])),
+            "k": args.k,
+            "metrics": result.names,
+            **summary,
+            "unscorable": result.unscorable,
+            "notes": notes,
+            "search_p50_ms": round(p50, 3),
+            "per_query": [
+                {"id": i, "source": s, "rank": r}
+                for i, s, r in zip(result.ids, result.sources, result.ranks, strict=True)
+            ],
+        }
+        write_atomically(args.json, json.dumps(figures, ensure_ascii=False, indent=1) + "\n")
+        print(f"lawluo bench: wrote {args.json}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m lawluo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", help="settings file (YAML; default $LAWLUO_CONFIG, see configs/)")
@@ -478,7 +545,9 @@ def build_parser() -> argparse.ArgumentParser:
     classify.set_defaults(func=cmd_classify)
 
     build = sub.add_parser("build", help="rebuild assets from the shared data")
-    build.add_argument("what", choices=["statutes", "cases", "clarifications", "expansions", "index", "all"])
+    build.add_argument(
+        "what", choices=["statutes", "cases", "clarifications", "expansions", "supervision", "index", "all"]
+    )
     build.add_argument("--data", default="../shared/data", help="the shared data directory")
     build.set_defaults(func=cmd_build)
 
@@ -556,6 +625,20 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--limit", type=int, default=None, help="only the first N questions")
     generate.add_argument("--quiet", action="store_true", help="no progress bar")
     generate.set_defaults(func=cmd_generate)
+
+    bench = sub.add_parser(
+        "bench",
+        help="evaluate statute retrieval: R@1/5/10/100, MRR@10, nDCG@10 with bootstrap CIs, per source",
+    )
+    bench.add_argument("target", choices=["retrieval"])
+    bench.add_argument(
+        "--input",
+        required=True,
+        help='JSONL: {"id", "question", "articles": [[law, number], …], "source"?, "group"?} per line',
+    )
+    bench.add_argument("--k", type=int, default=100, help="articles retrieved per question (default 100)")
+    bench.add_argument("--json", help="also write the figures (and each query's first gold rank) here")
+    bench.set_defaults(func=cmd_bench)
     return parser
 
 
