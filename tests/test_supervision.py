@@ -180,4 +180,6 @@ def test_shipped_asset_has_rows_from_every_source():
     assert all(r["eval"] == r["source"].startswith("lawbench") for r in rows)
     assert len({r["id"] for r in rows}) == len(rows)
     assert sources["lawbench_scenario"] > 200 and sources["lawbench_consult"] > 200
-    assert all(r["articles"] and all(isinstance(n, int) for _law, n in r["articles"]) for r in rows)
+    assert all(
+        r["articles"] and all(isinstance(n, int) and n >= 1 for _law, n in r["articles"]) for r in rows
+    )

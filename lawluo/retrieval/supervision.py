@@ -132,10 +132,16 @@ class Pair:
 
 # -- canonical articles -----------------------------------------------------------------------------
 def canonical(checked: Checked, checker: CitationChecker) -> tuple[str, int] | None:
-    """``(law key, article number)`` in the law in force for a checked citation, or ``None``.
+    """``(law key, article number)`` in the law in force for a checked citation, or ``None`` (also for
+    a text the database numbers 0, such as an interpretation's preamble: no article to retrieve).
 
     >>> # 《合同法》第一百零七条 quoting its text → ('民法典', 577); 《民法典》第一千零七十九条 → ('民法典', 1079)
     """
+    found = _canonical(checked, checker)
+    return found if found is not None and found[1] >= 1 else None
+
+
+def _canonical(checked: Checked, checker: CitationChecker) -> tuple[str, int] | None:
     db = checker.db
     art = checked.matched
     if art is None:
