@@ -46,3 +46,12 @@ def write_gzip_lines(path: str | Path, lines: Iterable[str]) -> bytes:
         gz.write(payload)
     write_atomically(path, buf.getvalue())
     return buf.getvalue()
+
+
+def rebuild_section(command: str) -> list[str]:
+    """The lines of an asset's PROVENANCE file that give the command rebuilding it (Markdown).
+
+    >>> rebuild_section("python -m lawluo build cases")
+    ['Rebuild (from the repository root, deterministic bytes):', '', '```', 'python -m lawluo build cases', '```', '']
+    """
+    return ["Rebuild (from the repository root, deterministic bytes):", "", "```", command, "```", ""]

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from ..agents.domains import PACKAGED, Domains
-from ..files import write_gzip_lines
+from ..files import rebuild_section, write_gzip_lines
 
 SOURCES = ("cail", "typical", "disc")
 
@@ -567,12 +567,7 @@ def provenance_markdown(cases: list[Case], asset_bytes: bytes, typical_paths: di
         "Cases that the Tree of Legal Clarifications retrieves (BM25 over `Case.search_text`: title, cause,",
         "facts). One JSON object per line, gzip; built by `lawluo/retrieval/casebank.py`.",
         "",
-        "Rebuild (from the repository root, deterministic bytes):",
-        "",
-        "```",
-        REBUILD_COMMAND,
-        "```",
-        "",
+        *rebuild_section(REBUILD_COMMAND),
         f"- cases: {len(cases)}",
         f"- sha256 of `{CASES_FILENAME}`: `{hashlib.sha256(asset_bytes).hexdigest()}`",
         "",

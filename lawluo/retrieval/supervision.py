@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import write_gzip_lines
+from ..files import rebuild_section, write_gzip_lines
 from ..law.checker import WRONG_NUMBER, Checked, CitationChecker, normalise
 
 FILENAME = "supervision.jsonl.gz"
@@ -406,12 +406,7 @@ def provenance_markdown(pairs: list[Pair], stats: Counter, sha: str) -> str:
         "its docstring gives the canonicalisation, deduplication and grouping rules). One JSON object per line:",
         "`id`, `source`, `question` (cut to 500 characters), `articles`, `group`, `eval`; gzip.",
         "",
-        "Rebuild (from the repository root, deterministic bytes):",
-        "",
-        "```",
-        REBUILD_COMMAND,
-        "```",
-        "",
+        *rebuild_section(REBUILD_COMMAND),
         f"- questions: {len(pairs)}, pairs: {sum(len(p.articles) for p in pairs)}, "
         f"evaluation questions: {sum(p.eval for p in pairs)}",
         f"- sha256 of `{FILENAME}`: `{sha}`",

@@ -42,6 +42,7 @@ from pathlib import Path
 import yaml
 
 from ..agents.domains import PACKAGED, Domains
+from ..files import rebuild_section
 from .material import FILENAME, STATEMENT_MAX_CHARS, Item, is_yes_no, write_material
 from .material import SOURCES as ITEM_SOURCES
 from .tree import statement_key
@@ -402,12 +403,7 @@ def provenance_markdown(items: list[Item], stats: dict, asset: bytes, domains: D
         "`statement`, `keywords`, `source`, `ref`, `groups`, `support`), gzip; built by",
         "`lawluo/tolc/mining.py` (its docstring says how each kind is mined and filtered).",
         "",
-        "Rebuild (from the repository root, deterministic bytes):",
-        "",
-        "```",
-        REBUILD_COMMAND,
-        "```",
-        "",
+        *rebuild_section(REBUILD_COMMAND),
         f"- items: {len(items)}",
         f"- sha256 of `{FILENAME}`: `{hashlib.sha256(asset).hexdigest()}`",
         "",
@@ -451,7 +447,7 @@ def provenance_markdown(items: list[Item], stats: dict, asset: bytes, domains: D
         "  two matters gives its elements to one domain.",
         "- The yes/no rewriting is mechanical (jieba part-of-speech tags); a few statements read awkwardly.",
         "- Mined conditions are as specific as the consultation they came from; the ranking offers one only",
-        "  when it matches the question nearly as well as the best statute element (`MINED_MIN_SHARE`).",
+        "  when it matches the question at least as well as the best statute element (`MINED_MIN_SHARE`).",
         "- The lawyer-llama and KINLED data are for academic research only (their authors' terms).",
         "",
     ]
