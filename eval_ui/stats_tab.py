@@ -190,8 +190,7 @@ def show_tab(
         return gr.Tab(visible=False), gr.Dropdown(choices=[]), gr.Dropdown(choices=[])
     _warm_imports()
     try:
-        labels = service.store.labels_frame()
-        systems = sorted(set(labels["system_a"]) | set(labels["system_b"])) if len(labels) else []
+        systems = service.store.labelled_systems()
     except (ValueError, OSError) as exc:  # the tab still opens; computing says what failed
         logger.error("statistics tab: cannot list the systems: %s", exc)
         systems = []

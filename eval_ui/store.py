@@ -740,6 +740,22 @@ def _arrow_schema(kind: str):
     return pa.schema(list(types.items()))
 
 
+def _labels_frame(rows: list[dict]) -> pd.DataFrame:
+    """:meth:`AnnotationStore.labels_frame` of its rows (:data:`FRAME_COLUMNS`, numbers as floats)."""
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=list(FRAME_COLUMNS)).astype({c: float for c in NUMERIC_COLUMNS})
+
+
+def _statute_frame(rows: list[dict]) -> pd.DataFrame:
+    """:meth:`AnnotationStore.statute_labels_frame` of its rows (:data:`STATUTE_COLUMNS`)."""
+    import pandas as pd
+
+    # object columns keep None as None (pandas 3 would make the missing labels NaN in a text column)
+    frame = pd.DataFrame(rows, columns=list(STATUTE_COLUMNS), dtype=object)
+    return frame.astype({"legacy": bool, "version": int, "current": bool})
+
+
 class AnnotationStore:
     """Items, annotators, assignments and labels in one SQLite file (WAL, ``synchronous=FULL``).
 
@@ -1500,18 +1516,12 @@ class AnnotationStore:
         ``source="adjudicated"``: an item with an adjudication has one row, annotator
         ``"adjudicated"``, instead of its annotators' rows.
         """
-        import pandas as pd
+        return _labels_frame(self._label_rows(current_only, source, cited))
 
-        frame = pd.DataFrame(self._label_rows(current_only, source, cited), columns=list(FRAME_COLUMNS))
-        return frame.astype({c: float for c in NUMERIC_COLUMNS})
-
-    def _statute_rows(
-        self, current_only: bool, source: str, cited: Cited | None, label_rows: list[dict] | None = None
-    ) -> list[dict]:
+    def _statute_rows(self, label_rows: list[dict], cited: Cited | None) -> list[dict]:
+        """The rows of :meth:`statute_labels_frame` of ``label_rows`` (:meth:`_label_rows`)."""
         lookup = self._cited_lookup(cited)
         rows = []
-        if label_rows is None:
-            label_rows = self._label_rows(current_only, source, cited)
         for r in label_rows:
             for side in ("a", "b"):
                 labelled = json.loads(r[f"statutes_{side}"])
@@ -1548,12 +1558,16 @@ class AnnotationStore:
         that a label lacks are rows with label None; with neither, only labelled statutes appear.
         ``source`` as in :meth:`labels_frame`.
         """
-        import pandas as pd
+        return _statute_frame(self._statute_rows(self._label_rows(current_only, source, cited), cited))
 
-        rows = self._statute_rows(current_only, source, cited)
-        # object columns keep None as None (pandas 3 would make the missing labels NaN in a text column)
-        frame = pd.DataFrame(rows, columns=list(STATUTE_COLUMNS), dtype=object)
-        return frame.astype({"legacy": bool, "version": int, "current": bool})
+    def labelled_systems(self) -> list[str]:
+        """The systems of the items that have a current label, sorted (what :meth:`labels_frame`'s
+        ``system_a`` and ``system_b`` columns hold, without reading the labels)."""
+        rows = self._all(
+            "SELECT DISTINCT i.system_a, i.system_b FROM items i WHERE EXISTS "
+            "(SELECT 1 FROM labels l WHERE l.item_id = i.id)"
+        )
+        return sorted({name for r in rows for name in (r[0], r[1])})
 
     def tables(
         self, current_only: bool = True, sources: Sequence[str] = ("raw",), cited: Cited | None = None
@@ -1563,23 +1577,16 @@ class AnnotationStore:
         The same frames as :meth:`labels_frame` and :meth:`statute_labels_frame` (the statistics tab
         needs both, raw and adjudicated): the labels are read and flattened once, not four times.
         """
-        import pandas as pd
-
         by_source = self._label_rows_by_source(current_only, tuple(dict.fromkeys(sources)), cited)
-        out = {}
-        for source, rows in by_source.items():
-            labels = pd.DataFrame(rows, columns=list(FRAME_COLUMNS)).astype(
-                {c: float for c in NUMERIC_COLUMNS}
-            )
-            statute_rows = self._statute_rows(current_only, source, cited, label_rows=rows)
-            statutes = pd.DataFrame(statute_rows, columns=list(STATUTE_COLUMNS), dtype=object)
-            out[source] = (labels, statutes.astype({"legacy": bool, "version": int, "current": bool}))
-        return out
+        return {
+            source: (_labels_frame(rows), _statute_frame(self._statute_rows(rows, cited)))
+            for source, rows in by_source.items()
+        }
 
     def _export_rows(self, kind: str, current_only: bool, source: str, cited: Cited | None) -> list[dict]:
         """Rows of an export: labels with times as datetimes and lists as lists; or statute rows."""
         if kind == "statute_labels":
-            return self._statute_rows(current_only, source, cited)
+            return self._statute_rows(self._label_rows(current_only, source, cited), cited)
         out = []
         for r in self._label_rows(current_only, source, cited):
             row = dict(r)

@@ -167,3 +167,13 @@ def test_tables_reads_once_and_gives_the_same_frames_as_the_two_frame_methods(st
     assert ADJUDICATED not in set(tables["raw"][0]["annotator"])
     with pytest.raises(StoreError, match="source"):
         store.tables(sources=("cooked",))
+    labels = tables["raw"][0]
+    assert (
+        store.labelled_systems()
+        == sorted(set(labels["system_a"]) | set(labels["system_b"]))
+        == ["GPT", "律罗"]
+    )
+
+
+def test_no_label_no_system_to_compare(store):
+    assert store.labelled_systems() == []
