@@ -11,6 +11,7 @@ is removed and ``path`` is left as it was.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import os
 import tempfile
@@ -55,3 +56,16 @@ def rebuild_section(command: str) -> list[str]:
     ['Rebuild (from the repository root, deterministic bytes):', '', '```', 'python -m lawluo build cases', '```', '']
     """
     return ["Rebuild (from the repository root, deterministic bytes):", "", "```", command, "```", ""]
+
+
+def asset_summary(
+    path: str | Path, asset: bytes, provenance: str | Path | None = None, **counts: object
+) -> dict:
+    """What ``python -m lawluo build`` prints for an asset it wrote: its path, its provenance file's
+    (when given), the ``counts``, its size and sha256.
+
+    >>> asset_summary("assets/x.gz", b"", "assets/x.md", items=0)["sha256"][:12]
+    'e3b0c44298fc'
+    """
+    head = {"path": str(path)} | ({"provenance": str(provenance)} if provenance is not None else {})
+    return head | counts | {"bytes": len(asset), "sha256": hashlib.sha256(asset).hexdigest()}

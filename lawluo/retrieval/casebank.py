@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from ..agents.domains import PACKAGED, Domains
-from ..files import rebuild_section, write_gzip_lines
+from ..files import asset_summary, rebuild_section, write_gzip_lines
 
 SOURCES = ("cail", "typical", "disc")
 
@@ -651,11 +651,5 @@ def build_and_write(data_dir: Path, assets_dir: Path, db, domains: Domains = PAC
     }
     provenance = assets_dir / PROVENANCE_FILENAME
     provenance.write_text(provenance_markdown(cases, asset, typical_paths), encoding="utf-8")
-    return {
-        "path": str(path),
-        "provenance": str(provenance),
-        "cases": len(cases),
-        "by_source": {s: sum(c.source == s for c in cases) for s in SOURCES},
-        "bytes": len(asset),
-        "sha256": hashlib.sha256(asset).hexdigest(),
-    }
+    by_source = {s: sum(c.source == s for c in cases) for s in SOURCES}
+    return asset_summary(path, asset, provenance, cases=len(cases), by_source=by_source)

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import rebuild_section, write_gzip_lines
+from ..files import asset_summary, rebuild_section, write_gzip_lines
 from ..law.checker import WRONG_NUMBER, Checked, CitationChecker, normalise
 
 FILENAME = "supervision.jsonl.gz"
@@ -385,15 +385,14 @@ def build_and_write(data_dir: Path, assets_dir: Path, db) -> dict:
         }
         for s in SOURCES
     }
-    return {
-        "path": str(path),
-        "questions": len(pairs),
-        "pairs": sum(len(p.articles) for p in pairs),
-        "eval": sum(p.eval for p in pairs),
-        "by_source": per_source,
-        "bytes": len(asset),
-        "sha256": sha,
-    }
+    return asset_summary(
+        path,
+        asset,
+        questions=len(pairs),
+        pairs=sum(len(p.articles) for p in pairs),
+        eval=sum(p.eval for p in pairs),
+        by_source=per_source,
+    )
 
 
 def provenance_markdown(pairs: list[Pair], stats: Counter, sha: str) -> str:
