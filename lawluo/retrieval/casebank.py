@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from ..agents.domains import PACKAGED, Domains
-from ..files import asset_summary, rebuild_section, write_gzip_lines
+from ..files import asset_summary, rebuild_section, write_atomically, write_gzip_lines
 
 SOURCES = ("cail", "typical", "disc")
 
@@ -650,6 +650,6 @@ def build_and_write(data_dir: Path, assets_dir: Path, db, domains: Domains = PAC
         for p in typical_case_files(data_dir)
     }
     provenance = assets_dir / PROVENANCE_FILENAME
-    provenance.write_text(provenance_markdown(cases, asset, typical_paths), encoding="utf-8")
+    write_atomically(provenance, provenance_markdown(cases, asset, typical_paths))
     by_source = {s: sum(c.source == s for c in cases) for s in SOURCES}
     return asset_summary(path, asset, provenance, cases=len(cases), by_source=by_source)

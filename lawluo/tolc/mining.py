@@ -42,7 +42,7 @@ from pathlib import Path
 import yaml
 
 from ..agents.domains import PACKAGED, Domains
-from ..files import asset_summary, rebuild_section
+from ..files import asset_summary, rebuild_section, write_atomically
 from .material import FILENAME, STATEMENT_MAX_CHARS, Item, is_yes_no, write_material
 from .material import SOURCES as ITEM_SOURCES
 from .tree import statement_key
@@ -381,7 +381,7 @@ def build_and_write(data_dir: Path, assets_dir: Path, db, domains: Domains = PAC
     path = Path(assets_dir) / FILENAME
     asset = write_material(items, path)
     provenance = Path(assets_dir) / PROVENANCE_FILENAME
-    provenance.write_text(provenance_markdown(items, stats, asset, domains), encoding="utf-8")
+    write_atomically(provenance, provenance_markdown(items, stats, asset, domains))
     by_source = {s: sum(i.source == s for i in items) for s in ITEM_SOURCES}
     return asset_summary(path, asset, provenance, items=len(items), by_source=by_source)
 
