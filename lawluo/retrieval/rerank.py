@@ -1,0 +1,541 @@
+"""A learned reranker over the statute searcher's top 100 (issue 20, item 2): LambdaMART on a few features.
+
+    python -m lawluo build reranker          # trains on the LawBench dev rows, writes assets/statute_reranker.json
+    searcher = StatuteSearcher.from_settings(settings)   # uses the asset when it exists and loads
+    searcher.search("老板不给钱还把我开了", 5)              # BM25's top 100, reordered by the model
+
+**Model.** LambdaMART (Burges, 2010, "From RankNet to LambdaRank to LambdaMART: An Overview", §6;
+LightGBM's ``lambdarank`` objective, Ke et al., 2017) over the searcher's first :data:`DEPTH` candidates,
+one per (law, article). The model scores each candidate from the features of :data:`FEATURES`, computed
+by :class:`CandidateFeatures` from the query and the candidate only — never from a gold label:
+
+- the app's score (BM25 × priors) relative to the top score, its log, the candidate's rank, the raw BM25;
+- the law's level weight, current version, in force; popularity: expansion questions of the article and
+  the training rows of ``assets/supervision.jsonl.gz`` citing it (``eval: false`` rows only);
+- the vote of the 20 most similar training questions (:mod:`lawluo.retrieval.votes`) for the article,
+  and for its law (summed over the law's articles);
+- the query names the candidate's law; the idf-weighted share of the query's tokens found in the article
+  text and in its expansion questions, and BM25 over the article text alone by substring counts (text vs
+  expansions with no second index); how many of the colloquial terms the query was extended with occur
+  in the article; how many of the top 10 candidates share its law; the query's length.
+
+**Leakage.** The app's BM25 documents contain the training questions (expansions), so features of a
+training question see its own text in its gold article. The shipped model is therefore trained on the
+465 evaluation rows only (LawBench dev scenario→statute and consultations, which are never in the
+expansions or the vote index), and measured by grouped cross-validation
+(``benchmarks/retrieval_rerank.py``); figures of the shipped model on those rows are in-sample.
+
+**Asset.** ``assets/statute_reranker.json``: the trees of LightGBM boosters (one per seed of
+:data:`SEEDS`, averaged) flattened to node arrays (:class:`Reranker`), evaluated with numpy: ranking needs
+no LightGBM, and a hostile file is only numbers checked for range. A missing, unreadable or mismatched asset
+is logged and the searcher keeps its own ranking (:func:`load_reranker` returns ``None``); it never raises.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+FILENAME = "statute_reranker.json"
+PROVENANCE_FILENAME = "statute_reranker.PROVENANCE.md"
+REBUILD_COMMAND = "python -m lawluo build reranker"
+FORMAT = "lawluo-statute-reranker/1"
+DEPTH = 100
+VOTE_NEIGHBOURS = 20
+#: The top candidates whose laws are counted for ``law_share``.
+LAW_SHARE_TOP = 10
+MAX_ASSET_BYTES = 20_000_000
+#: Average article length in characters, for :func:`_bm25_text` (the database's mean is 119).
+AVG_CHARS = 120.0
+FEATURES = (
+    "score_rel",
+    "log_score",
+    "log_rank",
+    "raw_bm25",
+    "level",
+    "current",
+    "in_force",
+    "log_expansions",
+    "log_citations",
+    "vote",
+    "names_law",
+    "cover_text",
+    "cover_expansions",
+    "colloquial_hits",
+    "law_share",
+    "law_vote",
+    "bm25_text",
+    "query_chars",
+)
+#: LambdaMART settings, fixed before any measurement (small trees for ~500 training queries).
+PARAMS = {
+    "objective": "lambdarank",
+    "metric": "ndcg",
+    "eval_at": [5],
+    "learning_rate": 0.05,
+    "num_leaves": 7,
+    "min_data_in_leaf": 20,
+    "feature_fraction": 0.8,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+    "lambdarank_truncation_level": 20,
+    "num_threads": 1,
+    "deterministic": True,
+    "seed": 0,
+    "verbosity": -1,
+}
+ROUNDS = 200
+#: Models averaged (seeds of bagging and feature sampling): one model's held-out R@5 moves by a few
+#: questions with its seed; the mean of five is steadier.
+SEEDS = (0, 1, 2, 3, 4)
+MAX_MODELS = 10
+MAX_DEPTH = 64
+
+Key = tuple[str, int]
+
+
+class RerankerError(ValueError):
+    """A reranker asset or training set that cannot be used; the message is in Chinese and English."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate of a query: the article's position in the database and the app's score."""
+
+    index: int
+    score: float
+
+
+class CandidateFeatures:
+    """Per-article tables and the per-query feature matrix of :data:`FEATURES`.
+
+    ``articles``: the database's articles; ``weight``: the searcher's prior of each article; ``expansions``:
+    (law, number) → questions; ``citations``: (law, number) → training rows citing it; ``idf``: token →
+    inverse document frequency; ``votes``: a :class:`~lawluo.retrieval.votes.QuestionVotes`, a function
+    returning one (or None), called on first use, or None.
+    """
+
+    def __init__(
+        self,
+        articles: Sequence,
+        weight: np.ndarray,
+        expansions: Mapping[Key, list[str]],
+        citations: Mapping[Key, int],
+        idf,
+        votes=None,
+        level_weight: Mapping[str, float] | None = None,
+    ):
+        self.articles = articles
+        self.weight = np.asarray(weight, dtype=np.float64)
+        self.expansions = {k: "\n".join(v) for k, v in expansions.items()}
+        self.expansion_count = {k: len(v) for k, v in expansions.items()}
+        self.citations = dict(citations)
+        self.idf = idf
+        self._votes = votes
+        self._votes_lock = threading.Lock()
+        self.level_weight = dict(level_weight or {})
+
+    @property
+    def votes(self):
+        """The vote index; a callable given for it is called once, on first use, so that the searcher
+        starts without tokenising the training questions (about 2 s)."""
+        if callable(self._votes) and not hasattr(self._votes, "votes"):
+            with self._votes_lock:
+                if callable(self._votes) and not hasattr(self._votes, "votes"):
+                    self._votes = self._votes()
+        return self._votes
+
+    def matrix(
+        self, query: str, tokens: Sequence[str], colloquial: Sequence[str], candidates: Sequence[Candidate]
+    ) -> np.ndarray:
+        """(candidates × features) for ``query`` (its ``tokens`` and the ``colloquial`` terms it was extended with)."""
+        n = len(candidates)
+        out = np.zeros((n, len(FEATURES)), dtype=np.float64)
+        if n == 0:
+            return out
+        vote = {}
+        if self.votes is not None:
+            try:
+                vote = self.votes.votes(query, VOTE_NEIGHBOURS)
+            except ValueError:
+                vote = {}
+        terms = list(dict.fromkeys(t for t in tokens if t.strip()))
+        weights = np.array([self.idf(t) for t in terms], dtype=np.float64)
+        total = float(weights.sum()) or 1.0
+        colloquial = list(dict.fromkeys(colloquial))
+        top = max(candidates[0].score, 1e-9)
+        laws = Counter(self.articles[c.index].law.key for c in candidates[:LAW_SHARE_TOP])
+        law_vote: Counter = Counter()
+        for (law, _), v in vote.items():
+            law_vote[law] += v
+        best_law = max(law_vote.values(), default=0.0) or 1.0
+        for row, c in enumerate(candidates):
+            a = self.articles[c.index]
+            key = (a.law.key, a.number)
+            text = a.text
+            exp = self.expansions.get(key, "") if a.law.is_current else ""
+            out[row] = (
+                c.score / top,
+                math.log(max(c.score, 1e-6)),
+                math.log1p(row),
+                c.score / max(self.weight[c.index], 1e-9),
+                self.level_weight.get(a.law.level, 0.8),
+                float(a.law.is_current),
+                float(a.law.in_force),
+                math.log1p(self.expansion_count.get(key, 0) if a.law.is_current else 0),
+                math.log1p(self.citations.get(key, 0)),
+                vote.get(key, 0.0),
+                float(a.law.key in query or a.law.name in query),
+                sum(w for t, w in zip(terms, weights, strict=True) if t in text) / total,
+                (sum(w for t, w in zip(terms, weights, strict=True) if t in exp) / total) if exp else 0.0,
+                sum(1 for t in colloquial if t in text),
+                laws.get(a.law.key, 0) / min(LAW_SHARE_TOP, n),
+                law_vote.get(a.law.key, 0.0) / best_law,
+                _bm25_text(terms, weights, text),
+                math.log1p(len(query)),
+            )
+        return out
+
+
+def _bm25_text(terms: Sequence[str], idf: np.ndarray, text: str, k1: float = 1.5, b: float = 0.75) -> float:
+    """BM25 of the query terms over the article text alone, term frequency by substring count and length in
+    characters over an average of :data:`AVG_CHARS` (Robertson & Zaragoza, 2009, eq. 3.15): the article
+    text without its expansions, with no second index."""
+    norm = k1 * (1 - b + b * len(text) / AVG_CHARS)
+    total = 0.0
+    for t, w in zip(terms, idf, strict=True):
+        tf = text.count(t)
+        if tf:
+            total += w * tf * (k1 + 1) / (tf + norm)
+    return total
+
+
+def citation_counts(rows: Iterable[Mapping]) -> Counter:
+    """(law, number) → number of training rows (``eval: false``) citing it; other rows are ignored."""
+    counts: Counter = Counter()
+    for row in rows:
+        if not isinstance(row, Mapping) or row.get("eval") is not False:
+            continue
+        arts = row.get("articles")
+        if not isinstance(arts, list):
+            continue
+        for a in arts:
+            if isinstance(a, list) and len(a) == 2 and isinstance(a[0], str) and isinstance(a[1], int):
+                counts[(a[0], a[1])] += 1
+    return counts
+
+
+def bm25_idf(index):
+    """token → the BM25 idf ``log(1 + (N - df + 0.5) / (df + 0.5))`` (Robertson & Zaragoza, 2009, eq. 3.3)
+    of a :class:`~lawluo.retrieval.bm25.BM25Index`, df read from bm25s' token-major score matrix
+    (an unknown token has df 0)."""
+    model = index._model
+    vocab = getattr(model, "vocab_dict", None) or {}
+    indptr = (getattr(model, "scores", None) or {}).get("indptr")
+    n = len(index)
+
+    def idf(token: str) -> float:
+        t = vocab.get(token)
+        df = (
+            int(indptr[t + 1] - indptr[t])
+            if t is not None and indptr is not None and t + 1 < len(indptr)
+            else 0
+        )
+        return math.log1p((n - df + 0.5) / (df + 0.5))
+
+    return idf
+
+
+class Reranker:
+    """LambdaMART trees over :data:`FEATURES`, evaluated with numpy (LightGBM is needed to train, not to rank).
+
+    All trees of all models are flattened into node arrays: node ``i`` sends a row to ``left[i]`` when
+    ``x[feature[i]] <= threshold[i]`` (LightGBM's numerical split), else to ``right[i]``; a leaf points to
+    itself and holds ``value[i]``. A row's score is the sum of its leaves' values over the trees, divided
+    by the number of models (their mean).
+    """
+
+    def __init__(self, feature, threshold, left, right, value, roots, n_models: int):
+        self.feature = np.asarray(feature, dtype=np.int64)
+        self.threshold = np.asarray(threshold, dtype=np.float64)
+        self.left = np.asarray(left, dtype=np.int64)
+        self.right = np.asarray(right, dtype=np.int64)
+        self.value = np.asarray(value, dtype=np.float64)
+        self.roots = np.asarray(roots, dtype=np.int64)
+        self.n_models = int(n_models)
+        self._check()
+        self.depth = self._depth()
+        self._child = np.stack([self.left, self.right], axis=1).ravel()
+
+    def _check(self) -> None:
+        n = len(self.feature)
+        if not (n == len(self.threshold) == len(self.left) == len(self.right) == len(self.value)) or n == 0:
+            raise RerankerError("树数组长度不一 tree arrays of different lengths")
+        if len(self.roots) == 0 or not 1 <= self.n_models <= MAX_MODELS:
+            raise RerankerError("模型数不符 no trees, or too many models")
+        for name, idx in (("left", self.left), ("right", self.right), ("roots", self.roots)):
+            if idx.min() < 0 or idx.max() >= n:
+                raise RerankerError(f"节点索引越界 {name} points outside the tree arrays")
+        if self.feature.min() < 0 or self.feature.max() >= len(FEATURES):
+            raise RerankerError("特征索引越界 a split on an unknown feature")
+        if not (np.isfinite(self.value).all() and not np.isnan(self.threshold).any()):
+            raise RerankerError("数值无效 non-finite leaf values or thresholds")
+
+    def _depth(self) -> int:
+        """The longest root-to-leaf path; a tree deeper than :data:`MAX_DEPTH` (or with a cycle) is rejected."""
+        left, right = self.left.tolist(), self.right.tolist()
+        deepest = 0
+        stack = [(int(r), 0) for r in self.roots]
+        while stack:
+            node, depth = stack.pop()
+            if left[node] == node and right[node] == node:
+                deepest = max(deepest, depth)
+                continue
+            if depth >= MAX_DEPTH:
+                raise RerankerError(f"树过深或有环 a tree deeper than {MAX_DEPTH} or with a cycle")
+            stack += [(left[node], depth + 1), (right[node], depth + 1)]
+        return deepest
+
+    def scores(self, features: np.ndarray) -> np.ndarray:
+        x = np.asarray(features, dtype=np.float64)
+        if len(x) == 0:
+            return np.zeros(0)
+        # every node's test on every row at once, then walk: child[2 * node + goes_right]
+        right = (x[:, self.feature] > self.threshold).ravel()
+        offset = (np.arange(len(x), dtype=np.int64) * len(self.feature))[:, None]
+        nodes = np.broadcast_to(self.roots, (len(x), len(self.roots)))
+        for _ in range(self.depth):
+            nodes = self._child[2 * nodes + right[offset + nodes]]
+        return self.value[nodes].sum(axis=1) / self.n_models
+
+    def order(self, features: np.ndarray) -> np.ndarray:
+        """Candidate positions best first (ties keep the searcher's order)."""
+        s = self.scores(features)
+        return np.lexsort((np.arange(len(s)), -s))
+
+    @classmethod
+    def from_boosters(cls, boosters: Sequence) -> Reranker:
+        """Flatten trained LightGBM boosters (``Booster.dump_model()``)."""
+        feature, threshold, left, right, value, roots = [], [], [], [], [], []
+
+        def add(node: dict) -> int:
+            i = len(feature)
+            feature.append(0)
+            threshold.append(0.0)
+            left.append(i)
+            right.append(i)
+            value.append(0.0)
+            if "leaf_value" in node:
+                value[i] = float(node["leaf_value"])
+                return i
+            if node.get("decision_type", "<=") != "<=":
+                raise RerankerError("只支持数值划分 only numerical (<=) splits are supported")
+            feature[i] = int(node["split_feature"])
+            threshold[i] = float(node["threshold"])
+            left[i] = add(node["left_child"])
+            right[i] = add(node["right_child"])
+            return i
+
+        for booster in boosters:
+            for tree in booster.dump_model()["tree_info"]:
+                roots.append(add(tree["tree_structure"]))
+        return cls(feature, threshold, left, right, value, roots, len(boosters))
+
+    def to_json(self, **meta) -> str:
+        payload = {
+            "format": FORMAT,
+            "features": list(FEATURES),
+            **meta,
+            "n_models": self.n_models,
+            "roots": self.roots.tolist(),
+            "nodes": {
+                "feature": self.feature.tolist(),
+                "threshold": self.threshold.tolist(),
+                "left": self.left.tolist(),
+                "right": self.right.tolist(),
+                "value": self.value.tolist(),
+            },
+        }
+        return json.dumps(payload, ensure_ascii=False, sort_keys=True)
+
+
+def train(
+    features: Sequence[np.ndarray],
+    labels: Sequence[np.ndarray],
+    rounds: int = ROUNDS,
+    params: Mapping | None = None,
+    seeds: Sequence[int] = SEEDS,
+) -> Reranker:
+    """LambdaMART on queries given as (candidates × features) matrices and 0/1 label vectors, one model per
+    seed of ``seeds`` (averaged by :meth:`Reranker.scores`).
+
+    Queries without a relevant candidate carry no pairwise signal and are left out. Raises
+    :class:`RerankerError` when no query has one.
+    """
+    import lightgbm as lgb
+
+    keep = [
+        i for i, y in enumerate(labels) if len(y) and np.asarray(y).max() > 0 and np.asarray(y).min() == 0
+    ]
+    if not keep:
+        raise RerankerError(
+            "没有可训练的问题 no training query has both a relevant and an irrelevant candidate"
+        )
+    x = np.vstack([features[i] for i in keep])
+    y = np.concatenate([np.asarray(labels[i], dtype=np.float64) for i in keep])
+    group = [len(labels[i]) for i in keep]
+    data = lgb.Dataset(x, y, group=group, feature_name=list(FEATURES), free_raw_data=False)
+    p = dict(PARAMS) | dict(params or {})
+    if sum(group) < 2 * p["min_data_in_leaf"]:
+        p["min_data_in_leaf"] = 1
+        p["min_sum_hessian_in_leaf"] = 0.0
+    return Reranker.from_boosters([lgb.train(p | {"seed": s}, data, num_boost_round=rounds) for s in seeds])
+
+
+def load_reranker(path: Path) -> Reranker | None:
+    """The reranker saved at ``path``, or None (logged) when it is missing, unreadable or for other features."""
+    path = Path(path)
+    if not path.exists():
+        log.info("no statute reranker at %s; using the BM25 ranking", path)
+        return None
+    try:
+        if path.stat().st_size > MAX_ASSET_BYTES:
+            raise RerankerError(f"文件过大 file larger than {MAX_ASSET_BYTES} bytes")
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+            raise RerankerError(f"格式不符 not a {FORMAT} file")
+        if payload.get("features") != list(FEATURES):
+            raise RerankerError(
+                "特征不符 its features differ from this version's; rebuild it: " + REBUILD_COMMAND
+            )
+        nodes = payload.get("nodes")
+        if not isinstance(nodes, dict):
+            raise RerankerError("模型缺失 no trees in the file")
+        arrays = [nodes.get(k) for k in ("feature", "threshold", "left", "right", "value")]
+        roots = payload.get("roots")
+        n_models = payload.get("n_models")
+        if not all(isinstance(v, list) for v in [*arrays, roots]) or not isinstance(n_models, int):
+            raise RerankerError("模型缺失 the trees must be lists of numbers")
+        reranker = Reranker(*arrays, roots, n_models)
+        reranker.scores(np.zeros((1, len(FEATURES))))  # fails here, not on the first query
+        return reranker
+    except Exception as exc:  # noqa: BLE001 — a hostile or broken asset must never stop the app
+        log.warning(
+            "statute reranker %s unusable (%s: %s); using the BM25 ranking. 重排序模型不可用，使用 BM25 排序。",
+            path,
+            type(exc).__name__,
+            str(exc)[:200],
+        )
+        return None
+
+
+@dataclass
+class QuerySet:
+    """Per query: the candidates' positions, their feature matrix and their 0/1 labels."""
+
+    candidates: list[list[tuple[int, float]]]
+    features: list[np.ndarray]
+    labels: list[np.ndarray]
+
+
+def query_set(searcher, queries: Sequence) -> QuerySet:
+    """Candidates (the searcher's top :data:`DEPTH`, before reranking), features and labels of ``queries``
+    (:class:`~lawluo.retrieval.evaluation.GoldQuery`). The gold is read only for the labels."""
+    from .statutes import _POOL
+
+    out = QuerySet([], [], [])
+    articles = searcher.db.articles
+    for q in queries:
+        cands = searcher.candidates(searcher.ranking(q.question, _POOL), DEPTH)
+        out.candidates.append(cands)
+        out.features.append(searcher.candidate_matrix(q.question, cands))
+        out.labels.append(
+            np.array([float((articles[i].law.key, articles[i].number) in q.gold) for i, _ in cands])
+        )
+    return out
+
+
+def eval_queries(rows: Iterable[Mapping]) -> list:
+    """The ``eval: true`` rows of ``supervision.jsonl.gz`` as :class:`~lawluo.retrieval.evaluation.GoldQuery`."""
+    from .evaluation import GoldQuery
+
+    return [
+        GoldQuery(
+            r["id"], r["question"], frozenset((a, n) for a, n in r["articles"]), r["source"], r["group"]
+        )
+        for r in rows
+        if r.get("eval") is True
+    ]
+
+
+def build_and_write(assets_dir: Path, settings) -> dict:
+    """Train the shipped model on every evaluation row and write :data:`FILENAME` and its provenance."""
+    import hashlib
+    import time
+
+    from ..files import asset_summary, write_atomically
+    from ..law.database import StatuteDB
+    from .statutes import StatuteSearcher, _read_supervision
+
+    t = time.perf_counter()
+    rows = _read_supervision(Path(assets_dir) / "supervision.jsonl.gz")
+    queries = eval_queries(rows)
+    if not queries:
+        raise RerankerError(
+            "supervision.jsonl.gz 中没有评测问题 no eval rows to train on; run: python -m lawluo build supervision"
+        )
+    searcher = StatuteSearcher(
+        StatuteDB(settings.statutes_path),
+        settings.cache_dir / "statutes-bm25",
+        Path(assets_dir) / "statute_expansions.jsonl.gz",
+        Path(assets_dir) / "colloquial_terms.tsv",
+    )
+    searcher.attach_features(rows)
+    data = query_set(searcher, queries)
+    model = train(data.features, data.labels)
+    text = model.to_json(trained_on=f"{len(queries)} eval rows of supervision.jsonl.gz", depth=DEPTH)
+    path = Path(assets_dir) / FILENAME
+    write_atomically(path, text)
+    asset = text.encode("utf-8")
+    sha = hashlib.sha256(asset).hexdigest()
+    write_atomically(Path(assets_dir) / PROVENANCE_FILENAME, provenance_markdown(len(queries), sha))
+    return asset_summary(
+        path,
+        asset,
+        Path(assets_dir) / PROVENANCE_FILENAME,
+        queries=len(queries),
+        seconds=round(time.perf_counter() - t, 1),
+    )
+
+
+def provenance_markdown(queries: int, sha: str) -> str:
+    from ..files import rebuild_section
+
+    return "\n".join(
+        [
+            f"# {FILENAME} — learned reranker over the statute searcher's top {DEPTH}",
+            "",
+            "LightGBM LambdaMART models (`lawluo/retrieval/rerank.py`: features, fixed settings, leakage rule),",
+            "one per seed, flattened to JSON node arrays that the app evaluates with numpy: `format`, `features`,",
+            "`trained_on`, `depth`, `n_models`, `roots`, `nodes` (`feature`, `threshold`, `left`, `right`, `value`).",
+            "",
+            *rebuild_section(REBUILD_COMMAND),
+            f"- trained on the {queries} evaluation rows (`eval: true`) of `supervision.jsonl.gz`: LawBench dev",
+            "  scenario→statute (3-2) and consultations (3-8), which are never in the expansions nor in the vote",
+            "  index, so their features carry no copy of the question. **Figures of this model on those rows are",
+            "  in-sample**; the headline is the grouped cross-validation of `python benchmarks/retrieval_rerank.py`.",
+            f"- settings: {json.dumps(PARAMS, sort_keys=True)}, {ROUNDS} rounds, seeds {list(SEEDS)} (mean)",
+            f"- sha256 of `{FILENAME}`: `{sha}`",
+            "",
+        ]
+    )

@@ -1,0 +1,145 @@
+"""Leak-free reranker features for the training questions of ``supervision.jsonl.gz`` (issue 20, item 2).
+
+    folds = OutOfFold.build(db, settings.assets_dir)            # tokenises the articles once (~40 s)
+    data, queries = folds.query_set(rows, n_folds=5)            # features of every training question
+
+The app's BM25 documents hold the training questions (expansions), its citation prior counts them, and
+the vote index holds them: features of a training question computed against the app's index would see
+the question itself in its gold article. Here the training questions are split into ``n_folds`` grouped
+folds (a supervision ``group`` is never split; a training row grouped with an evaluation question is left
+out altogether), and each fold's features are computed against a searcher whose expansions, citation
+counts and vote index exclude that fold's questions and their near duplicates — an expansion question
+is linked to a training row when more than half of the shorter one's character 6-grams are shared (the
+rule of :mod:`lawluo.retrieval.expansions`). This is the cross-fitting of out-of-fold features
+(Chernozhukov et al., 2018, "Double/debiased machine learning", §3).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .expansions import _grams, load_expansions
+from .rerank import QuerySet, query_set
+from .tokenize import tokenize
+
+Key = tuple[str, int]
+NEAR = 0.5
+
+
+def training_queries(rows: Sequence[Mapping]) -> list:
+    """Training rows (``eval: false``) as GoldQuery, without those grouped with an evaluation question."""
+    from .evaluation import GoldQuery
+
+    eval_groups = {r.get("group") for r in rows if r.get("eval") is True}
+    out = []
+    for r in rows:
+        if r.get("eval") is not False or r.get("group") in eval_groups:
+            continue
+        arts = r.get("articles")
+        q = r.get("question")
+        if not isinstance(q, str) or not q.strip() or not isinstance(arts, list):
+            continue
+        gold = frozenset((a[0], a[1]) for a in arts if isinstance(a, list) and len(a) == 2)
+        out.append(GoldQuery(str(r.get("id")), q, gold, str(r.get("source", "")), str(r.get("group"))))
+    return out
+
+
+def near_duplicates(
+    questions: Sequence[str], others: Sequence[str], threshold: float = NEAR
+) -> list[set[int]]:
+    """For each of ``questions``, the positions in ``others`` sharing more than ``threshold`` of the shorter
+    one's character 6-grams."""
+    index: dict[str, list[int]] = defaultdict(list)
+    other_grams = [_grams(o) for o in others]
+    for j, grams in enumerate(other_grams):
+        for g in grams:
+            index[g].append(j)
+    out = []
+    for q in questions:
+        grams = _grams(q)
+        overlap: dict[int, int] = defaultdict(int)
+        for g in grams:
+            for j in index.get(g, ()):
+                overlap[j] += 1
+        out.append(
+            {j for j, c in overlap.items() if c / max(1, min(len(grams), len(other_grams[j]))) > threshold}
+        )
+    return out
+
+
+class OutOfFold:
+    """The database, its article tokens and the expansions, ready to build one BM25 index per fold."""
+
+    def __init__(self, db, expansions: Mapping[Key, list[str]], colloquial_path: Path | None):
+        self.db = db
+        self.expansions = {k: list(v) for k, v in expansions.items()}
+        self.colloquial_path = colloquial_path
+        self.article_tokens = [tokenize("\n".join([a.law.key, a.chapter or "", a.text])) for a in db.articles]
+        self.expansion_tokens = {k: [tokenize(q) for q in v] for k, v in self.expansions.items()}
+
+    @classmethod
+    def build(cls, db, assets_dir: Path) -> OutOfFold:
+        assets_dir = Path(assets_dir)
+        return cls(
+            db,
+            load_expansions(assets_dir / "statute_expansions.jsonl.gz"),
+            assets_dir / "colloquial_terms.tsv",
+        )
+
+    def searcher(self, excluded: set[tuple[Key, int]], rows: Sequence[Mapping]):
+        """A searcher whose expansions leave out the (article, question position) pairs in ``excluded`` and whose
+        citation counts and votes come from ``rows``."""
+        import bm25s
+
+        from .bm25 import BM25Index
+        from .statutes import StatuteSearcher
+
+        kept = {k: [i for i in range(len(v)) if (k, i) not in excluded] for k, v in self.expansions.items()}
+        docs = []
+        for a, toks in zip(self.db.articles, self.article_tokens, strict=True):
+            key = (a.law.key, a.number)
+            extra = (
+                [t for i in kept.get(key, []) for t in self.expansion_tokens[key][i]]
+                if a.law.is_current
+                else []
+            )
+            docs.append(toks + extra)
+        model = bm25s.BM25()
+        model.index(docs, show_progress=False)
+        searcher = StatuteSearcher(
+            self.db,
+            None,
+            colloquial_path=self.colloquial_path,
+            expansions={k: [self.expansions[k][i] for i in v] for k, v in kept.items() if v},
+            bm25=BM25Index(model, len(docs)),
+        )
+        searcher.attach_features(list(rows))
+        return searcher
+
+    def query_set(self, rows: Sequence[Mapping], n_folds: int = 5, seed: int = 0) -> tuple[QuerySet, list]:
+        """Features of every training question, each computed with its own fold held out of the searcher."""
+        from .evaluation import grouped_folds
+
+        queries = training_queries(rows)
+        folds = grouped_folds(queries, n_splits=n_folds, seed=seed)
+        flat = [(k, i) for k, v in self.expansions.items() for i in range(len(v))]
+        links = near_duplicates([self.expansions[k][i] for k, i in flat], [q.question for q in queries])
+        fold_of = np.empty(len(queries), dtype=np.int64)
+        for f, (_, test) in enumerate(folds):
+            fold_of[test] = f
+        out = QuerySet([], [], [])
+        ordered = []
+        for f, (_, test) in enumerate(folds):
+            held = {q.id for q in (queries[i] for i in test)}
+            excluded = {flat[j] for j, linked in enumerate(links) if any(fold_of[x] == f for x in linked)}
+            kept_rows = [r for r in rows if str(r.get("id")) not in held]
+            part = query_set(self.searcher(excluded, kept_rows), [queries[i] for i in test])
+            out.candidates += part.candidates
+            out.features += part.features
+            out.labels += part.labels
+            ordered += [queries[i] for i in test]
+        return out, ordered
