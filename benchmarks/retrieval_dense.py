@@ -15,7 +15,8 @@ Systems, each with ``(N, w)`` chosen by grouped cross-validation (``grouped_fold
 setting with the best R@5 on the other folds, then MRR@10, then the smaller N and w; held-out folds
 pooled):
 
-- (a) the app as it is (or the rankings of ``--rankings``);
+- (a) the app without the learned reranker (trained on these questions), or the rankings of ``--rankings``
+  (e.g. the reranker's held-out ones);
 - (b) e5 reranking every candidate, one setting for all questions;
 - (c) as (b), a setting chosen per source (the app cannot tell a scenario from a consultation: for
   information on "where it helps");
@@ -33,13 +34,14 @@ from pathlib import Path
 
 import numpy as np
 from _common import ROOT
-from retrieval_votes import MRR, NAMES, R5, as_evaluation, cross_validate, load_rows, scored
+from retrieval_votes import MRR, NAMES, R5, as_evaluation, cross_validate, load_rows, print_paired, scored
 
 from lawluo.config import Settings
 from lawluo.law import StatuteDB
 from lawluo.retrieval.dense import in_vector_subset, rerank, statute_passage
 from lawluo.retrieval.e5 import E5Encoder, E5Unavailable
-from lawluo.retrieval.evaluation import GoldQuery, bootstrap, grouped_folds, markdown_table
+from lawluo.retrieval.evaluation import GoldQuery, grouped_folds, markdown_table
+from lawluo.retrieval.rerank import eval_queries
 from lawluo.retrieval.statutes import StatuteSearcher
 
 DEPTH = 100
@@ -62,6 +64,9 @@ def app_rankings(queries: list[GoldQuery], cache: Path, given: Path | None = Non
             return data["rankings"]
     settings = Settings.load()
     searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
+    searcher.reranker = (
+        None  # the reranker is trained on these questions: use --rankings for its held-out ranking
+    )
     ms, rankings = [], []
     for q in queries:
         t = time.perf_counter()
@@ -113,13 +118,7 @@ def main() -> None:
     cache = Path(args.cache)
     db = StatuteDB(Settings.load().statutes_path)
     rows = load_rows()
-    queries = [
-        GoldQuery(
-            r["id"], r["question"], frozenset((a, n) for a, n in r["articles"]), r["source"], r["group"]
-        )
-        for r in rows
-        if r["eval"]
-    ]
+    queries = eval_queries(rows)
     rankings = app_rankings(queries, cache, Path(args.rankings) if args.rankings else None)
     n_grid = [n for n in N_GRID if n <= args.max_depth]
     for n in n_grid:
@@ -172,7 +171,7 @@ def main() -> None:
     app_rank = [[key(p) for p in r] for r in rankings]
     tables = (
         (
-            f"(a) {'rankings of ' + args.rankings if args.rankings else 'app StatuteSearcher as it is'}",
+            f"(a) {'rankings of ' + args.rankings if args.rankings else 'app StatuteSearcher without the learned reranker'}",
             app_values,
         ),
         ("(b) e5 rerank of the top N, (N, w) chosen per fold", cv),
@@ -185,14 +184,7 @@ def main() -> None:
 
     for title, values in tables[1:]:
         print(f"\n### paired difference R@5, {title[:3]} − app [95% bootstrap CI over questions]\n")
-        diff = values[:, R5] - app_values[:, R5]
-        for name in [*sorted(set(sources)), "all"]:
-            mask = np.ones(len(queries), bool) if name == "all" else sources == name
-            m, lo, hi = bootstrap(diff[mask, None])[:, 0]
-            print(
-                f"- {name} ({mask.sum()}): {m:+.3f} [{lo:+.3f}, {hi:+.3f}]; "
-                f"{int((diff[mask] > 0).sum())} gained, {int((diff[mask] < 0).sum())} lost"
-            )
+        print_paired(values[:, R5] - app_values[:, R5], sources)
 
     for name in sorted(set(sources)):
         mask = sources == name

@@ -11,6 +11,8 @@ Questions: the ``eval: true`` rows of ``assets/supervision.jsonl.gz`` (LawBench 
 consultations; gold = their canonical articles; helpers imported from ``retrieval_votes.py``). Nothing
 here is tuned on them — the depths (fusion 50, rerank 20) and the prompts were fixed before any run —
 so the table is a held-out measurement of whatever model ``--model`` names, not a cross-validated one.
+Both sides run on the app's searcher as shipped, whose learned reranker *was* trained on these rows: their
+absolute recall is in-sample, only the paired difference (with the model − model-free) measures the model.
 
 With ``--scripted`` the "model" is a script: the rewrite repeats the question and the rerank returns the
 candidates in the order shown. Its recall table only checks the plumbing (it should sit near the
@@ -32,14 +34,15 @@ from pathlib import Path
 
 import numpy as np
 from _common import percentile  # also puts the repository root on sys.path (lawluo, tests.fakes)
-from retrieval_votes import DEPTH, NAMES, R5, as_evaluation, load_rows, scored
+from retrieval_votes import DEPTH, NAMES, R5, as_evaluation, load_rows, print_paired, scored
 
 from lawluo.config import Settings
 from lawluo.law import StatuteDB
 from lawluo.llm.openai_backend import OpenAIBackend
 from lawluo.llm.options import OpenAIOptions
-from lawluo.retrieval.evaluation import GoldQuery, bootstrap, markdown_table
+from lawluo.retrieval.evaluation import markdown_table
 from lawluo.retrieval.model_assist import AssistCache, ModelAssistedSearcher
+from lawluo.retrieval.rerank import eval_queries
 from lawluo.retrieval.statutes import StatuteSearcher
 
 _QUOTED = re.compile(r"\n<<<(.*?)>>>\n", re.S)
@@ -98,13 +101,7 @@ def main() -> None:
 
     settings = Settings.load()
     base = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
-    queries = [
-        GoldQuery(
-            r["id"], r["question"], frozenset((a, n) for a, n in r["articles"]), r["source"], r["group"]
-        )
-        for r in load_rows()
-        if r["eval"]
-    ][: args.limit or None]
+    queries = eval_queries(load_rows())[: args.limit or None]
     cache_dir = args.cache_dir or Path(tempfile.mkdtemp(prefix="lawluo-assist-bench-"))
 
     server = None
@@ -147,15 +144,7 @@ def main() -> None:
         print(f"\n### {title}\n")
         print(markdown_table(as_evaluation(queries, ranking, values).summary(), NAMES))
     print("\n### paired difference, with the model − model-free, R@5 [95% bootstrap CI over questions]\n")
-    diff = assisted_values[:, R5] - free_values[:, R5]
-    sources = np.array([q.source for q in queries])
-    for name in [*sorted(set(sources)), "all"]:
-        mask = np.ones(len(queries), bool) if name == "all" else sources == name
-        m, lo, hi = bootstrap(diff[mask, None])[:, 0]
-        print(
-            f"- {name} ({mask.sum()}): {m:+.3f} [{lo:+.3f}, {hi:+.3f}]; "
-            f"{int((diff[mask] > 0).sum())} gained, {int((diff[mask] < 0).sum())} lost"
-        )
+    print_paired(assisted_values[:, R5] - free_values[:, R5], [q.source for q in queries])
 
 
 if __name__ == "__main__":

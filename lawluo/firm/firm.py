@@ -94,7 +94,9 @@ class Firm:
             from ..tolc.material import ClarificationMaterial
 
             services["material"] = ClarificationMaterial.from_settings(settings)
-        if "receptionist" not in services:  # the plain statute search: its laws vote for a domain when trained to
+        if (
+            "receptionist" not in services
+        ):  # the plain statute search: its laws vote for a domain when trained to
             services["receptionist"] = Receptionist.load(settings, searcher=services["statute_searcher"])
         models = models or LanguageModels(settings.models)
         # The lawyer's statute retrieval, sharpened by a model when statute_assist_role names one.
