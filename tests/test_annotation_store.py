@@ -782,10 +782,11 @@ def test_threads_that_come_and_go_do_not_leave_connections_open(filled):
         for t in threads:
             t.join()
         after_each_burst.append(open_fds(path))
-    assert after_each_burst == [after_each_burst[0]] * 4  # nothing accumulates from burst to burst
-    # the kept connections' database and -wal descriptors, the one -shm, and database descriptors of
-    # closed connections that SQLite holds for reuse while other connections hold locks on the file
-    assert after_each_burst[0] <= POOL_SIZE + burst + 1
+    # The kept connections' database and -wal descriptors, the one -shm, and database descriptors of
+    # closed connections that SQLite holds for reuse while other connections hold locks on the file (how
+    # many of those are still pending when a burst ends depends on timing: 19 or 21 here). The bound holds
+    # after every burst: a leak of the 4 connections beyond the pool would add 8 descriptors a burst.
+    assert max(after_each_burst) <= POOL_SIZE + burst + 1, after_each_burst
     filled.close()
     assert open_fds(path) == 0
 
