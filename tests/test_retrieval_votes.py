@@ -103,3 +103,15 @@ def test_fusion_lets_a_strong_vote_overtake():
 def test_fusion_rejects_a_weight_outside_0_1():
     with pytest.raises(ValueError, match="between 0 and 1"):
         fuse([(A, 1.0)], {}, 1.5)
+
+
+def test_with_an_index_dir_the_index_is_cached_and_rebuilt_when_the_questions_change(tmp_path, caplog):
+    first = QuestionVotes(ROWS, tmp_path / "votes")
+    assert "building BM25 index" in caplog.text and (tmp_path / "votes").is_dir()
+    caplog.clear()
+    again = QuestionVotes(ROWS, tmp_path / "votes")
+    assert "building BM25 index" not in caplog.text  # loaded from the cache
+    question = ROWS[0]["question"]
+    assert again.votes(question, 3) == first.votes(question, 3)
+    QuestionVotes(ROWS[1:], tmp_path / "votes")
+    assert "building BM25 index" in caplog.text  # other questions, other index

@@ -196,6 +196,8 @@ class StatuteSearcher:
         """``expansions`` and ``bm25`` (both or neither) replace the expansions file and the cached index
         (:mod:`lawluo.retrieval.rerank_training` builds one index per fold that way)."""
         self.db = db
+        # the reranker's vote index is cached beside the statute index (not for a per-fold index passed in)
+        self._votes_dir = Path(index_dir).parent / "statute-votes-bm25" if bm25 is None else None
         if expansions is None:
             expansions = load_expansions(expansions_path) if expansions_path else {}
         if bm25 is None:
@@ -242,7 +244,7 @@ class StatuteSearcher:
 
         def votes() -> QuestionVotes | None:
             try:
-                return QuestionVotes(rows)
+                return QuestionVotes(rows, self._votes_dir)
             except VotesDataError:
                 return None
 

@@ -63,7 +63,9 @@ def _articles(value: object) -> list[Key] | None:
 class QuestionVotes:
     """Past questions (training rows only) and the articles each one cited."""
 
-    def __init__(self, rows: Iterable[Mapping]):
+    def __init__(self, rows: Iterable[Mapping], index_dir: Path | None = None):
+        """Index the training rows of ``rows``; with ``index_dir`` the BM25 index is cached there (rebuilt
+        when the questions change, as the statute index is)."""
         questions: list[str] = []
         articles: list[list[Key]] = []
         self.skipped = 0
@@ -83,7 +85,9 @@ class QuestionVotes:
             raise VotesDataError("没有可用的训练问题 no training questions (rows with eval false) to index")
         self.questions = questions
         self.articles = articles
-        self.index = BM25Index.build(questions)
+        self.index = (
+            BM25Index.load_or_build(index_dir, questions) if index_dir else BM25Index.build(questions)
+        )
 
     @classmethod
     def from_asset(cls, path: Path) -> QuestionVotes:
