@@ -76,7 +76,9 @@ class QuestionVotes:
                 continue
             question = row.get("question")
             keys = _articles(row.get("articles"))
-            if not isinstance(question, str) or not question.strip() or not keys or not tokenize(question):
+            # (a question without an indexable word stays: it never matches; tokenising 5k questions here
+            # to drop it would cost 2 s at every start, cached index or not)
+            if not isinstance(question, str) or not question.strip() or not keys:
                 self.skipped += 1
                 continue
             questions.append(question)
