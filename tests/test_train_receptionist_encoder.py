@@ -46,27 +46,13 @@ def questions() -> list[dict]:
 
 def save_tiny_bert(path: Path) -> Path:
     """A random 2-layer BERT (hidden 32) with a character-level WordLevel tokenizer of the questions."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast
+    from .fakes.tiny_lm import save_tiny_bert, tiny_bert_tokenizer
 
-    from .fakes.tiny_lm import save_tiny_bert
-
-    raw = Tokenizer(models.WordLevel(unk_token="[UNK]"))
-    raw.normalizer = normalizers.BertNormalizer(handle_chinese_chars=True, lowercase=True)
-    raw.pre_tokenizer = pre_tokenizers.Whitespace()
-    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
-    raw.train_from_iterator(
-        [q["question"] for q in questions()] + ["公司拖欠我三个月工资，开车撞了人"],
-        trainers.WordLevelTrainer(special_tokens=special),
+    return save_tiny_bert(
+        path,
+        tiny_bert_tokenizer([q["question"] for q in questions()] + ["公司拖欠我三个月工资，开车撞了人"]),
+        max_positions=64,
     )
-    raw.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[(t, raw.token_to_id(t)) for t in ("[CLS]", "[SEP]")]
-    )
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=raw, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
-        model_max_length=64,
-    )  # fmt: skip
-    return save_tiny_bert(path, tokenizer, max_positions=64)
 
 
 @pytest.fixture(scope="module")

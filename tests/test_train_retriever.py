@@ -42,25 +42,9 @@ def write_supervision(path: Path) -> Path:
 
 def save_tiny_bert(path: Path, texts: list[str]) -> Path:
     """A random 2-layer BERT (hidden 32) with a character-level WordLevel tokenizer of ``texts``."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast
+    from .fakes.tiny_lm import save_tiny_bert, tiny_bert_tokenizer
 
-    from .fakes.tiny_lm import save_tiny_bert
-
-    raw = Tokenizer(models.WordLevel(unk_token="[UNK]"))
-    raw.normalizer = normalizers.BertNormalizer(handle_chinese_chars=True, lowercase=True)
-    raw.pre_tokenizer = pre_tokenizers.Whitespace()
-    raw.train_from_iterator(
-        texts, trainers.WordLevelTrainer(special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
-    )
-    raw.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[(t, raw.token_to_id(t)) for t in ("[CLS]", "[SEP]")]
-    )
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=raw, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
-        model_max_length=64,
-    )  # fmt: skip
-    return save_tiny_bert(path, tokenizer, max_positions=64)
+    return save_tiny_bert(path, tiny_bert_tokenizer(texts), max_positions=64)
 
 
 @pytest.fixture(scope="module")

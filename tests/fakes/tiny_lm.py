@@ -143,6 +143,27 @@ def save_tiny_lora_adapter(base_path: str | Path, path: str | Path, *, seed: int
     return path
 
 
+def tiny_bert_tokenizer(texts: list[str], *, max_length: int = 64):
+    """A character-level WordLevel tokenizer trained on ``texts`` (BERT's normaliser, [CLS] … [SEP]),
+    as a ``PreTrainedTokenizerFast`` for :func:`save_tiny_bert`."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    raw = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    raw.normalizer = normalizers.BertNormalizer(handle_chinese_chars=True, lowercase=True)
+    raw.pre_tokenizer = pre_tokenizers.Whitespace()
+    raw.train_from_iterator(
+        texts, trainers.WordLevelTrainer(special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
+    )
+    raw.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[(t, raw.token_to_id(t)) for t in ("[CLS]", "[SEP]")]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=raw, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
+        model_max_length=max_length,
+    )  # fmt: skip
+
+
 def save_tiny_bert(path: str | Path, tokenizer, *, max_positions: int = 64, seed: int = 0) -> Path:
     """A random 2-layer BERT (hidden 32) over ``tokenizer``, saved with it (encoders, rerankers, BERTScore)."""
     import torch
