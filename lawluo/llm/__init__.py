@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from .base import GENERATION_KEYS, ChatBackend, validate_messages
 from .budget import BudgetExceeded, Deadline
+from .cancel import Cancelled, CancelToken
 from .errors import (
     AuthenticationFailed,
     LLMConnectionError,
@@ -42,6 +43,8 @@ __all__ = [
     "GENERATION_KEYS",
     "AuthenticationFailed",
     "BudgetExceeded",
+    "CancelToken",
+    "Cancelled",
     "ChatBackend",
     "Deadline",
     "LLMConnectionError",

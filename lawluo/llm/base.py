@@ -10,6 +10,8 @@ settings load) and the role it serves. Subclasses implement :meth:`ChatBackend._
   held for the whole call and, for a stream, until the stream is exhausted or closed; inside a time
   budget (:mod:`.budget`) a call waits for a slot only until the deadline, then raises
   :class:`~.budget.BudgetExceeded` instead of queueing behind a hung model;
+- cancellation (:mod:`.cancel`): a call whose watched token is cancelled stops waiting for a slot, and
+  a stream stops between two pieces (closing the backend's stream) with :class:`~.cancel.Cancelled`;
 - :meth:`chat_json`, the structured-output helper of :mod:`lawluo.llm.structured`.
 
 Reference: the decoder registry of alpaca_eval (one file per backend, one fake for the tests).
@@ -22,13 +24,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from . import budget
+from . import budget, cancel
 from .errors import ModelUnavailable
 
 Message = Mapping[str, str]
 ROLES_OF_MESSAGES = ("system", "user", "assistant")
 # Per-call overrides. ``json`` (bool) tells a backend that the caller wants a JSON object; a backend
 # that cannot enforce it (or is not configured to) ignores it.
+CANCEL_POLL_S = 0.1  # how often a call waiting for a slot looks at its cancel token
 GENERATION_KEYS = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "json"})
 
 
@@ -86,6 +89,12 @@ class ChatBackend(ABC):
         """
         return self.name
 
+    def setup_notes(self) -> dict[str, str]:
+        """What this backend chose for its server, for ``python -m lawluo models --ping`` (e.g.
+        ``{"system_message": "merge (llama.cpp server: its chat format drops system messages)"}``).
+        May contact the server; ``{}`` when there is nothing to say."""
+        return {}
+
     def log_name(self) -> str:
         """:meth:`describe` plus where the model is served (a server's URL): for server logs, the CLI and
         cache keys, never for visitors."""
@@ -101,9 +110,11 @@ class ChatBackend(ABC):
         self._raise_if_unavailable()
         self._take_slot()
         try:
-            return self._chat(clean, gen)
+            answer = self._chat(clean, gen)
         finally:
             self._slots.release()
+        cancel.check()  # nobody waits for it any more: do not hand it on as if they did
+        return answer
 
     def stream(self, messages: Sequence[Message], **overrides: Any) -> Iterator[str]:
         """The answer as it is generated, piece by piece; close the iterator to stop early."""
@@ -132,20 +143,38 @@ class ChatBackend(ABC):
 
     def _take_slot(self) -> None:
         """One of the backend's slots; within a time budget, waiting no longer than the budget allows."""
+        cancel.check()
         wait = budget.slot_wait()
-        if not self._slots.acquire(timeout=wait):
+        if not self._acquire(wait):
+            cancel.check()
             deadline = budget.current()
             raise budget.BudgetExceeded(
                 f"All {self.concurrency} request slots of the {self.role} model stayed busy for "
                 f"{deadline.seconds if deadline else wait:g} s (other visitors' requests); try again in a moment."
             )
 
+    def _acquire(self, wait: float | None) -> bool:
+        """A slot within ``wait`` seconds (``None``: however long it takes), giving up on cancellation."""
+        token = cancel.current()
+        if token is None:
+            return self._slots.acquire(timeout=wait)
+        waited = 0.0
+        while wait is None or waited < wait:
+            step = CANCEL_POLL_S if wait is None else min(CANCEL_POLL_S, wait - waited)
+            if self._slots.acquire(timeout=step):
+                return True
+            token.check()
+            waited += step
+        return self._slots.acquire(blocking=False)
+
     def _stream_with_slot(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> Iterator[str]:
         self._take_slot()
         try:
             pieces = self._stream(messages, gen)
             try:
-                yield from pieces
+                for piece in pieces:
+                    cancel.check()  # closes ``pieces`` (the finally below): the server stops generating
+                    yield piece
             finally:
                 close = getattr(pieces, "close", None)
                 if close is not None:

@@ -12,6 +12,9 @@ Inside an active deadline a backend waits for a free slot only until the deadlin
 (:func:`request_timeout`), and does not retry once the budget is spent. Outside one, calls behave
 exactly as configured (CLI batch runs have no budget).
 
+A deadline may carry the :class:`~.cancel.CancelToken` of whoever waits for the step (a visitor's
+session): while it is active, every call also stops as soon as that token is cancelled (:mod:`.cancel`).
+
 The deadline is a context variable, so it travels with the thread that set it and with
 :func:`~lawluo.llm.parallel.gather`'s workers. A generator that yields between model calls must
 activate it around each resumption, not across a ``yield`` (see :mod:`lawluo.firm.firm`).
@@ -23,8 +26,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from .cancel import CancelToken, watching
 from .errors import LLMTimeout
 
 _CURRENT: ContextVar[Deadline | None] = ContextVar("lawluo_deadline", default=None)
@@ -43,10 +47,12 @@ class Deadline:
     at: float
     seconds: float
     what: str = "this step"
+    cancel: CancelToken | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def after(cls, seconds: float, what: str = "this step") -> Deadline:
-        return cls(time.monotonic() + seconds, seconds, what)
+    def after(cls, seconds: float, what: str = "this step", cancel: CancelToken | None = None) -> Deadline:
+        """A deadline ``seconds`` from now; calls inside it also stop once ``cancel`` is cancelled."""
+        return cls(time.monotonic() + seconds, seconds, what, cancel)
 
     def remaining(self) -> float:
         return self.at - time.monotonic()
@@ -67,11 +73,13 @@ class Deadline:
 
     @contextmanager
     def active(self) -> Iterator[Deadline]:
-        """Make this the deadline of every model call in the block (an earlier, tighter one still wins)."""
+        """Make this the deadline of every model call in the block (an earlier, tighter one still wins),
+        and its cancel token, if it has one, the watched one."""
         outer = _CURRENT.get()
         token = _CURRENT.set(self if outer is None or self.at < outer.at else outer)
         try:
-            yield self
+            with watching(self.cancel):
+                yield self
         finally:
             _CURRENT.reset(token)
 
