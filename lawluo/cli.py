@@ -16,6 +16,7 @@
     python -m lawluo --config configs/hosted-openai.yaml evaluate … --metrics all --versus LawLuo
     python -m lawluo --config configs/vllm.yaml generate --questions Q.jsonl --system LawLuo --out A.jsonl
     python -m lawluo bench retrieval --input Q.jsonl [--k 100] [--json OUT.json]   # R@k, MRR, nDCG, CIs
+    python -m lawluo --config configs/vllm.yaml bench tolc --limit 20 --json tolc.json  # ToLC, simulated clients
 
 Every result is one JSON object per line on stdout (``chat`` streams plain text, ``bench`` prints a
 table). Errors go to stderr with exit status 2 (bad input or settings) or 1 (missing assets, a model
@@ -29,9 +30,12 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sqlite3
 import sys
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .config import ROLES, ConfigError, Settings
@@ -210,41 +214,56 @@ def cmd_build(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
-    import time
+    """One row per role; with ``--ping`` each distinct backend (roles with the same backend, options and
+    key share one) is pinged once, all at once, without retries, and its ``setup_notes()`` shown."""
+    from functools import partial
 
-    from .llm import LanguageModels, LLMError, gather
+    from .llm import LanguageModels, gather
 
+    if not 0 < args.ping_timeout <= 600:
+        raise UsageError(
+            "--ping-timeout 须在 0–600 秒之间 (--ping-timeout must be between 0 and 600 seconds)"
+        )
     models = LanguageModels(settings.models)
     statuses = models.status()
-    probes = {}
+    probes: dict[int, dict] = {}
     if args.ping:
-
-        def ping(role: str) -> tuple[float, str | None]:
-            start = time.perf_counter()
-            backend = models[role]
-            try:
-                if hasattr(backend, "score"):  # a reward model scores; it cannot chat
-                    backend.score("ping", "pong")
-                else:
-                    backend.chat([{"role": "user", "content": "ping"}], max_tokens=1)
-            except LLMError as exc:
-                return time.perf_counter() - start, str(exc)
-            return time.perf_counter() - start, None
-
-        roles = [s.role for s in statuses if s.available]
-        probes = dict(zip(roles, gather([lambda r=r: ping(r) for r in roles]), strict=True))
+        backends = {id(models[s.role]): models[s.role] for s in statuses if s.available}
+        results = gather([partial(_ping, backend, args.ping_timeout) for backend in backends.values()])
+        probes = dict(zip(backends, results, strict=True))
     status = 0
     for row in statuses:
         out = {"role": row.role, "backend": row.backend, "model": row.description, "available": row.available}
         if row.reason:
             out["reason"] = row.reason
-        if row.role in probes:
-            seconds, error = probes[row.role]
-            out["ping_s"] = round(seconds, 3)
-            if error:
-                out["error"], status = error, 1
+        probe = probes.get(id(models[row.role]))
+        if probe is not None:
+            out.update(probe)
+            status = 1 if "error" in probe else status
         _emit(out)
     return status
+
+
+def _ping(backend, timeout: float) -> dict:
+    """``{"ping_s", "error"?, "setup"?}`` for one backend: its ping (no retries) and what it chose for its server."""
+    import time
+
+    from .llm import LLMError
+
+    start = time.perf_counter()
+    probe: dict = {}
+    try:
+        backend.ping(timeout)
+    except LLMError as exc:
+        probe["error"] = str(exc)
+    probe = {"ping_s": round(time.perf_counter() - start, 3), **probe}
+    try:
+        notes = backend.setup_notes()
+    except LLMError:
+        notes = {}  # the ping's error already says why
+    if notes:
+        probe["setup"] = notes
+    return probe
 
 
 def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
@@ -438,6 +457,7 @@ def cmd_generate(args: argparse.Namespace, settings: Settings) -> int:
             "written": report.written,
             "already_answered": report.skipped,
             "failed": len(report.failed),
+            "held_back": dict(report.held_back),  # of the failed: answers the check held back, per reason
             "seconds": round(report.seconds, 1),
             "out": str(args.out),
         }
@@ -525,6 +545,132 @@ def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+#: The roles that can play the client or judge ``bench tolc`` (the boss may be a reward model, which cannot chat).
+BENCH_CHAT_ROLES = tuple(role for role in ROLES if role != "boss")
+
+
+def cmd_bench_tolc(args: argparse.Namespace, settings: Settings) -> int:
+    """``bench tolc`` (lawluo/tolc/bench.py): cases, the firm on counted models, the table and ``--json``."""
+    import shlex
+
+    from .files import write_atomically
+    from .tolc.bench_cases import cases_jsonl, dialogue_cases, read_cases, sample
+    from .tolc.builder import MAX_HEIGHT, MAX_K
+
+    bad_height = args.height is not None and not 2 <= args.height <= MAX_HEIGHT
+    bad_k = args.k is not None and not 1 <= args.k <= MAX_K
+    if not 0 <= args.limit <= 100_000 or not 1 <= args.concurrency <= 32 or bad_height or bad_k:
+        raise UsageError(
+            f"--limit 须在 0–100000，--concurrency 1–32，--height 2–{MAX_HEIGHT}，--k 1–{MAX_K} 之间 "
+            f"(--limit 0–100000, --concurrency 1–32, --height 2–{MAX_HEIGHT}, --k 1–{MAX_K})"
+        )
+    limit = args.limit or None
+    try:
+        if args.cases:
+            cases = read_cases(args.cases)[:limit]
+            print(f"lawluo bench: {plural(len(cases), 'case')} from {args.cases}", file=sys.stderr)
+        else:
+            if not Path(args.data).is_dir():
+                raise UsageError(
+                    f"{args.data}: 找不到数据目录 no such directory (the shared data, e.g. ../shared/data)"
+                )
+            found, left_out = dialogue_cases(Path(args.data))
+            cases = sample(found, limit, args.seed)
+            print(
+                f"lawluo bench: {plural(len(found), 'consultation')} with key facts ({left_out:,} without, left "
+                f"out); {plural(len(cases), 'case')} drawn with seed {args.seed}",
+                file=sys.stderr,
+            )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.save_cases:
+        write_atomically(args.save_cases, cases_jsonl(cases))
+        print(f"lawluo bench: wrote the cases to {args.save_cases}", file=sys.stderr)
+    if args.cases_only:
+        if not args.save_cases:
+            _write(cases_jsonl(cases))
+        return 0
+    return _bench_tolc(
+        args, settings, cases, "python -m lawluo " + " ".join(shlex.quote(a) for a in args.argv)
+    )
+
+
+def _bench_tolc(args: argparse.Namespace, settings: Settings, cases: list, command: str) -> int:
+    from tqdm.auto import tqdm
+
+    from .files import write_atomically
+    from .firm import Firm
+    from .llm import LanguageModels, LLMError
+    from .metrics.judge import Judge
+    from .tolc.bench import CountedModels, TolcBench, markdown_table, summarise
+    from .tolc.simulated import SimulatedClient
+
+    models = CountedModels(LanguageModels(settings.models))
+    for what, role in (("the simulated client", args.client_role), ("the judge", args.judge_role)):
+        reason = models[role].unavailable_reason()
+        if reason:
+            raise UsageError(
+                f"{what} (--{what.split()[-1]}-role {role}) 需要语言模型 needs a model: {reason}"
+            )
+    firm = Firm.from_settings(settings, models=models)
+    bench = TolcBench(
+        firm,
+        SimulatedClient(models[args.client_role]),
+        Judge(models[args.judge_role]),
+        answers=not args.no_answers,
+        height=args.height,
+        k=args.k,
+    )
+    if not firm.tree_builder.uses_model:
+        print(
+            "lawluo bench: no clarifier model: every tree comes from the domain's material or similar cases "
+            "(counted as fallbacks)",
+            file=sys.stderr,
+        )
+    if not firm.lawyer.available and not args.no_answers:
+        print(
+            "lawluo bench: no lawyer model: both answers are the model-free grounded replies", file=sys.stderr
+        )
+    try:
+        with tqdm(total=len(cases), desc="bench tolc", file=sys.stderr, disable=args.quiet) as bar:
+            results = bench.run(cases, args.concurrency, on_done=bar.update)
+    except LLMError as exc:  # no model, a rejected key: every case would fail the same way
+        print(f"lawluo bench: stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    summary = summarise(results, answers=not args.no_answers)
+    _write(markdown_table(summary) + "\n")
+    fb = summary["fallbacks"]
+    print(
+        f"lawluo bench: fallbacks — {fb['clarifier_cases']} tree(s) not all from the clarifier model, "
+        f"{fb['client_failed_calls']} client repl(ies) unusable, {fb['judge_failed_cases']} case(s) the judge "
+        "could not score"
+        + (
+            f", {fb['pair_failed_verdicts']} pairwise verdict(s) missing"
+            if "pair_failed_verdicts" in fb
+            else ""
+        ),
+        file=sys.stderr,
+    )
+    if args.json:
+        figures = {
+            "command": command,
+            "client_role": args.client_role,
+            "judge_role": args.judge_role,
+            "models": {
+                role: models[role].describe()
+                for role in ("clarifier", "lawyer", args.client_role, args.judge_role)
+            },
+            "summary": summary,
+            "cases": [r.as_dict() for r in results],
+        }
+        write_atomically(args.json, json.dumps(figures, ensure_ascii=False, indent=1) + "\n")
+        print(f"lawluo bench: wrote {args.json}", file=sys.stderr)
+    if summary["recovered"]["n"] == 0:
+        print("lawluo bench: no case could be scored (see the fallbacks above)", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m lawluo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", help="settings file (YAML; default $LAWLUO_CONFIG, see configs/)")
@@ -562,7 +708,17 @@ def build_parser() -> argparse.ArgumentParser:
     build.set_defaults(func=cmd_build)
 
     models = sub.add_parser("models", help="show the model each role uses and whether it can be used")
-    models.add_argument("--ping", action="store_true", help="send a one-token request to each usable role")
+    models.add_argument(
+        "--ping",
+        action="store_true",
+        help="send one one-token request to each distinct usable backend, all at once, without retries",
+    )
+    models.add_argument(
+        "--ping-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a ping waits for a model server (default 10)",
+    )
     models.set_defaults(func=cmd_models)
 
     chat = sub.add_parser("chat", help="ask one role's model a question; the answer streams to stdout")
@@ -637,18 +793,64 @@ def build_parser() -> argparse.ArgumentParser:
     generate.set_defaults(func=cmd_generate)
 
     bench = sub.add_parser(
-        "bench",
-        help="evaluate statute retrieval: R@1/5/10/100, MRR@10, nDCG@10 with bootstrap CIs, per source",
+        "bench", help="benchmarks: statute retrieval (R@k, MRR, nDCG) or ToLC against simulated clients"
     )
-    bench.add_argument("target", choices=["retrieval"])
-    bench.add_argument(
+    benches = bench.add_subparsers(dest="target", required=True)
+    retrieval = benches.add_parser(
+        "retrieval", help="statute retrieval: R@1/5/10/100, MRR@10, nDCG@10 with bootstrap CIs, per source"
+    )
+    retrieval.add_argument(
         "--input",
         required=True,
         help='JSONL: {"id", "question", "articles": [[law, number], …], "source"?, "group"?} per line',
     )
-    bench.add_argument("--k", type=int, default=100, help="articles retrieved per question (default 100)")
-    bench.add_argument("--json", help="also write the figures (and each query's first gold rank) here")
-    bench.set_defaults(func=cmd_bench)
+    retrieval.add_argument("--k", type=int, default=100, help="articles retrieved per question (default 100)")
+    retrieval.add_argument("--json", help="also write the figures (and each query's first gold rank) here")
+    retrieval.set_defaults(func=cmd_bench)
+    tolc = benches.add_parser(
+        "tolc",
+        help="ToLC against simulated clients: key facts recovered, answer after clarification vs. at once",
+        description=(
+            "Cases from the multi-turn consultations of --data (lawluo/tolc/bench_cases.py); the firm builds "
+            "each tree with the configured clarifier, a simulated client (--client-role) answers it from the "
+            "case's hidden facts, the judge (--judge-role) scores the key facts recovered and prefers one of "
+            "the two answers. Prints a Markdown table; --json writes every case's detail."
+        ),
+    )
+    tolc.add_argument("--data", default="../shared/data", help="the shared data (default ../shared/data)")
+    tolc.add_argument(
+        "--cases", help="JSONL cases written by --save-cases: run this fixed set instead of --data"
+    )
+    tolc.add_argument(
+        "--save-cases", help="write the cases used (JSONL) here, to rerun the same set with --cases"
+    )
+    tolc.add_argument(
+        "--cases-only",
+        action="store_true",
+        help="only build the cases (to --save-cases, else stdout); no model",
+    )
+    tolc.add_argument("--limit", type=int, default=20, help="cases to run (default 20; 0 = all)")
+    tolc.add_argument("--seed", type=int, default=0, help="seed of the case sampling (default 0)")
+    tolc.add_argument(
+        "--client-role",
+        choices=BENCH_CHAT_ROLES,
+        default="judge",
+        help="the role whose model plays the client (default judge; e.g. secretary to give it its own model)",
+    )
+    tolc.add_argument("--judge-role", choices=BENCH_CHAT_ROLES, default="judge", help="the judging role")
+    tolc.add_argument(
+        "--height", type=int, default=None, help="tree height (default: the settings' tolc_height)"
+    )
+    tolc.add_argument("--k", type=int, default=None, help="elements per node (default: the settings' tolc_k)")
+    tolc.add_argument(
+        "--no-answers",
+        action="store_true",
+        help="score the clarification only: no lawyer answers, no pairwise",
+    )
+    tolc.add_argument("--concurrency", type=int, default=1, help="cases run at once (default 1)")
+    tolc.add_argument("--json", help="also write the summary and every case's detail here")
+    tolc.add_argument("--quiet", action="store_true", help="no progress bar")
+    tolc.set_defaults(func=cmd_bench_tolc)
     return parser
 
 
@@ -672,10 +874,54 @@ def main(argv: list[str] | None = None) -> int:
     return status
 
 
+#: Why Ctrl-C stopped the model calls in flight, and what of the command's work is kept.
+INTERRUPTED = "interrupted (Ctrl-C)"
+INTERRUPTED_KEPT = {
+    "generate": "the answers written so far are kept: run the same command again to answer the rest",
+    "evaluate": "no result file was written or changed",
+    "consult": "the consultation was not saved",
+}
+
+
+@contextmanager
+def _ctrl_c_cancels() -> Iterator[None]:
+    """Every model call of the block watches one cancel token (:mod:`lawluo.llm.cancel`), which Ctrl-C
+    cancels before the ``KeyboardInterrupt`` unwinds the block: the threads of a batch (``generate``,
+    ``evaluate``) or of a tree's level stop at once, their connections closed (the model server stops
+    generating), instead of being waited for while they generate answers nobody will keep."""
+    from .llm.cancel import CancelToken, watching
+
+    token = CancelToken()
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+        with watching(token):
+            yield
+        return
+
+    def interrupted(signum, frame) -> None:
+        token.cancel(INTERRUPTED)
+        signal.default_int_handler(signum, frame)  # raises KeyboardInterrupt, as without this handler
+
+    previous = signal.signal(signal.SIGINT, interrupted)
+    try:
+        with watching(token):
+            yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+
+
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     """The command's exit status, its errors reported on stderr (a :class:`StdoutError` is raised)."""
     try:
-        return args.func(args, settings)
+        with _ctrl_c_cancels():
+            return args.func(args, settings)
+    except KeyboardInterrupt:
+        kept = INTERRUPTED_KEPT.get(args.command)
+        print(
+            f"lawluo {args.command}: 已中断 {INTERRUPTED}; the model calls in flight were cancelled"
+            + (f"; {kept}" if kept else ""),
+            file=sys.stderr,
+        )
+        return 130
     except UsageError as exc:
         print(f"lawluo {args.command}: {exc}", file=sys.stderr)
         return 2

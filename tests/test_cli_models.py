@@ -44,6 +44,87 @@ def test_a_failed_ping_is_reported_with_exit_status_1(fake_judge, capsys):
     assert "rejected the API key" in judge["error"]
 
 
+def five_roles(tmp_path, base_url: str, judge_model: str = "fake-model", extra: str = "") -> str:
+    """A settings file whose five roles use one server; the judge's model may differ."""
+    lines = ["models:"]
+    for role in ("lawyer", "clarifier", "secretary", "judge", "boss"):
+        model = judge_model if role == "judge" else "fake-model"
+        lines.append(f"  {role}: {{backend: openai, model: {model}, base_url: '{base_url}'{extra}}}")
+    config = tmp_path / "five.yaml"
+    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(config)
+
+
+def ping_rows(capsys) -> dict[str, dict]:
+    return {row["role"]: row for row in map(json.loads, capsys.readouterr().out.splitlines())}
+
+
+def test_ping_sends_one_request_per_distinct_backend(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with FakeOpenAIServer() as server:
+        config = five_roles(tmp_path, server.url, judge_model="fake-judge")
+        assert main(["--config", config, "models", "--ping"]) == 0
+        sent = sorted(request["model"] for request in server.requests)
+    assert sent == ["fake-judge", "fake-model"]  # four roles share one backend, the judge has its own
+    rows = ping_rows(capsys)
+    assert all(rows[role]["ping_s"] >= 0 and "error" not in rows[role] for role in rows)
+
+
+def test_ping_does_not_retry_a_failure(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with FakeOpenAIServer() as server:
+        server.script(Fault.status(503))  # retryable: a normal call retries it (max_retries 3)
+        assert main(["--config", five_roles(tmp_path, server.url), "models", "--ping"]) == 1
+        assert len(server.requests) == 1
+    rows = ping_rows(capsys)
+    assert len({row["error"] for row in rows.values()}) == 1 and "503" in rows["lawyer"]["error"]
+
+
+def test_ping_with_the_server_down_reports_every_role(monkeypatch, tmp_path, capsys):
+    import socket
+
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    config = five_roles(tmp_path, f"http://127.0.0.1:{port}/v1")
+    assert main(["--config", config, "models", "--ping", "--ping-timeout", "5"]) == 1
+    rows = ping_rows(capsys)
+    assert list(rows) == ["lawyer", "clarifier", "secretary", "judge", "boss"]
+    assert all("Cannot reach the" in row["error"] and str(port) not in row["error"] for row in rows.values())
+
+
+def test_a_hung_server_is_given_up_on_after_the_ping_timeout(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with FakeOpenAIServer() as server:
+        server.script(Fault.hang(30))
+        assert (
+            main(["--config", five_roles(tmp_path, server.url), "models", "--ping", "--ping-timeout", "0.5"])
+            == 1
+        )
+        assert len(server.requests) == 1
+    assert "the ping took longer than its time budget of 0.5 s" in ping_rows(capsys)["judge"]["error"]
+
+
+def test_ping_shows_what_each_backend_chose_for_its_server(monkeypatch, tmp_path, capsys):
+    from lawluo.llm.openai_backend import OpenAIBackend
+
+    monkeypatch.setattr(OpenAIBackend, "setup_notes", lambda self: {"system_message": f"keep ({self.role})"})
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with FakeOpenAIServer() as server:
+        assert main(["--config", five_roles(tmp_path, server.url, "fake-judge"), "models", "--ping"]) == 0
+    rows = ping_rows(capsys)
+    assert rows["judge"]["setup"] == {"system_message": "keep (judge)"}
+    assert {rows[role]["setup"]["system_message"] for role in ("lawyer", "clarifier", "boss")} == {
+        "keep (lawyer)"
+    }
+
+
+def test_a_bad_ping_timeout_is_a_usage_error(capsys):
+    assert main(["models", "--ping", "--ping-timeout", "0"]) == 2
+    assert "--ping-timeout" in capsys.readouterr().err
+
+
 def test_chat_streams_the_answer_to_stdout(fake_judge, capsys):
     server, config = fake_judge
     server.script(Reply("不可以，用人单位应当依法缴纳社会保险费。"))

@@ -22,7 +22,8 @@ QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把�
 HOSTILE_QUESTION = (
     '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">公司拖欠我三个月工资怎么办？'
 )
-HOSTILE_ANSWER = '建议申请劳动仲裁。<script>window.__pwned=3</script><img src=x onerror="window.__pwned=4">'
+# Chinese enough to pass the answer check (lawluo/agents/answer_check.py), markup that must stay text
+HOSTILE_ANSWER = '建议您保留工资条、考勤记录和聊天记录，向当地劳动人事争议仲裁委员会申请劳动仲裁。<script>window.__pwned=3</script><img src=x onerror="window.__pwned=4">'
 
 require_chromium()
 

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from lawluo.agents.answer_check import Held
+from lawluo.agents.lawyer import REPLY_HELD_BACK
 from lawluo.config import load_settings
 from lawluo.firm import Consultation, Firm
-from lawluo.firm.firm import EMPTY_ANSWER
 from lawluo.llm import LanguageModels
 from lawluo.ui import consult_tab as tab
 from lawluo.ui.visitors import Visit, VisitorLimits, Visitors, fit_tree, owner_of, tree_calls
@@ -160,10 +161,13 @@ def test_an_empty_answer_is_not_reported_as_a_success(firm_services, reply):
         firm = make_firm(firm_services, server)
         final = shown(list(tab.ask(firm, None, QUESTION, False, 3, 3))[-1])
     turn = final["state"].turns[-1]
-    assert turn.note and not turn.text.strip() and "回答完毕" not in final["message"]
+    assert turn.note and "回答完毕" not in final["message"]
     assert "warn" in final["message"] or "error" in final["message"]
-    if isinstance(reply, Reply):
-        assert turn.note == EMPTY_ANSWER
+    if isinstance(reply, Reply):  # held back: the extract from the databases in its place, and why
+        assert turn.held_back == "empty" and turn.note == Held("empty").message()
+        assert turn.text.endswith(REPLY_HELD_BACK)
+    else:  # a failed call: nothing written, nothing shown as an answer
+        assert not turn.text.strip() and not turn.held_back
     lawyer_steps = [e for e in final["state"].trace if e.agent == "lawyer"]
     assert lawyer_steps and not lawyer_steps[-1].ok
 

@@ -118,7 +118,8 @@ def test_an_empty_or_overlong_question_gets_a_message_and_stays_in_the_box(firm_
 def test_hostile_html_in_a_question_and_an_answer_is_shown_as_text(firm_services):
     with FakeOpenAIServer() as server:
         server.responder = FirmResponder(
-            lawyer_answer="答复<script>alert(3)</script><img src=x onerror=alert(4)>"
+            # Chinese enough to pass the answer check (lawluo/agents/answer_check.py), markup to escape
+            lawyer_answer="答复：请保留工资条和考勤记录，向劳动监察大队投诉。<script>alert(3)</script><img src=x onerror=alert(4)>"
         )
         firm = make_firm(firm_services, server)
         final = last(tab.ask(firm, None, HOSTILE, False, 3, 3))

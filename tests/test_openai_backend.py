@@ -18,6 +18,7 @@ from lawluo.llm import (
     ServerError,
     StreamInterrupted,
 )
+from lawluo.llm.answer import cut_at
 from lawluo.llm.openai_backend import OpenAIBackend
 from lawluo.llm.options import OpenAIOptions
 
@@ -51,8 +52,15 @@ def test_chat_returns_the_answer_and_sends_the_configured_request(server):
     (request,) = server.requests
     assert request["model"] == "fake-model" and request["messages"] == HELLO
     assert (request["temperature"], request["max_tokens"], request["top_p"]) == (0.2, 300, 0.9)
-    assert request["enable_thinking"] is False and request["stream"] is False
+    assert request["enable_thinking"] is False and request["stream"] is True  # every call streams
     assert "response_format" not in request
+
+
+def test_stream_false_sends_one_plain_request_for_servers_that_cannot_stream(server):
+    server.script(Reply(ANSWER, finish_reason="length"))
+    answer = backend(server, stream=False).chat(HELLO, max_tokens=32)
+    assert answer == ANSWER and cut_at(answer) == 32
+    assert server.requests[0]["stream"] is False
 
 
 def test_stream_yields_the_answer_piece_by_piece(server):
@@ -63,7 +71,7 @@ def test_stream_yields_the_answer_piece_by_piece(server):
     assert server.requests[0]["stream"] is True
 
 
-def test_json_mode_asks_the_server_for_a_json_object_only_when_configured(server):
+def test_the_deprecated_json_mode_still_chooses_json_object_or_nothing(server):
     class Verdict(BaseModel):
         relevant: bool
         score: int
@@ -73,8 +81,10 @@ def test_json_mode_asks_the_server_for_a_json_object_only_when_configured(server
     )
     assert backend(server, json_mode=True).chat_json(HELLO, Verdict) == Verdict(relevant=True, score=8)
     assert server.requests[0]["response_format"] == {"type": "json_object"}
-    backend(server).chat_json(HELLO, Verdict)
+    backend(server, json_mode=False).chat_json(HELLO, Verdict)
     assert "response_format" not in server.requests[1]
+    with pytest.raises(ValueError, match="set only response_format"):
+        OpenAIOptions(model="m", json_mode=True, response_format="json_schema")
 
 
 @pytest.mark.parametrize(
@@ -84,13 +94,25 @@ def test_json_mode_asks_the_server_for_a_json_object_only_when_configured(server
         Fault.status(500),
         Fault.status(503),
         Fault.malformed(),
-        Fault.hang(2),
     ],
-    ids=["429", "500", "503", "malformed-body", "timeout"],
+    ids=["429", "500", "503", "malformed-body"],
 )
 def test_transient_faults_are_retried_until_the_answer_arrives(server, fault):
     server.script(fault, Reply(ANSWER))
     assert backend(server, timeout=0.5).chat(HELLO) == ANSWER
+    assert len(server.requests) == 2
+
+
+def test_a_timed_out_request_is_not_sent_again_by_default(server):
+    server.script(Fault.hang(2), Reply(ANSWER))
+    with pytest.raises(LLMTimeout):
+        backend(server, timeout=0.3, max_retries=3).chat(HELLO)
+    assert len(server.requests) == 1  # the server may still be generating it: no second copy behind it
+
+
+def test_retry_timeouts_re_sends_a_timed_out_request(server):
+    server.script(Fault.hang(2), Reply(ANSWER))
+    assert backend(server, timeout=0.3, retry_timeouts=True).chat(HELLO) == ANSWER
     assert len(server.requests) == 2
 
 
@@ -123,7 +145,9 @@ def test_faults_that_persist_end_in_a_typed_error_after_max_retries(server, faul
 
 def test_a_timeout_names_the_setting_to_raise(server):
     server.script(Fault.hang(2))
-    with pytest.raises(LLMTimeout, match=r"did not answer within 0.3 s. Raise `timeout` for the lawyer role"):
+    with pytest.raises(
+        LLMTimeout, match=r"did not answer within 0.3 s \(waiting .*Raise `timeout` for the lawyer"
+    ):
         backend(server, timeout=0.3, max_retries=0).chat(HELLO)
 
 

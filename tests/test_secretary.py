@@ -77,7 +77,7 @@ def test_report_from_the_models_json_with_code_filled_number_date_and_client(exa
     assert report.generated_by == "scripted test model" and report.notice == "" and not report.partial
 
     ((messages, gen),) = model.calls
-    assert gen == {"json": True}
+    assert gen == {"json": True, "json_schema": ReportDraft.model_json_schema()}
     assert [m["role"] for m in messages] == ["system"] + ["user", "assistant"] * len(examples) + ["user"]
     example_draft = json.loads(messages[2]["content"])
     assert set(example_draft) == set(ReportDraft.model_fields)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from lawluo.llm import StructuredOutputError
+from lawluo.llm.answer import ChatAnswer, Finish
+from lawluo.llm.errors import AnswerCut
 from lawluo.llm.structured import JSONParseError, parse_json
 
 from .fakes.scripted_backend import ScriptedBackend
@@ -64,7 +66,10 @@ def test_chat_json_returns_validated_objects_and_tells_the_model_the_schema():
     elements = model.chat_json([{"role": "user", "content": "列出法律要素"}], list[Element])
     assert elements == [Element(question="是否已经签订劳动合同？")]
     ((messages, gen),) = model.calls
-    assert gen == {"json": True}
+    assert gen == {
+        "json": True,
+        "json_schema": TypeAdapter(list[Element]).json_schema(),
+    }  # for response_format
     assert messages[-1]["content"].startswith("列出法律要素")
     assert '"question"' in messages[-1]["content"]  # the JSON schema is in the prompt
 
@@ -91,3 +96,28 @@ def test_chat_json_gives_up_after_the_retry_keeping_the_raw_answer():
 def test_chat_json_needs_a_final_user_message():
     with pytest.raises(ValueError, match="end with a user message"):
         ScriptedBackend().chat_json([{"role": "assistant", "content": "hi"}], Element)
+
+
+def test_a_cut_answer_is_reported_as_cut_at_the_calls_max_tokens_and_not_retried():
+    cut = ChatAnswer('{"question": "是否签订了书面劳动合同，以及', Finish("length", 32))
+    model = ScriptedBackend(cut, '{"question": "不会被用到"}')
+    with pytest.raises(
+        AnswerCut, match=r"cut at max_tokens=32 .*Raise `max_tokens` for the test role"
+    ) as caught:
+        model.chat_json([{"role": "user", "content": "q"}], Element, max_tokens=32)
+    assert "invalid JSON" not in str(caught.value)
+    assert isinstance(caught.value, StructuredOutputError)  # callers that catch those keep working
+    assert caught.value.max_tokens == 32 and caught.value.raw == cut
+    assert len(model.calls) == 1  # the corrective retry would be cut the same way
+
+
+def test_a_cut_answer_whose_json_was_already_complete_is_used():
+    model = ScriptedBackend(ChatAnswer('{"question": "是否存在书面合同？"} 另外，根据', Finish("length", 64)))
+    assert model.chat_json([{"role": "user", "content": "q"}], Element).question == "是否存在书面合同？"
+
+
+def test_a_cut_answer_is_not_salvaged_from_a_value_inside_the_broken_one():
+    cut = ChatAnswer('{"ids": [3, 1, 2], "reason": "按相关程度', Finish("length", 16))
+    with pytest.raises(AnswerCut, match="cut at max_tokens=16"):
+        ScriptedBackend(cut).chat_json([{"role": "user", "content": "q"}], list[int])
+    assert parse_json(cut) == [3, 1, 2]  # what salvaging would have made of it

@@ -32,6 +32,7 @@ from lawluo.tolc.material import (
     restates,
 )
 from lawluo.tolc.mining import build_and_write, statute_items, yes_no
+from lawluo.tolc.tree import NODE_SOURCES
 
 from .conftest import ROOT
 from .fakes.openai_server import FakeOpenAIServer
@@ -345,7 +346,8 @@ def test_a_failed_model_call_falls_back_to_the_material_and_says_so(case_searche
     tree = TreeBuilder(search, model, height=2, k=3, material=material).build(LABOUR, PACKAGED["labor"])
     own = {i.statement for i in material.items if i.domain == "labor"}
     assert tree.level(1) and all(n.statement in own for n in tree.level(1))
-    assert any("本领域的法律要素" in note and "LLMTimeout" in note for note in tree.notes)
+    assert any(NODE_SOURCES["material"][0] in note and "LLMTimeout" in note for note in tree.notes)
+    assert {(n.source, n.fallback) for n in tree.level(1)} == {("material", "timeout")}
 
 
 # -- the build ----------------------------------------------------------------------------------------------

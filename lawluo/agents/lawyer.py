@@ -15,6 +15,11 @@ and one line saying that no language model wrote it and how an operator adds one
 conclusion: every sentence is a quotation or says which fact and which statute share which words. Its
 citations are real, so the checker verifies them like any answer's.
 
+**A model's answer is checked before it is shown** (:meth:`Lawyer.held_back`, :mod:`.answer_check`): an
+empty one, one that repeats LawLuo's prompt, one with hardly any Chinese to a Chinese question, or one cut
+at ``max_tokens`` is held back, and the firm shows :func:`grounded_reply` in its place (closed by
+:data:`REPLY_HELD_BACK` instead of :data:`REPLY_NO_MODEL`).
+
 **Untrusted text.** The question, the earlier turns, the facts (the tree's elements come from a model or
 the case bank) and the statutes go through :func:`~lawluo.prompts.untrusted.quote`: a ``<<<`` or ``>>>``
 in them is written full-width, so none can close the quotation of the client's words in ``lawyer/turn``.
@@ -31,6 +36,7 @@ from ..llm import ChatBackend, gather
 from ..prompts.untrusted import quote
 from ..retrieval.tokenize import tokenize
 from ..tolc.material import CRIMINAL_SIGNAL
+from .answer_check import Held, check_answer
 from .domains import OTHER, Domain
 
 PREFERRED_LAW_BOOST = 1.25  # a preferred law's article must be within 25% of the best score to outrank it
@@ -69,6 +75,8 @@ REPLY_NO_MODEL = (
     "（以上内容由系统从法条库和案例库中直接摘录，没有经过语言模型分析，不构成法律意见。"
     "本站尚未配置律师模型：网站管理员按“关于”页的说明为律师角色配置语言模型后，这里会显示律师的分析。）"
 )
+#: The same line when a model's answer was held back (the reason is shown with the turn).
+REPLY_HELD_BACK = "（以上内容由系统从法条库和案例库中直接摘录，没有经过语言模型分析，不构成法律意见。）"
 
 
 @dataclass
@@ -132,13 +140,7 @@ class Lawyer:
         messages = [{"role": "system", "content": brief.domain.role_prompt()}]
         for role, text in _recent(brief.history):
             messages.append({"role": "user" if role == "client" else "assistant", "content": quote(text)})
-        statutes = "\n".join(
-            [f"- 注意：{n}" for n in brief.notices]  # e.g. the client names an article of a repealed law
-            + [
-                f"- 《{s['law']}》{s['article_label']}：{s['text'][:STATUTE_TEXT_CHARS]}"
-                for s in brief.statutes
-            ]
-        )
+        statutes = _statutes_block(brief)
         messages.append(
             {
                 "role": "user",
@@ -161,6 +163,24 @@ class Lawyer:
         messages = self.messages(brief)
         return gather([lambda: self.model.chat(messages) for _ in range(n)])
 
+    def held_back(self, brief: Brief, answer: str, cut_at: int | None = None) -> Held | None:
+        """Why ``answer`` to ``brief`` must not be shown as advice (:func:`~.answer_check.check_answer`
+        against the prompt :meth:`messages` sends), else ``None``. The retrieved statutes and the lawyer's
+        earlier answers may be repeated: they are the answer's material, not LawLuo's prompt."""
+        messages = self.messages(brief)
+        own = "\n".join(m["content"] for m in messages)
+        earlier = [m["content"] for m in messages if m["role"] == "assistant"]
+        quotable = "\n".join([quote(_statutes_block(brief)), *earlier])
+        return check_answer(answer, own, brief.question, quotable, cut_at)
+
+
+def _statutes_block(brief: Brief) -> str:
+    """The retrieved statutes (and the database's notices) as the turn's prompt lists them."""
+    return "\n".join(
+        [f"- 注意：{n}" for n in brief.notices]  # e.g. the client names an article of a repealed law
+        + [f"- 《{s['law']}》{s['article_label']}：{s['text'][:STATUTE_TEXT_CHARS]}" for s in brief.statutes]
+    )
+
 
 def _recent(history: list[tuple[str, str]]) -> list[tuple[str, str]]:
     kept, used = [], 0
@@ -175,14 +195,15 @@ def _recent(history: list[tuple[str, str]]) -> list[tuple[str, str]]:
 # -- the answer without a model ----------------------------------------------------------------------
 
 
-def grounded_reply(brief: Brief) -> str:
+def grounded_reply(brief: Brief, closing: str = REPLY_NO_MODEL) -> str:
     """The answer without a model: an extract of ``brief``'s statutes and cases, in Chinese (Markdown).
 
     A short lead; the statutes quoted (the first :data:`REPLY_STATUTES`, plus any other a marked fact
     links to), each as ``①《law》第…条规定：“…”`` so that the checker finds and verifies it; each fact
     the client confirmed or denied with the quoted statute it shares the most words with
-    (:func:`link_facts`), or a line saying none does; the cases with their outcomes; and
-    :data:`REPLY_NO_MODEL`. Nothing in it is a legal conclusion.
+    (:func:`link_facts`), or a line saying none does; the cases with their outcomes; and ``closing``
+    (:data:`REPLY_NO_MODEL`; :data:`REPLY_HELD_BACK` in place of a model's answer that was held back).
+    Nothing in it is a legal conclusion.
     """
     marked = [("确认", fact) for fact in brief.confirmed] + [("否认", fact) for fact in brief.denied]
     links = link_facts([fact for _, fact in marked], brief.statutes)
@@ -217,7 +238,7 @@ def grounded_reply(brief: Brief) -> str:
         out.append("\n".join(f"- {_case_line(c)}" for c in brief.cases))
     else:
         out.append(REPLY_NO_CASES.format(domain=brief.domain.name))
-    out.append(REPLY_NO_MODEL)
+    out.append(closing)
     return "\n\n".join(out)
 
 

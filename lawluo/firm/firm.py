@@ -13,32 +13,53 @@ Every step appends a :class:`~lawluo.firm.state.TraceEvent` to ``state.trace`` (
 summary of what went in and came out, duration). A step whose model is missing or fails leaves the
 state consistent and says why in the turn's ``note`` or the report; nothing the client typed or the
 lawyer already wrote is dropped.
+
+**Honest degradation.** A lawyer's answer that is empty, repeats LawLuo's prompt, has hardly any Chinese
+for a Chinese question or was cut at ``max_tokens`` (:mod:`lawluo.agents.answer_check`) is held back:
+the turn holds the extract from the databases (:func:`~lawluo.agents.lawyer.grounded_reply`), its
+``held_back`` the reason and its ``note`` the message the client reads; the trace says why; the boss
+does not score it. A streamed answer is checked when it is complete, so its pieces have already gone out
+by then: whoever shows the stream redraws the turn from the state (the app does, replacing the streamed
+text). The tree's trace line counts elements per actual source, with why the model was not used.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, date, datetime
 
+from ..agents.answer_check import Held, reported_cut
 from ..agents.boss import Boss
 from ..agents.domains import OTHER, Domains
-from ..agents.lawyer import Brief, Lawyer, grounded_reply, lookup_notices, retrieve_cases, retrieve_statutes
+from ..agents.lawyer import (
+    REPLY_HELD_BACK,
+    Brief,
+    Lawyer,
+    grounded_reply,
+    lookup_notices,
+    retrieve_cases,
+    retrieve_statutes,
+)
 from ..agents.receptionist import Receptionist
 from ..agents.secretary import ReportInput, Secretary, load_examples
 from ..law.checker import CitationChecker
-from ..llm import Deadline, LanguageModels, LLMError, StreamInterrupted
+from ..llm import Cancelled, Deadline, LanguageModels, LLMError, StreamInterrupted
 from ..llm.budget import within
-from ..tolc import TREE_SOURCES, Tree, TreeBuilder
+from ..tolc import Tree, TreeBuilder
 from ..tolc.material import CRIMINAL
 from .saved import MAX_ANSWER_CHARS, MAX_TRACE, MAX_TURN_CHARS, MAX_TURNS, Status
 from .state import Consultation, TraceEvent, Turn
 
 STATUTES_K, CASES_K = 5, 3
 NO_CLIENT = "（未填写）"  # the report's 咨询人 when the client gave no name
-EMPTY_ANSWER = "律师模型没有给出任何内容（空回答），未作为建议显示。请重新生成，或稍后再试。The model returned an empty answer."
+BEGAN_CHARS = 40  # of a held-back answer, the trace quotes this many characters (for the operator)
+
+
+STOPPED_NOTE = "回答已停止：没有人在等待这个回答了（页面已关闭或开始了新的咨询）。The answer was stopped."
 
 
 class StepNotAllowed(ValueError):
@@ -190,12 +211,13 @@ class Firm:
                 break
             tree = state.tree = tree_or_none
             yield tree
-        source = TREE_SOURCES[tree.source]
+        calls = sum(n.depth < tree.height - 1 for n in tree.nodes) if builder.uses_model else 0
         state.trace.append(
             TraceEvent(
                 "clarifier",
                 "build tree",
-                f"H={tree.height} K={tree.k}: {len(tree.elements)} elements from {source}"
+                f"H={tree.height} K={tree.k}: {tree.origin_summary()}"
+                + (f"; {tree.failures} of {calls} model call(s) failed" if tree.failures else "")
                 + (f"; {len(tree.notes)} note(s)" if tree.notes else ""),
                 _ms(start),
                 ok=tree.failures == 0,
@@ -219,8 +241,11 @@ class Firm:
         """The lawyer's answer to the latest question, streamed; the turn is stored when it ends.
 
         Within ``deadline`` the answer stops when the budget runs out (what was written is kept, with a
-        note); an empty answer is held back with a note, never stored as advice. A step the state does not
-        accept raises at the call, before any piece (the UI refuses it without showing an answer begin).
+        note). An answer that fails the check of :mod:`~lawluo.agents.answer_check` (empty, an echo of the
+        prompt, not Chinese, cut) is held back: the stored turn holds the extract from the databases, the
+        reason (``held_back``) and a note; the pieces already yielded were the model's, so a caller that
+        shows the stream redraws the turn from ``state.turns[-1]``. A step the state does not accept raises
+        at the call, before any piece (the UI refuses it without showing an answer begin).
         """
         _require(state, OPEN, "answering")
         if not state.client_turns or state.turns[-1].role != "client":
@@ -332,7 +357,7 @@ class Firm:
         self, state: Consultation, brief: Brief, turn: Turn, deadline: Deadline | None = None
     ) -> Iterator[str]:
         start = time.perf_counter()
-        pieces = None
+        pieces, cut = None, None
         try:
             with within(deadline):
                 pieces = self.lawyer.stream(brief)
@@ -343,19 +368,39 @@ class Firm:
                     piece = next(pieces, None)
                 if piece is None:
                     break
+                cut = reported_cut(piece) or cut
                 turn.text += piece
                 yield piece
+            cut = reported_cut(pieces) or cut
         except StreamInterrupted as exc:
             turn.note = str(exc)
+        except Cancelled as exc:  # the visitor left or started over: what was written is kept, marked
+            turn.note = f"回答已停止 Stopped：{exc}"
+        except GeneratorExit:  # the caller closed the answer mid-stream (a page gone, a new consultation)
+            turn.note = turn.note or STOPPED_NOTE
+            raise
         except LLMError as exc:
+            cut = reported_cut(exc) or cut
             turn.note = f"回答失败：{exc}"
         finally:
             if pieces is not None:
                 pieces.close()  # a stream stopped early releases its connection and its slot now
-        if not turn.text.strip() and not turn.note:
-            turn.text, turn.note = "", EMPTY_ANSWER
         summary = f"{len(turn.text)} characters streamed" + (f"; {turn.note}" if turn.note else "")
+        # An answer that failed with nothing written stays a failure; any text, whole or partial, is checked.
+        held = self.lawyer.held_back(brief, turn.text, cut) if turn.text.strip() or not turn.note else None
+        if held is not None:
+            summary = f"{summary}; {self._hold(turn, brief, held)}"
         state.trace.append(TraceEvent("lawyer", "answer", summary, _ms(start), ok=not turn.note, at=_now()))
+
+    @staticmethod
+    def _hold(turn: Turn, brief: Brief, held: Held) -> str:
+        """Hold ``turn``'s answer back for ``held``'s reason: the extract in its place, the reason and the
+        message recorded; returns the trace's words for it (with the answer's first characters)."""
+        began = " ".join(turn.text.split())[:BEGAN_CHARS]
+        turn.text = grounded_reply(brief, REPLY_HELD_BACK)
+        turn.held_back, turn.note, turn.score = held.reason, held.message(), None
+        quoted = f"; it began {began!r}" if began else ""
+        return f"{held.summary()}{quoted}; shown instead: extractive answer of {len(turn.text)} characters"
 
     def _best_of(
         self, state: Consultation, brief: Brief, turn: Turn, deadline: Deadline | None = None
@@ -363,16 +408,26 @@ class Firm:
         start = time.perf_counter()
         try:
             with within(deadline):
-                answers = [a for a in self.lawyer.answers(brief, self.best_of) if a.strip()]
-            if not answers:
-                turn.note = EMPTY_ANSWER
-                state.trace.append(TraceEvent("lawyer", "answer", turn.note, _ms(start), ok=False, at=_now()))
-                return
+                drafts = self.lawyer.answers(brief, self.best_of)
         except LLMError as exc:
             turn.note = f"回答失败：{exc}"
             state.trace.append(TraceEvent("lawyer", "answer", turn.note, _ms(start), ok=False, at=_now()))
             return
-        state.trace.append(TraceEvent("lawyer", "answer", f"{len(answers)} drafts", _ms(start), at=_now()))
+        # every draft passes the same check as a streamed answer; the boss sees only those that pass
+        checks = [self.lawyer.held_back(brief, d, reported_cut(d)) for d in drafts]
+        answers = [d for d, held in zip(drafts, checks, strict=True) if held is None]
+        reasons = Counter(held.reason for held in checks if held is not None)
+        count = ", ".join(f"{reason} {n}" for reason, n in reasons.most_common())
+        if not answers:  # the most frequent reason (the first draft's among equals) is the one given
+            top = next(h for h in checks if h is not None and h.reason == reasons.most_common(1)[0][0])
+            summary = f"{len(drafts)} drafts, all held back ({count}); " + self._hold(turn, brief, top)
+            state.trace.append(TraceEvent("lawyer", "answer", summary, _ms(start), ok=False, at=_now()))
+            yield turn.text
+            return
+        summary = f"{len(answers)} drafts" + (
+            f" ({len(drafts) - len(answers)} held back: {count})" if count else ""
+        )
+        state.trace.append(TraceEvent("lawyer", "answer", summary, _ms(start), at=_now()))
         with self._step(state, "boss", "best of n") as event, within(deadline):
             try:
                 best, scores = self.boss.best_of(brief.question, answers)
@@ -399,8 +454,10 @@ class Firm:
                 turn.citations = [c.as_dict() for c in result.citations]
                 turn.nhsr = result.nhsr
                 event.summary = f"{len(turn.citations)} citations, NHSR {turn.nhsr}"
-            # the boss scores a lawyer's answer, not the extract given without a lawyer model
-            if turn.score is None and self.boss.available and self.lawyer.available and not turn.note:
+            # the boss scores a lawyer's answer, not the extract given without a lawyer model or in place
+            # of an answer held back
+            scored = self.lawyer.available and not turn.note and not turn.held_back
+            if turn.score is None and self.boss.available and scored:
                 with self._step(state, "boss", "score answer") as event, within(deadline):
                     try:
                         score = self.boss.score(question, turn.text)

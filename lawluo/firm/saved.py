@@ -31,10 +31,11 @@ from pydantic import (
     model_validator,
 )
 
+from ..agents.answer_check import HOLD_REASONS
 from ..agents.domains import PACKAGED, Domains
 from ..law.checker import VERDICTS
 from ..tolc.builder import MAX_HEIGHT, MAX_K
-from ..tolc.tree import MARKS, ROOT_ID
+from ..tolc.tree import FALLBACK_REASONS, MARKS, NODE_SOURCES, ROOT_ID
 
 STATE_VERSION = 1
 
@@ -165,6 +166,7 @@ class SavedTurn(_Strict):
     statutes: Annotated[list[SavedStatute], Field(max_length=50)] = []
     cases: Annotated[list[SavedCase], Field(max_length=50)] = []
     note: Line = ""
+    held_back: Literal["", *HOLD_REASONS] = ""  # type: ignore[valid-type]
 
     @model_validator(mode="after")
     def _client_turn_size(self) -> SavedTurn:
@@ -180,6 +182,8 @@ class SavedNode(_Strict):
     statement: _text(MAX_TURN_CHARS)
     case_ids: Annotated[list[Short], Field(max_length=20)] = []
     mark: Literal[MARKS] = "unknown"  # type: ignore[valid-type]
+    source: Literal["", *NODE_SOURCES] = ""  # type: ignore[valid-type]
+    fallback: Literal["", *FALLBACK_REASONS] = ""  # type: ignore[valid-type]
 
 
 class SavedTree(_Strict):

@@ -100,6 +100,7 @@ def transcript(state: Consultation) -> dict:
                 "role": t.role,
                 "text": t.text,
                 **({"note": t.note} if t.note else {}),
+                **({"held_back": t.held_back} if t.held_back else {}),
                 **(
                     {
                         "nhsr": t.nhsr,

@@ -26,7 +26,10 @@ class Turn:
     score: dict | None = None  # the boss's Score of this answer
     statutes: list[dict] = field(default_factory=list)  # statutes retrieved for this answer
     cases: list[dict] = field(default_factory=list)  # cases retrieved for this answer (shown without a model)
-    note: str = ""  # why the answer is missing or partial (no model, interrupted stream)
+    note: str = ""  # why the answer is missing, partial or held back (interrupted stream, junk)
+    #: Why the model's answer was held back (a key of agents.answer_check.HOLD_REASONS: empty, echo,
+    #: no_chinese, cut); ``text`` is then the extract from the databases. "" for an answer shown as written.
+    held_back: str = ""
 
 
 #: What a trace event records beyond its agent and action, for the code that reads the trace (the

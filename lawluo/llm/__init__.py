@@ -18,10 +18,12 @@ when a role using it is created.
 
 from __future__ import annotations
 
+from .answer import ChatAnswer, ChatStream, Finish, cut_at
 from .base import GENERATION_KEYS, ChatBackend, validate_messages
 from .budget import BudgetExceeded, Deadline
 from .cancel import Cancelled, CancelToken
 from .errors import (
+    AnswerCut,
     AuthenticationFailed,
     LLMConnectionError,
     LLMError,
@@ -41,12 +43,16 @@ from .registry import BACKENDS, create_backend
 __all__ = [
     "BACKENDS",
     "GENERATION_KEYS",
+    "AnswerCut",
     "AuthenticationFailed",
     "BudgetExceeded",
     "CancelToken",
     "Cancelled",
+    "ChatAnswer",
     "ChatBackend",
+    "ChatStream",
     "Deadline",
+    "Finish",
     "LLMConnectionError",
     "LLMError",
     "LLMTimeout",
@@ -60,6 +66,7 @@ __all__ = [
     "StreamInterrupted",
     "StructuredOutputError",
     "create_backend",
+    "cut_at",
     "gather",
     "validate_messages",
 ]

@@ -21,18 +21,21 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from . import budget, cancel
+from .answer import ChatStream, Finish
 from .errors import ModelUnavailable
 
 Message = Mapping[str, str]
 ROLES_OF_MESSAGES = ("system", "user", "assistant")
-# Per-call overrides. ``json`` (bool) tells a backend that the caller wants a JSON object; a backend
-# that cannot enforce it (or is not configured to) ignores it.
+# Per-call overrides. ``json`` (bool) tells a backend that the caller wants JSON, and ``json_schema`` (a
+# JSON Schema dict, from :func:`~lawluo.llm.structured.chat_json`) which; a backend that cannot enforce
+# them (or is not configured to) ignores them.
 CANCEL_POLL_S = 0.1  # how often a call waiting for a slot looks at its cancel token
-GENERATION_KEYS = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "json"})
+PING_TIMEOUT_S = 10.0  # the longest a ping (``models --ping``) waits for a model server
+GENERATION_KEYS = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "json", "json_schema"})
 
 
 def validate_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
@@ -95,6 +98,17 @@ class ChatBackend(ABC):
         May contact the server; ``{}`` when there is nothing to say."""
         return {}
 
+    def ping(self, timeout: float = PING_TIMEOUT_S) -> None:
+        """One one-token request, to see whether the model answers; raises the call's :class:`LLMError`.
+
+        Made inside a time budget of ``timeout`` seconds that allows no retry (:class:`~.budget.Deadline`
+        with ``retries=False``), so a server that is down fails at once and a hung one within ``timeout``.
+        ``python -m lawluo models --ping`` calls it once per distinct backend. A local backend loads its
+        model first, which the budget does not cut short.
+        """
+        with budget.Deadline.after(timeout, "the ping", retries=False).active():
+            self.chat([{"role": "user", "content": "ping"}], max_tokens=1)
+
     def log_name(self) -> str:
         """:meth:`describe` plus where the model is served (a server's URL): for server logs, the CLI and
         cache keys, never for visitors."""
@@ -105,7 +119,8 @@ class ChatBackend(ABC):
         return max(1, int(getattr(self.options, "concurrency", 1)))
 
     def chat(self, messages: Sequence[Message], **overrides: Any) -> str:
-        """The model's whole answer to ``messages``."""
+        """The model's whole answer to ``messages`` (a :class:`~.answer.ChatAnswer` where the backend knows
+        whether it was cut at ``max_tokens``: see :func:`~.answer.cut_at`)."""
         clean, gen = validate_messages(messages), check_overrides(overrides)
         self._raise_if_unavailable()
         self._take_slot()
@@ -116,11 +131,12 @@ class ChatBackend(ABC):
         cancel.check()  # nobody waits for it any more: do not hand it on as if they did
         return answer
 
-    def stream(self, messages: Sequence[Message], **overrides: Any) -> Iterator[str]:
-        """The answer as it is generated, piece by piece; close the iterator to stop early."""
+    def stream(self, messages: Sequence[Message], **overrides: Any) -> ChatStream:
+        """The answer as it is generated, piece by piece; close the iterator to stop early. Once exhausted,
+        its ``finish`` says whether it was cut at ``max_tokens`` (:func:`~.answer.cut_at`)."""
         clean, gen = validate_messages(messages), check_overrides(overrides)
         self._raise_if_unavailable()
-        return self._stream_with_slot(clean, gen)
+        return ChatStream(self._stream_with_slot(clean, gen))
 
     def chat_json(self, messages: Sequence[Message], schema: Any, **overrides: Any) -> Any:
         """The answer parsed as JSON and validated against ``schema`` (see :mod:`.structured`)."""
@@ -133,7 +149,8 @@ class ChatBackend(ABC):
     def _chat(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> str: ...
 
     @abstractmethod
-    def _stream(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> Iterator[str]: ...
+    def _stream(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> Iterator[str]:
+        """The pieces; a generator may ``return`` a :class:`~.answer.Finish` (how the answer ended)."""
 
     # -- internals ----------------------------------------------------------------------------
     def _raise_if_unavailable(self) -> None:
@@ -167,12 +184,18 @@ class ChatBackend(ABC):
             waited += step
         return self._slots.acquire(blocking=False)
 
-    def _stream_with_slot(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> Iterator[str]:
+    def _stream_with_slot(
+        self, messages: list[dict[str, str]], gen: dict[str, Any]
+    ) -> Generator[str, None, Finish | None]:
         self._take_slot()
         try:
-            pieces = self._stream(messages, gen)
+            pieces = iter(self._stream(messages, gen))
             try:
-                for piece in pieces:
+                while True:
+                    try:
+                        piece = next(pieces)
+                    except StopIteration as stop:
+                        return stop.value if isinstance(stop.value, Finish) else None
                     cancel.check()  # closes ``pieces`` (the finally below): the server stops generating
                     yield piece
             finally:

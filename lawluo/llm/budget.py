@@ -48,11 +48,20 @@ class Deadline:
     seconds: float
     what: str = "this step"
     cancel: CancelToken | None = field(default=None, compare=False, repr=False)
+    retries: bool = True  # False: no failed request is retried inside it (a ping wants the first answer)
 
     @classmethod
-    def after(cls, seconds: float, what: str = "this step", cancel: CancelToken | None = None) -> Deadline:
-        """A deadline ``seconds`` from now; calls inside it also stop once ``cancel`` is cancelled."""
-        return cls(time.monotonic() + seconds, seconds, what, cancel)
+    def after(
+        cls,
+        seconds: float,
+        what: str = "this step",
+        cancel: CancelToken | None = None,
+        *,
+        retries: bool = True,
+    ) -> Deadline:
+        """A deadline ``seconds`` from now; calls inside it also stop once ``cancel`` is cancelled, and
+        retry nothing if ``retries`` is False."""
+        return cls(time.monotonic() + seconds, seconds, what, cancel, retries)
 
     def remaining(self) -> float:
         return self.at - time.monotonic()
@@ -123,9 +132,10 @@ def explain(error: LLMTimeout | Exception) -> Exception:
 
 
 def can_wait(seconds: float) -> bool:
-    """Whether waiting ``seconds`` (a retry's backoff) still leaves time within the active budget."""
+    """Whether waiting ``seconds`` (a retry's backoff) still leaves time within the active budget, and the
+    budget allows retries at all."""
     deadline = _CURRENT.get()
-    return deadline is None or deadline.remaining() > seconds
+    return deadline is None or (deadline.retries and deadline.remaining() > seconds)
 
 
 def slot_wait() -> float | None:

@@ -73,3 +73,15 @@ class StructuredOutputError(LLMError):
     def __init__(self, message: str, raw: str = "") -> None:
         super().__init__(message)
         self.raw = raw
+
+
+class AnswerCut(StructuredOutputError):
+    """The model's JSON answer stopped at ``max_tokens`` before it was complete (``finish_reason: length``).
+
+    Not "invalid JSON": the model may have been writing it correctly. ``max_tokens`` is the limit of the
+    call that was cut (a call may ask for fewer tokens than the role's setting); ``raw`` the text so far.
+    """
+
+    def __init__(self, message: str, raw: str = "", max_tokens: int | None = None) -> None:
+        super().__init__(message, raw)
+        self.max_tokens = max_tokens

@@ -1,13 +1,18 @@
 """Loading local Hugging Face chat models for the ``transformers`` backend, once per process.
 
-A :class:`LoadKey` names the weights (model, adapter, quantisation, resolved device and dtype, revision);
+A :class:`LoadKey` names the weights (model or GGUF file, adapter, quantisation, resolved device and dtype,
+revision);
 :data:`MODEL_CACHE` loads each key once, thread-safely, and keeps it (see :class:`ModelCache` for why
 this one process-wide cache exists; the ``reward_model`` backend keeps its models there too). torch,
 transformers, peft and bitsandbytes are imported inside :func:`load_model`, never at module import.
 Every failure is a one-line :class:`~lawluo.llm.errors.ModelUnavailable` saying what to change.
 
-Reference: transformers ``AutoModelForCausalLM.from_pretrained`` / ``BitsAndBytesConfig``; PEFT
-``PeftModel.from_pretrained``.
+A GGUF file (``gguf_file``, or ``model:`` naming a ``.gguf`` file) is read by transformers itself
+(``from_pretrained(folder, gguf_file=name)``), which dequantises its weights to ``dtype`` and rebuilds
+the tokenizer from the file's metadata; it needs the ``gguf`` package (:data:`GGUF_REQUIREMENT`).
+
+Reference: transformers ``AutoModelForCausalLM.from_pretrained`` / ``BitsAndBytesConfig`` and "GGUF and
+interaction with Transformers"; PEFT ``PeftModel.from_pretrained``.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from .errors import ModelUnavailable
 from .options import TransformersOptions
 
 BITSANDBYTES_REQUIREMENT = "bitsandbytes==0.50.2"
+GGUF_REQUIREMENT = "gguf==0.19.0"  # transformers reads GGUF metadata and dequantises with it
 K = TypeVar("K", bound=Hashable)
 HUB_HINT = (
     "a hub id needs network access, or HF_HUB_OFFLINE=1 with the model already in the local "
@@ -35,7 +41,10 @@ HUB_HINT = (
 # -- loading ------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class LoadKey:
-    """Everything that decides which weights end up in memory; device and dtype already resolved."""
+    """Everything that decides which weights end up in memory; device and dtype already resolved.
+
+    For a GGUF file ``model`` is the folder or hub repo that holds it and ``gguf_file`` its name there.
+    """
 
     model: str
     adapter: str | None
@@ -44,6 +53,7 @@ class LoadKey:
     dtype: str
     revision: str | None
     trust_remote_code: bool
+    gguf_file: str | None = None
 
 
 @dataclass
@@ -135,14 +145,55 @@ def resolve_load_key(options: TransformersOptions) -> LoadKey:
                 f"pip install {BITSANDBYTES_REQUIREMENT} (see requirements-gpu.txt), or set quantization: none"
             )
     device, dtype = resolve_device_and_dtype(options.device, options.dtype)
+    model, gguf_file = gguf_location(options.model, options.gguf_file)
     return LoadKey(
-        model=_expand(options.model),
+        model=model,
         adapter=_expand(options.adapter) if options.adapter else None,
         quantization=options.quantization,
         device=device,
         dtype=dtype,
         revision=options.revision,
         trust_remote_code=options.trust_remote_code,
+        gguf_file=gguf_file,
+    )
+
+
+def gguf_location(model: str, gguf_file: str | None) -> tuple[str, str | None]:
+    """Where ``from_pretrained`` reads (a folder or hub repo) and the GGUF file's name there, if any.
+
+    >>> gguf_location("", "/models/gemma-3-270m.gguf")
+    ('/models', 'gemma-3-270m.gguf')
+    >>> gguf_location("/models/gemma-3-270m.gguf", None)
+    ('/models', 'gemma-3-270m.gguf')
+    >>> gguf_location("unsloth/gemma-3-270m-it-GGUF", "gemma-3-270m-it-Q8_0.gguf")
+    ('unsloth/gemma-3-270m-it-GGUF', 'gemma-3-270m-it-Q8_0.gguf')
+    """
+    if gguf_file and not model.strip():
+        path = gguf_file
+    elif not gguf_file and model.lower().endswith(".gguf"):
+        path = model
+    else:
+        return _expand(model), gguf_file
+    folder, name = os.path.split(_expand(path))
+    return folder or ".", name
+
+
+def missing_gguf_file(model: str, gguf_file: str | None) -> str | None:
+    """A message if the GGUF file named by ``model``/``gguf_file`` should be local and is not there."""
+    if not gguf_file and not model.lower().endswith(".gguf"):
+        return None
+    folder, name = gguf_location(model, gguf_file)
+    if not (_looks_local(folder) or folder == "." or os.path.isdir(folder)):
+        return None  # a hub repo: found (or not) on the first call
+    if os.path.isfile(os.path.join(folder, name)):
+        return None
+    try:
+        present = sorted(f for f in os.listdir(folder) if f.lower().endswith(".gguf"))[:5]
+    except OSError:
+        return f"GGUF file {os.path.join(folder, name)} does not exist: its folder {folder} is missing"
+    there = f"the .gguf files there: {', '.join(present)}" if present else "there is no .gguf file there"
+    return (
+        f"GGUF file {name} is not in {folder} ({there}); set gguf_file: to one of them, or to the file's path"
     )
 
 
@@ -188,31 +239,38 @@ def _resolve_device(requested: str) -> str:
 
 
 def load_model(key: LoadKey) -> LoadedModel:
-    """Load the tokenizer, the model and the adapter named by ``key`` (no caching; see :class:`ModelCache`)."""
+    """Load the tokenizer, the model and the adapter named by ``key`` (no caching; see :class:`ModelCache`).
+
+    The chat template is not checked here: a backend may bring its own (:mod:`.local_prompting`).
+    """
+    missing = missing_gguf_file(key.model, key.gguf_file) if key.gguf_file else None
     for what, name in (("model", key.model), ("adapter", key.adapter)):
-        missing = missing_local_path(what, name)
-        if missing:
-            raise ModelUnavailable(missing)
+        missing = missing or missing_local_path(what, name)
+    if missing:
+        raise ModelUnavailable(missing)
+    if key.gguf_file and importlib.util.find_spec("gguf") is None:
+        raise ModelUnavailable(
+            f"reading the GGUF file {key.gguf_file} needs the gguf package, which is not installed: "
+            f"pip install {GGUF_REQUIREMENT} (see requirements.txt)"
+        )
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    common = {"revision": key.revision, "trust_remote_code": key.trust_remote_code}
+    common: dict[str, Any] = {"revision": key.revision, "trust_remote_code": key.trust_remote_code}
+    if key.gguf_file:
+        common["gguf_file"] = key.gguf_file
+    what = f"GGUF file {key.gguf_file} in" if key.gguf_file else "model"
     try:
         tokenizer = AutoTokenizer.from_pretrained(key.model, **common)
     except Exception as exc:
-        raise ModelUnavailable(load_failure_message("model", key.model, exc)) from exc
-    if getattr(tokenizer, "chat_template", None) is None:
-        raise ModelUnavailable(
-            f"the tokenizer of model {key.model} has no chat template, so LawLuo cannot turn a conversation "
-            "into a prompt; use an instruct/chat model (e.g. Qwen/Qwen2.5-7B-Instruct), not a base model"
-        )
+        raise ModelUnavailable(load_failure_message(what, key.model, exc)) from exc
     kwargs: dict[str, Any] = {"dtype": getattr(torch, key.dtype), "device_map": {"": key.device}, **common}
     if key.quantization != "none":
         kwargs["quantization_config"] = _bitsandbytes_config(key.quantization)
     try:
         model = AutoModelForCausalLM.from_pretrained(key.model, **kwargs)
     except Exception as exc:
-        raise ModelUnavailable(load_failure_message("model", key.model, exc)) from exc
+        raise ModelUnavailable(load_failure_message(what, key.model, exc)) from exc
     if key.adapter:
         if importlib.util.find_spec("peft") is None:
             raise ModelUnavailable(
@@ -262,5 +320,15 @@ def load_failure_message(what: str, name: str, exc: BaseException) -> str:
     reason = " ".join(str(exc).split()) or type(exc).__name__
     if len(reason) > 400:
         reason = reason[:400] + "…"
-    hint = HUB_HINT if not _looks_local(name) else "check that the directory was written by save_pretrained"
+    if what.startswith("GGUF") and "architecture" in reason and "not supported" in reason:
+        hint = (
+            "transformers cannot read this architecture from GGUF; use the model's safetensors weights "
+            "(a hub id or a save_pretrained folder), or serve the GGUF with llama.cpp's server and the openai backend"
+        )
+    elif not _looks_local(name) and name != ".":
+        hint = HUB_HINT
+    elif what.startswith("GGUF"):
+        hint = "check that the file is a complete GGUF model"
+    else:
+        hint = "check that the directory was written by save_pretrained"
     return f"cannot load {what} {name}: {type(exc).__name__}: {reason} ({hint})"

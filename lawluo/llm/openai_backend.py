@@ -7,29 +7,53 @@ server (never its URL, which may be internal: the message may reach a visitor; t
 and the setting to change, and so that the backoff is an option (tests use milliseconds):
 
 - retried, with exponential backoff and jitter (or the server's ``retry-after``/``retry-after-ms``):
-  429, 5xx, connection errors, timeouts, malformed response bodies;
+  429, 5xx, connection errors, malformed response bodies; timeouts only with ``retry_timeouts: true``
+  (a server still generating the first copy would queue the second behind it: issue 21's pile-up);
 - not retried: 400/401/403/404/422 — repeating them cannot help;
 - a stream is retried only before its first piece; once text has reached the caller a break raises
   :class:`~lawluo.llm.errors.StreamInterrupted` carrying the partial text.
 
+**Every call streams** (``stream: true``), whole answers and JSON too: ``timeout`` is then the wait for
+the first piece and for each next one, and a call that is cancelled (:mod:`.cancel`), runs out of its
+``call_timeout`` or, for a whole answer, of the step's budget (:mod:`.budget`) closes its connection, which
+stops generation on llama.cpp's and vLLM's servers. A watchdog thread closes the socket even while no
+piece arrives (prompt reading on a CPU takes minutes, and llama-cpp-python sends keep-alive pings meanwhile).
+
+**Fitting the server** (:mod:`.server_probe`, asked once per backend): ``system_message: auto`` merges
+system messages into the first user message for servers whose chat template drops or rejects them, and
+after a server rejects one (once, then remembered); ``response_format: auto`` sends the JSON schema of a
+structured call as ``json_schema`` where the server understands it, ``json_object`` otherwise, and falls
+back (json_schema → json_object → none, remembered) when the server rejects one. :meth:`setup_notes`
+says what was chosen and why (``python -m lawluo models --ping``).
+
+An answer cut at ``max_tokens`` (``finish_reason: length``) is returned as a
+:class:`~lawluo.llm.answer.ChatAnswer` (and a stream's ``finish``) naming the call's own ``max_tokens``.
+
 Works with OpenAI, DeepSeek (``https://api.deepseek.com/v1``), Qwen on DashScope
-(``https://dashscope.aliyuncs.com/compatible-mode/v1``), vLLM (``vllm serve … --enable-lora``) and
-Ollama (``http://localhost:11434/v1``).
+(``https://dashscope.aliyuncs.com/compatible-mode/v1``), vLLM (``vllm serve … --enable-lora``), llama.cpp
+(``llama-server`` or ``python -m llama_cpp.server``) and Ollama (``http://localhost:11434/v1``).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import random
+import re
+import socket
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 import openai
 
-from . import budget
-from .base import ChatBackend
+from . import budget, cancel
+from .answer import ChatAnswer, Finish
+from .base import CANCEL_POLL_S, ChatBackend
 from .errors import (
     AuthenticationFailed,
     LLMConnectionError,
@@ -41,7 +65,16 @@ from .errors import (
     ServerError,
     StreamInterrupted,
 )
+from .local_prompting import merge_system_into_user
 from .options import OpenAIOptions
+from .server_probe import (
+    ServerInfo,
+    choose_response_format,
+    choose_system_message,
+    probe,
+    rejects_response_format,
+    rejects_system_role,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +82,24 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MAX_BACKOFF_S = 30.0
 MAX_SERVER_WAIT_S = 60.0
 PLACEHOLDER_KEY = "EMPTY"  # vLLM's convention for servers started without --api-key
+CONNECT_TIMEOUT_S = (
+    10.0  # a server that is down answers at once; one that is unreachable should not take `timeout`
+)
+PROBE_TIMEOUT_S = 3.0  # asking the server what it is (GET /models, /props)
+PROBE_AGAIN_S = 60.0
+FORMATS = (
+    "json_schema",
+    "json_object",
+    "none",
+)  # response_format, from the most to the least constrained  # a probe that could not reach the server is tried again after this long
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the backend does about one difference between servers, and why (for :meth:`setup_notes`)."""
+
+    mode: str
+    why: str
 
 
 class OpenAIBackend(ChatBackend):
@@ -58,6 +109,12 @@ class OpenAIBackend(ChatBackend):
     def __init__(self, options: OpenAIOptions, role: str = "model", api_key: str | None = None) -> None:
         super().__init__(options, role, api_key)
         self._client: openai.OpenAI | None = None
+        self._setup_lock = threading.Lock()  # guards everything below
+        self._server: ServerInfo | None = None
+        self._probed_at = 0.0
+        self._system = _configured(options.system_message, "system_message")
+        self._format = _configured(options.json_format, "response_format")
+        self._learned: set[str] = set()  # "system" / "format": chosen after a rejection, kept over probes
 
     @property
     def base_url(self) -> str:
@@ -86,97 +143,245 @@ class OpenAIBackend(ChatBackend):
             self._client = openai.OpenAI(
                 api_key=self._api_key or PLACEHOLDER_KEY,
                 base_url=self.base_url,
-                timeout=self.options.timeout,
+                timeout=_timeout(self.options.timeout),
                 max_retries=0,
             )
         return self._client
 
-    # -- requests -----------------------------------------------------------------------------
-    def _request(self, messages: list[dict[str, str]], gen: dict[str, Any], stream: bool) -> dict[str, Any]:
+    # -- fitting the server -------------------------------------------------------------------
+    def setup_notes(self) -> dict[str, str]:
+        """What this backend chose for its server and why; asks the server (once) if an option is ``auto``."""
         o = self.options
+        with self._setup_lock:
+            self._detect_if_due()
+            server, system, fmt = self._server, self._system, self._format
+        notes = {"server": f"{server.label} ({server.evidence})"} if server is not None else {}
+        notes["system_message"] = f"{system.mode} ({system.why})"
+        notes["response_format"] = f"{fmt.mode} ({fmt.why})"
+        notes["retries"] = f"up to {o.max_retries} on 429, 5xx and dropped connections; " + (
+            "timeouts too (retry_timeouts: true)"
+            if o.retry_timeouts
+            else "none on timeouts (retry_timeouts: false)"
+        )
+        whole = f"call_timeout {o.call_timeout:g} s" if o.call_timeout else "the step's budget"
+        notes["timeout"] = f"{o.timeout:g} s for the first piece and for each next one; a whole call: {whole}"
+        if not o.stream:
+            notes["stream"] = "off (stream: false): a cancelled call runs on at the server until it ends"
+        return notes
+
+    def _choices(self) -> tuple[str, str]:
+        with self._setup_lock:
+            self._detect_if_due()
+            return self._system.mode, self._format.mode
+
+    def _detect_if_due(self) -> None:
+        """Ask the server what it is, once (again after :data:`PROBE_AGAIN_S` if it could not be reached),
+        when ``system_message`` or ``response_format`` is ``auto``. Call with ``_setup_lock`` held."""
+        o = self.options
+        if o.system_message != "auto" and o.json_format != "auto":
+            return
+        server = self._server
+        if server is not None and (server.reachable or time.monotonic() - self._probed_at < PROBE_AGAIN_S):
+            return
+        server = probe(self.base_url, o.model, self._api_key, min(PROBE_TIMEOUT_S, o.timeout))
+        self._server, self._probed_at = server, time.monotonic()
+        logger.info("%s role, %s: %s (%s)", self.role, self.log_name(), server.label, server.evidence)
+        if o.system_message == "auto" and "system" not in self._learned:
+            self._system = Choice(*choose_system_message(server))
+        if o.json_format == "auto" and "format" not in self._learned:
+            self._format = Choice(*choose_response_format(server))
+
+    def _adapt(self, request: dict[str, Any], exc: BaseException) -> bool:
+        """After the server refused ``request``: whether a changed request may succeed (a system message
+        merged, a simpler response_format), remembered for every later call. Only with ``auto`` options."""
+        status = getattr(exc, "status_code", None)
+        if not isinstance(status, int) or status < 400 or status in (401, 403, 404, 429):
+            return False
+        detail = _detail(exc)
+        o = self.options
+        with self._setup_lock:
+            if (
+                o.system_message == "auto"
+                and self._system.mode == "keep"
+                and any(m["role"] == "system" for m in request["messages"])
+                and rejects_system_role(detail)
+            ):
+                self._system = Choice(
+                    "merge", f"the server rejected a system message ({status}: {detail[:80]})"
+                )
+                self._learned.add("system")
+                logger.warning(
+                    "%s: the server rejects system messages; merging them from now on", self.describe()
+                )
+                return True
+            sent = (request.get("response_format") or {}).get("type")
+            if o.json_format == "auto" and sent in FORMATS[:2] and rejects_response_format(detail):
+                fallback = FORMATS[FORMATS.index(sent) + 1]
+                if FORMATS.index(self._format.mode) >= FORMATS.index(fallback):
+                    return True  # another call already fell back meanwhile: try again as it is now
+                self._format = Choice(fallback, f"the server rejected response_format {sent} ({status})")
+                self._learned.add("format")
+                logger.warning(
+                    "%s: the server rejects response_format %s; using %s", self.describe(), sent, fallback
+                )
+                return True
+        return False
+
+    # -- requests -----------------------------------------------------------------------------
+    def _request(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> dict[str, Any]:
+        o = self.options
+        system, fmt = self._choices()
         request: dict[str, Any] = {
             "model": o.model,
-            "messages": messages,
+            "messages": merge_system_into_user(messages) if system == "merge" else messages,
             "temperature": gen.get("temperature", o.temperature),
             "max_tokens": gen.get("max_tokens", o.max_tokens),
-            "stream": stream,
+            "stream": o.stream,
         }
         for key in ("top_p", "stop", "seed"):
             value = gen.get(key, getattr(o, key, None))
             if value is not None:
                 request[key] = value
-        if gen.get("json") and o.json_mode:
-            request["response_format"] = {"type": "json_object"}
+        response_format = self._response_format(gen, fmt)
+        if response_format is not None:
+            request["response_format"] = response_format
         if o.extra_body:
             request["extra_body"] = dict(o.extra_body)
         return request
 
-    def _chat(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> str:
-        request = self._request(messages, gen, stream=False)
-        attempt = 0
+    def _response_format(self, gen: dict[str, Any], fmt: str) -> dict[str, Any] | None:
+        """The ``response_format`` for a call that wants JSON (``json``/``json_schema``), per ``fmt``."""
+        schema = gen.get("json_schema") if isinstance(gen.get("json_schema"), dict) else None
+        if not (gen.get("json") or schema) or fmt == "none":
+            return None
+        if fmt == "json_schema" and schema is not None:
+            return {
+                "type": "json_schema",
+                "json_schema": {"name": _schema_name(schema), "schema": schema, "strict": False},
+            }
+        grammar = self._server is not None and self._server.kind == "llama-cpp-python"
+        if schema is not None and not grammar and not _is_object_schema(schema):
+            return None  # json_object would force an object where the caller wants e.g. a list
+        return {"type": "json_object", "schema": schema} if grammar and schema else {"type": "json_object"}
+
+    def _chat(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> ChatAnswer:
+        run = self._run(messages, gen, _Call.start(self, whole=True), shown=False)
+        pieces = []
         while True:
             try:
-                timeout = budget.request_timeout(self.options.timeout)
-                response = self.client.chat.completions.create(**request, timeout=timeout)
-                return self._content(response)
-            except Exception as exc:  # noqa: BLE001 — every failure is translated into a typed error
-                error = budget.explain(self._translate(exc))
-                if not self._should_retry(error, attempt, exc):
-                    raise error from exc
-                attempt += 1
+                pieces.append(next(run))
+            except StopIteration as stop:
+                return ChatAnswer("".join(pieces), stop.value)
 
     def _stream(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> Iterator[str]:
-        request = self._request(messages, gen, stream=True)
+        return (yield from self._run(messages, gen, _Call.start(self, whole=False), shown=True))
+
+    def _run(
+        self, messages: list[dict[str, str]], gen: dict[str, Any], call: _Call, shown: bool
+    ) -> Generator[str, None, Finish]:
+        """The answer, retried as configured. ``shown``: pieces are passed on as they come (and a break after
+        the first is :class:`StreamInterrupted`); else an attempt's text is passed on once it is complete."""
         attempt, received = 0, []
         while True:
-            stream = None
+            request = self._request(messages, gen)
+            pieces = self._attempt(request, call)
             try:
-                timeout = budget.request_timeout(self.options.timeout)
-                stream = self.client.chat.completions.create(**request, timeout=timeout)
-                for chunk in stream:
-                    piece = _delta(chunk)
-                    if piece:
+                buffered = []
+                while True:
+                    try:
+                        piece = next(pieces)
+                    except StopIteration as stop:
+                        finish = stop.value
+                        break
+                    if shown:
                         received.append(piece)
                         yield piece
-                return
+                    else:
+                        buffered.append(piece)
+                if buffered:
+                    yield "".join(buffered)
+                if finish.cut and (finish.max_tokens or 2) > 1:  # a one-token ping is cut by design
+                    logger.warning(
+                        "%s (%s role): answer %s; raise max_tokens if answers end mid-sentence",
+                        self.describe(),
+                        self.role,
+                        finish.describe(),
+                    )
+                return finish
             except GeneratorExit:
                 raise
-            except Exception as exc:  # noqa: BLE001
-                error = budget.explain(self._translate(exc))
+            except Exception as exc:  # noqa: BLE001 — every failure is translated into a typed error
+                error = call.stopped() or budget.explain(self._translate(exc))
+                if isinstance(error, cancel.Cancelled):
+                    raise error from exc  # not a break: nobody waits for the rest
                 if received:
                     raise StreamInterrupted(
                         f"The answer from {self.describe()} broke off after {len(''.join(received))} "
                         f"characters ({error}). The partial answer is kept; ask again to retry.",
                         partial="".join(received),
                     ) from exc
-                if not self._should_retry(error, attempt, exc):
+                if self._adapt(request, exc):
+                    continue
+                if not self._should_retry(error, attempt, exc, call):
                     raise error from exc
                 attempt += 1
             finally:
-                if stream is not None:
-                    stream.close()
+                pieces.close()
+
+    def _attempt(self, request: dict[str, Any], call: _Call) -> Generator[str, None, Finish]:
+        """One request: its pieces, then how it ended. Checks the call's limits between pieces, and a
+        watchdog closes the connection when they run out while no piece arrives."""
+        timeout = _timeout(call.read_timeout(self.options.timeout))
+        if not request["stream"]:
+            response = self.client.chat.completions.create(**request, timeout=timeout)
+            content, reason = self._content(response)
+            if content:
+                yield content
+            return Finish(reason, request["max_tokens"])
+        stream = self.client.chat.completions.create(**request, timeout=timeout)
+        watchdog = _Watchdog(stream, call) if call.watched else None
+        reason = None
+        try:
+            if not _is_event_stream(stream):  # a server (or proxy) that ignored stream: true
+                content, reason = _plain_body(stream)
+                if content:
+                    yield content
+                return Finish(reason, request["max_tokens"])
+            for chunk in stream:
+                call.check()
+                piece, reason = _delta(chunk), _finish_reason(chunk) or reason
+                if piece:
+                    yield piece
+        finally:
+            if watchdog is not None:
+                watchdog.stop()
+            stream.close()  # unread: the connection closes, and the server stops generating
+        return Finish(reason, request["max_tokens"])
 
     # -- errors and retries -------------------------------------------------------------------
-    def _should_retry(self, error: LLMError, attempt: int, exc: BaseException) -> bool:
-        if not error.retryable or attempt >= self.options.max_retries:
+    def _should_retry(self, error: LLMError, attempt: int, exc: BaseException, call: _Call) -> bool:
+        o = self.options
+        if not error.retryable or attempt >= o.max_retries:
+            return False
+        if isinstance(error, LLMTimeout) and not o.retry_timeouts:
             return False
         delay = _server_wait(exc)
         if delay is None:
-            delay = min(MAX_BACKOFF_S, self.options.backoff * 2**attempt) * random.uniform(0.75, 1.25)
-        if not budget.can_wait(delay):  # the step's time budget has no room for another attempt
+            delay = min(MAX_BACKOFF_S, o.backoff * 2**attempt) * random.uniform(0.75, 1.25)
+        if not budget.can_wait(delay) or not call.can_wait(delay):  # no room for another attempt
             return False
         logger.warning(
             "%s: %s; retry %d/%d in %.2f s",
             self.describe(),
             type(error).__name__,
             attempt + 1,
-            self.options.max_retries,
+            o.max_retries,
             delay,
         )
-        time.sleep(delay)
+        cancel.pause(delay)
         return True
 
-    def _content(self, response: Any) -> str:
+    def _content(self, response: Any) -> tuple[str, str | None]:
         try:
             choice = response.choices[0]
             content = choice.message.content
@@ -185,9 +390,7 @@ class OpenAIBackend(ChatBackend):
                 f"{self.describe()} answered with something that is not a chat completion "
                 f"({type(response).__name__}). Is base_url an OpenAI-compatible /v1 endpoint?"
             ) from None
-        if getattr(choice, "finish_reason", None) == "length":
-            logger.warning("%s: answer cut at max_tokens=%s", self.describe(), self.options.max_tokens)
-        return content or ""
+        return content or "", getattr(choice, "finish_reason", None)
 
     def _translate(self, exc: BaseException) -> LLMError:
         """One typed error, with a message saying what to change, for anything the SDK raised.
@@ -210,6 +413,8 @@ class OpenAIBackend(ChatBackend):
             "detail": self._hide_server(detail),
             "status": getattr(exc, "status_code", ""),
         }
+        if isinstance(exc, openai.APIStatusError) and rejects_response_format(detail):
+            return RequestRejected(FORMAT_REJECTED.format(**fields))  # llama-cpp-python says so with a 500
         for exc_types, error, message in TRANSLATIONS:
             if isinstance(exc, exc_types):
                 return error(message.format(**fields))
@@ -225,13 +430,145 @@ class OpenAIBackend(ChatBackend):
         return text
 
 
+@dataclass
+class _Call:
+    """The limits of one call, across its attempts: its cancel token, its ``call_timeout`` and, for a whole
+    answer (nobody sees pieces, so a late one is worth nothing), the step's deadline."""
+
+    backend: OpenAIBackend
+    token: cancel.CancelToken | None
+    ends: float | None
+    deadline: budget.Deadline | None
+
+    @classmethod
+    def start(cls, backend: OpenAIBackend, whole: bool) -> _Call:
+        seconds = backend.options.call_timeout
+        return cls(
+            backend,
+            cancel.current(),
+            time.monotonic() + seconds if seconds else None,
+            budget.current() if whole else None,
+        )
+
+    @property
+    def watched(self) -> bool:
+        return self.token is not None or self.ends is not None or self.deadline is not None
+
+    def stopped(self) -> LLMError | None:
+        """Why the call must stop now (cancelled, out of its call_timeout or budget), else ``None``."""
+        if self.token is not None and self.token.cancelled:
+            return cancel.Cancelled(self.token.reason or cancel.DEFAULT_REASON)
+        if self.deadline is not None and self.deadline.expired:
+            return self.deadline.exceeded()
+        if self.ends is not None and time.monotonic() >= self.ends:
+            b = self.backend
+            return LLMTimeout(
+                f"{b.describe()} did not finish its answer within call_timeout={b.options.call_timeout:g} s. "
+                f"Raise `call_timeout` (or lower `max_tokens`) for the {b.role} role."
+            )
+        return None
+
+    def check(self) -> None:
+        error = self.stopped()
+        if error is not None:
+            raise error
+
+    def read_timeout(self, configured: float) -> float:
+        """Seconds to wait for the next piece: ``configured``, or less when the call or the budget ends sooner."""
+        self.check()
+        timeout = budget.request_timeout(configured)
+        return timeout if self.ends is None else max(0.001, min(timeout, self.ends - time.monotonic()))
+
+    def can_wait(self, seconds: float) -> bool:
+        return self.stopped() is None and (self.ends is None or self.ends - time.monotonic() > seconds)
+
+
+class _Watchdog:
+    """Shuts a streaming response's socket down once its call is cancelled or out of time, waking the reader
+    even while the server sends nothing (or only keep-alive comments): the server sees the client go."""
+
+    def __init__(self, stream: Any, call: _Call) -> None:
+        self._call = call
+        self._done = threading.Event()
+        self._socket = _socket_of(stream)
+        if self._socket is not None:
+            threading.Thread(target=self._watch, name="lawluo-llm-watchdog", daemon=True).start()
+
+    def _watch(self) -> None:
+        while not self._done.wait(CANCEL_POLL_S):
+            if self._call.stopped() is not None:
+                try:
+                    self._socket.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                return
+
+    def stop(self) -> None:
+        self._done.set()
+
+
+def _configured(value: str, option: str) -> Choice:
+    """The choice an option makes before (or without) asking the server."""
+    if value != "auto":
+        return Choice(value, f"{option}: {value} in the configuration")
+    return Choice("keep" if option == "system_message" else "json_object", "not yet detected")
+
+
+def _timeout(seconds: float) -> httpx.Timeout:
+    """``seconds`` for every read (the first piece, then each next one); connecting gets at most 10 s."""
+    return httpx.Timeout(seconds, connect=min(CONNECT_TIMEOUT_S, seconds))
+
+
+def _is_event_stream(stream: Any) -> bool:
+    headers = getattr(getattr(stream, "response", None), "headers", None)
+    return headers is None or "text/event-stream" in headers.get("content-type", "text/event-stream")
+
+
+def _plain_body(stream: Any) -> tuple[str, str | None]:
+    """The answer in a whole chat completion sent instead of a stream; ``ValueError`` if it is none."""
+    response = stream.response
+    try:
+        choice = json.loads(response.read())["choices"][0]
+        return choice["message"]["content"] or "", choice.get("finish_reason")
+    except (ValueError, KeyError, IndexError, TypeError):
+        kind = response.headers.get("content-type") or "no content type"
+        raise ValueError(f"a streamed request was answered with {kind}, not a chat completion") from None
+
+
+def _socket_of(stream: Any) -> socket.socket | None:
+    try:
+        network = stream.response.extensions["network_stream"]
+        sock = network.get_extra_info("socket")
+    except (AttributeError, KeyError, TypeError):
+        return None
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def _schema_name(schema: dict[str, Any]) -> str:
+    """A ``json_schema.name`` OpenAI accepts (``[A-Za-z0-9_-]{1,64}``) from the schema's title.
+
+    >>> _schema_name({"title": "Report draft"}), _schema_name({})
+    ('Report_draft', 'answer')
+    """
+    title = schema.get("title") if isinstance(schema.get("title"), str) else ""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", title)[:64] or "answer"
+
+
+def _is_object_schema(schema: dict[str, Any]) -> bool:
+    """Whether a JSON Schema describes an object (what ``json_object`` forces), following a root ``$ref``."""
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        schema = (schema.get("$defs") or {}).get(ref.rsplit("/", 1)[-1], {})
+    return schema.get("type") == "object" or "properties" in schema
+
+
 # The SDK's exceptions → LawLuo's typed errors, first match wins (subclasses before their bases).
 TRANSLATIONS: tuple[tuple[type | tuple[type, ...], type[LLMError], str], ...] = (
     (
         openai.APITimeoutError,
         LLMTimeout,
-        "{where} did not answer within {timeout:g} s. Raise `timeout` for the {role} role, or check the "
-        "server's load.",
+        "{where} did not answer within {timeout:g} s (waiting for the first piece of the answer, or the "
+        "next one). Raise `timeout` for the {role} role, or check the server's load.",
     ),
     (
         openai.APIConnectionError,
@@ -278,12 +615,23 @@ TRANSLATIONS: tuple[tuple[type | tuple[type, ...], type[LLMError], str], ...] = 
 )
 
 
+FORMAT_REJECTED = (
+    "{where} refused the request's response_format ({status}: {detail}). Set response_format: json_object or "
+    "none (or auto) for the {role} role."
+)
+
+
 def _delta(chunk: Any) -> str:
     choices = getattr(chunk, "choices", None)
     if not choices:
         return ""
     delta = getattr(choices[0], "delta", None)
     return (getattr(delta, "content", None) or "") if delta is not None else ""
+
+
+def _finish_reason(chunk: Any) -> str | None:
+    choices = getattr(chunk, "choices", None)
+    return getattr(choices[0], "finish_reason", None) if choices else None
 
 
 def _detail(exc: BaseException) -> str:

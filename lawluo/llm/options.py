@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 QUANTIZATIONS = ("none", "4bit", "8bit")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+SYSTEM_MESSAGES = ("auto", "keep", "merge")
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "none")
 
 
 @dataclass(frozen=True)
@@ -40,20 +42,73 @@ class OpenAIOptions:
     top_p: float | None = field(
         default=None, metadata={"help": "Nucleus sampling; unset keeps the server's."}
     )
-    max_tokens: int = field(default=1024, metadata={"help": "Most tokens per answer."})
+    max_tokens: int = field(
+        default=1024,
+        metadata={
+            "help": "Most tokens per answer (a call may ask for fewer); an answer cut here is reported as cut."
+        },
+    )
     timeout: float = field(
-        default=60.0, metadata={"help": "Seconds to wait for an answer (or the next streamed piece)."}
+        default=60.0,
+        metadata={
+            "help": "Seconds to wait for the first streamed piece of an answer and then for each next one "
+            "(every call streams): on a slow CPU server this covers reading the whole prompt."
+        },
+    )
+    call_timeout: float | None = field(
+        default=None,
+        metadata={
+            "help": "Seconds for a whole call, retries included; unset: only the step's time budget bounds it."
+        },
     )
     max_retries: int = field(
-        default=3, metadata={"help": "Retries on 429, 5xx, dropped connections and timeouts."}
+        default=3,
+        metadata={
+            "help": "Retries on 429, 5xx and dropped connections (and on timeouts when retry_timeouts is true)."
+        },
+    )
+    retry_timeouts: bool = field(
+        default=False,
+        metadata={
+            "help": "Also re-send a request that timed out. Off by default: the server may still be generating "
+            "the first one, and a retry queues a second copy behind it."
+        },
     )
     backoff: float = field(
         default=1.0, metadata={"help": "Seconds before the first retry; doubles each time (with jitter)."}
     )
     concurrency: int = field(default=8, metadata={"help": "Requests in flight at once from this process."})
-    json_mode: bool = field(
-        default=False,
-        metadata={"help": "Send response_format=json_object with JSON requests (if the server supports it)."},
+    stream: bool = field(
+        default=True,
+        metadata={
+            "help": "Stream every call (whole answers and JSON too), so that a timeout, a cancellation or "
+            "closing stops the server's generation; false only for a server that cannot stream."
+        },
+    )
+    system_message: str = field(
+        default="auto",
+        metadata={
+            "help": "keep: send system messages as they are; merge: put their text before the first user "
+            "message (for chat templates that drop or reject a system role, e.g. Gemma's); auto: ask the "
+            "server once (llama.cpp, llama-cpp-python, vLLM, Ollama) and merge where its template cannot "
+            "take a system role, or after the server rejects one."
+        },
+    )
+    response_format: str = field(
+        default="auto",
+        metadata={
+            "help": "How JSON answers are constrained: json_schema (the answer's schema is sent: llama.cpp's "
+            "llama-server, vLLM, Ollama, OpenAI), json_object (any JSON object; llama-cpp-python gets the "
+            "schema with it; DeepSeek), none; auto: chosen for the server, falling back (json_schema → "
+            "json_object → none) when the server rejects one."
+        },
+    )
+    json_mode: bool | None = field(
+        default=None,
+        metadata={
+            "help": "Deprecated, use response_format: true means json_object and false means none (when "
+            "response_format is auto)."
+        },
     )
     extra_body: dict = field(
         default_factory=dict,
@@ -70,11 +125,57 @@ class OpenAIOptions:
         _check_generation(self.temperature, self.top_p, self.max_tokens)
         if self.timeout <= 0 or self.max_retries < 0 or self.backoff < 0 or self.concurrency < 1:
             raise ValueError("timeout must be > 0, max_retries and backoff >= 0, concurrency >= 1")
+        if self.call_timeout is not None and self.call_timeout <= 0:
+            raise ValueError(f"call_timeout {self.call_timeout} must be > 0 (or unset)")
+        if self.system_message not in SYSTEM_MESSAGES:
+            raise ValueError(
+                f"system_message {self.system_message!r} is not one of {', '.join(SYSTEM_MESSAGES)}"
+            )
+        if self.response_format not in RESPONSE_FORMATS:
+            raise ValueError(
+                f"response_format {self.response_format!r} is not one of {', '.join(RESPONSE_FORMATS)}"
+            )
+        if self.json_mode is not None and self.response_format != "auto":
+            raise ValueError("json_mode is a deprecated alias of response_format: set only response_format")
+
+    @property
+    def json_format(self) -> str:
+        """``response_format`` with the deprecated ``json_mode`` applied: auto, json_schema, json_object or none."""
+        if self.response_format == "auto" and self.json_mode is not None:
+            return "json_object" if self.json_mode else "none"
+        return self.response_format
 
 
 @dataclass(frozen=True)
 class TransformersOptions:
-    model: str = field(metadata={"help": "Hub id or local path of a causal LM with a chat template."})
+    model: str = field(
+        default="",
+        metadata={
+            "help": "Hub id or local path of a causal LM: a save_pretrained folder, a hub repo, or a .gguf file."
+        },
+    )
+    gguf_file: str | None = field(
+        default=None,
+        metadata={
+            "help": "A GGUF file: its name inside `model` (a hub repo or folder), or its path when `model` is "
+            "unset. transformers dequantises it to `dtype` (needs the gguf package; llama, qwen2/3, gemma2/3, "
+            "phi3, mistral and a few more architectures)."
+        },
+    )
+    chat_template: str | None = field(
+        default=None,
+        metadata={
+            "help": "A Jinja chat template, as text or as the path of a .jinja file, for a model without one "
+            "(a base model, most GGUF files) or to replace the model's (configs/chat_templates/gemma.jinja)."
+        },
+    )
+    stop_tokens: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "help": "More tokens that end an answer, besides the model's end-of-sequence token and the template's "
+            "end-of-turn token (<end_of_turn>, <|im_end|>, <|eot_id|>, <|end|>: found automatically)."
+        },
+    )
     adapter: str | None = field(
         default=None, metadata={"help": "Hub id or local path of a PEFT (LoRA) adapter to load on top."}
     )
@@ -101,14 +202,31 @@ class TransformersOptions:
     )
 
     def __post_init__(self) -> None:
-        if not str(self.model).strip():
-            raise ValueError("model must name a hub id or a local path")
+        stops = self.stop_tokens
+        if isinstance(stops, str):  # from the environment: comma-separated
+            stops = stops.split(",")
+        if not isinstance(stops, list | tuple) or not all(isinstance(s, str) for s in stops):
+            raise ValueError("stop_tokens must be a list of token strings, e.g. [<end_of_turn>]")
+        object.__setattr__(self, "stop_tokens", tuple(s.strip() for s in stops if s.strip()))
+        if not str(self.model).strip() and not (self.gguf_file or "").strip():
+            raise ValueError(
+                "model must name a hub id or a local path (or gguf_file the path of a .gguf file)"
+            )
+        if self.gguf_file is not None and not self.gguf_file.lower().endswith(".gguf"):
+            raise ValueError(f"gguf_file {self.gguf_file!r} must name a .gguf file")
+        if self.chat_template is not None and not self.chat_template.strip():
+            raise ValueError("chat_template is empty; give a Jinja template or the path of a .jinja file")
         if self.quantization not in QUANTIZATIONS:
             raise ValueError(f"quantization {self.quantization!r} is not one of {', '.join(QUANTIZATIONS)}")
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype {self.dtype!r} is not one of {', '.join(DTYPES)}")
         if not (self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:")):
             raise ValueError(f"device {self.device!r} is not auto, cpu, cuda or cuda:N")
+        if self.quantization != "none" and (self.gguf_file or self.model.lower().endswith(".gguf")):
+            raise ValueError(
+                f"quantization {self.quantization} cannot apply to a GGUF file, which transformers dequantises "
+                "to dtype; set quantization: none (or use the model's safetensors weights)"
+            )
         if self.quantization != "none" and self.device == "cpu":
             raise ValueError(
                 f"quantization {self.quantization} uses bitsandbytes on a CUDA GPU; "

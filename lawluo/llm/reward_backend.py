@@ -123,6 +123,10 @@ class RewardModelBackend(ChatBackend):
                 rewards += _forward(loaded, rows[start : start + size], pad_id)
             return rewards
 
+    def ping(self, timeout: float = 10.0) -> None:
+        """Score one pair (a reward model cannot chat); ``timeout`` does not apply to a local model."""
+        self.score("ping", "pong")
+
     # -- not a chat model -----------------------------------------------------------------------
     def _refuse(self) -> RequestRejected:
         return RequestRejected(

@@ -6,6 +6,12 @@ full-width punctuation as JSON syntax, leave trailing commas and put raw line br
 result with pydantic against the caller's schema, sends one corrective turn quoting the error, and
 then raises :class:`~lawluo.llm.errors.StructuredOutputError` carrying the raw answer.
 
+The schema also goes to the backend (``json_schema=``), which may have the server constrain the answer to
+it (``response_format``, see :mod:`lawluo.llm.openai_backend`). An answer cut at ``max_tokens``
+(:func:`~lawluo.llm.answer.cut_at`) is not "invalid JSON": if a complete value still starts the answer
+it is used, else :class:`~lawluo.llm.errors.AnswerCut` says "cut at max_tokens=N" with the call's N —
+without the corrective retry, which would be cut the same way (its prompt is longer, its limit the same).
+
     class Element(BaseModel):
         question: str
         children: list[Element] = []
@@ -24,7 +30,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from lawluo import prompts
 
-from .errors import StructuredOutputError
+from .answer import cut_at
+from .errors import AnswerCut, StructuredOutputError
 
 if TYPE_CHECKING:
     from .base import ChatBackend, Message
@@ -39,8 +46,11 @@ class JSONParseError(ValueError):
     """No JSON value could be recovered from a model's answer."""
 
 
-def parse_json(text: str) -> Any:
+def parse_json(text: str, salvage: bool = True) -> Any:
     """The JSON value in ``text``, tolerating fences, surrounding prose and Chinese quotes.
+
+    ``salvage=False`` only accepts the value that starts first (not a later one inside a broken value:
+    for an answer that was cut off).
 
     >>> parse_json('好的，结果如下：```json\\n{“a”：1，}\\n```')
     {'a': 1}
@@ -52,7 +62,8 @@ def parse_json(text: str) -> Any:
     # The value that starts first wins, repaired if need be; a later-starting one ("见[1]" in prose
     # before the object) is the last resort.
     for candidate in candidates:
-        for attempt, earliest_only in ((candidate, True), (_normalise(candidate), True), (candidate, False)):
+        attempts = ((candidate, True), (_normalise(candidate), True), (candidate, False))
+        for attempt, earliest_only in attempts if salvage else attempts[:2]:
             try:
                 return _first_value(attempt, earliest_only)
             except json.JSONDecodeError as exc:
@@ -73,27 +84,42 @@ def chat_json(
     pydantic can validate, e.g. ``list[Element]``); one corrective retry, then StructuredOutputError.
     """
     adapter = TypeAdapter(schema)
-    schema_text = json.dumps(adapter.json_schema(), ensure_ascii=False)
+    json_schema = adapter.json_schema()
+    schema_text = json.dumps(json_schema, ensure_ascii=False)
+    name = getattr(schema, "__name__", str(schema))
     conversation = [dict(m) for m in messages]
     if not conversation or conversation[-1].get("role") != "user":
         raise ValueError("chat_json needs the conversation to end with a user message")
     conversation[-1]["content"] += prompts.render("structured/json_instructions", schema=schema_text)
     answer, problem = "", ""
     for attempt in range(retries + 1):
-        answer = backend.chat(conversation, json=True, **overrides)
+        answer = backend.chat(conversation, json=True, json_schema=json_schema, **overrides)
+        limit = cut_at(answer)
         try:
-            return adapter.validate_python(parse_json(answer))
+            return adapter.validate_python(parse_json(answer, salvage=limit is None))
         except JSONParseError as exc:
             problem = str(exc)
         except ValidationError as exc:
             problem = _describe_validation(exc)
+        if limit is not None:
+            raise _cut(backend, name, answer, limit if limit > 0 else overrides.get("max_tokens"))
         if attempt < retries:
             retry = prompts.render("structured/json_retry", error=problem, schema=schema_text)
             conversation += [{"role": "assistant", "content": answer}, {"role": "user", "content": retry}]
-    name = getattr(schema, "__name__", str(schema))
     raise StructuredOutputError(
         f"{backend.describe()} did not return valid JSON for {name} after {retries + 1} attempt(s): {problem}",
         raw=answer,
+    )
+
+
+def _cut(backend: ChatBackend, name: str, answer: str, max_tokens: int | None) -> AnswerCut:
+    limit = f"max_tokens={max_tokens}" if max_tokens else "max_tokens"
+    return AnswerCut(
+        f"{backend.describe()} stopped before its JSON for {name} was complete: the answer was cut at "
+        f"{limit} ({len(answer)} characters). Raise `max_tokens` for the {backend.role} role; not retried "
+        "(a second answer would be cut the same way).",
+        raw=answer,
+        max_tokens=max_tokens,
     )
 
 

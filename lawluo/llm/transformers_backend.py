@@ -6,8 +6,12 @@ on the first call (or on :meth:`TransformersBackend.load`), once per process for
 the :class:`ModelCache`. Generation on one loaded model is serialised by that model's lock (one
 model, one GPU); :attr:`TransformersOptions.concurrency` only bounds how many calls may wait for it.
 
-Prompts are built by the tokenizer's chat template (``apply_chat_template``); a template that
-refuses a system message gets it merged into the first user message instead. ``temperature: 0``
+The weights may come from a GGUF file (``gguf_file``, dequantised by transformers). Prompts are built
+by the chat template (``apply_chat_template``): the tokenizer's, or ``chat_template`` from the settings
+for a model without one; a template that refuses a system message gets it merged into the first user
+message instead. ``generate`` stops at the model's end-of-sequence token and at the template's
+end-of-turn token (``<end_of_turn>``, ``<|im_end|>``, …; see :func:`~.local_prompting.chat_format`);
+an answer that ran to ``max_tokens`` comes back marked as cut (:mod:`.answer`). ``temperature: 0``
 decodes greedily. A stream runs ``generate`` in a worker thread feeding a ``TextIteratorStreamer``;
 closing the stream early stops generation after the current token.
 
@@ -17,11 +21,13 @@ Reference: Hugging Face transformers, "Chat templates" and "Text generation stra
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import Any
 
+from .answer import ChatAnswer, Finish
 from .base import ChatBackend
 from .errors import LLMTimeout
 from .local_loading import (
@@ -29,14 +35,26 @@ from .local_loading import (
     LoadedModel,
     LoadKey,
     clear_model_cache,
+    gguf_location,
     load_model,
+    missing_gguf_file,
     missing_local_path,
     resolve_load_key,
 )
-from .local_prompting import StopStringFilter, cut_at_stop, encode_chat, requested_stops
+from .local_prompting import (
+    ChatFormat,
+    StopStringFilter,
+    chat_format,
+    chat_template_problem,
+    cut_at_stop,
+    encode_chat,
+    is_template_file,
+    requested_stops,
+)
 from .options import TransformersOptions
 
 __all__ = ["MODEL_CACHE", "StopStringFilter", "TransformersBackend", "clear_model_cache", "encode_chat"]
+logger = logging.getLogger(__name__)
 
 
 # -- the backend --------------------------------------------------------------------------------------
@@ -51,16 +69,22 @@ class TransformersBackend(ChatBackend):
         super().__init__(options, role, api_key)
         self.options: TransformersOptions = options
         self._key: LoadKey | None = None
+        self._format: ChatFormat | None = None
 
     def unavailable_reason(self) -> str | None:
-        # Only what is knowable without importing torch: a local path that plainly does not exist.
+        # Only what is knowable without importing torch: a local path or file that plainly does not exist.
         # Everything else (no GPU, no bitsandbytes, an unreachable hub) surfaces on the first call.
-        return missing_local_path("model", self.options.model) or missing_local_path(
-            "adapter", self.options.adapter
+        o = self.options
+        folder, gguf_file = gguf_location(o.model, o.gguf_file)
+        return (
+            (missing_gguf_file(o.model, o.gguf_file) if gguf_file else missing_local_path("model", folder))
+            or missing_local_path("adapter", o.adapter)
+            or chat_template_problem(o.chat_template)
         )
 
     def describe(self) -> str:
-        text = f"{self.name} · {self.options.model}"
+        gguf_file = gguf_location(self.options.model, self.options.gguf_file)[1]
+        text = f"{self.name} · {gguf_file or self.options.model}"
         if self.options.adapter:
             text += f" + adapter {self.options.adapter}"
         if self.options.quantization != "none":
@@ -76,12 +100,50 @@ class TransformersBackend(ChatBackend):
             self._key = resolve_load_key(self.options)
         return MODEL_CACHE.get(self._key, load_model)
 
+    def chat_format(self) -> ChatFormat:
+        """The chat template and end-of-turn tokens this backend uses (loading the model if needed).
+
+        Kept per backend, not with the loaded model: two roles may share weights with different templates.
+        """
+        if self._format is None:
+            o = self.options
+            self._format = chat_format(
+                self.load().tokenizer, o.gguf_file or o.model, o.chat_template, o.stop_tokens
+            )
+        return self._format
+
+    def setup_notes(self) -> dict[str, str]:
+        """The template and stop tokens chosen, for ``python -m lawluo models --ping`` (loads the model)."""
+        fmt = self.chat_format()
+        template = self.options.chat_template
+        if not template:
+            source = "the model's own"
+        else:
+            source = (
+                template.strip()
+                if is_template_file(template)
+                else f"from the settings ({len(template)} characters)"
+            )
+        return {
+            "chat_template": source,
+            "stop_tokens": ", ".join(fmt.stop_tokens) or "only the model's end-of-sequence token",
+        }
+
     # -- generation -----------------------------------------------------------------------------
+    def _encode(self, loaded: LoadedModel, messages: list[dict[str, str]]) -> Any:
+        fmt = self.chat_format()
+        template = fmt.template if self.options.chat_template else None  # None: the tokenizer's own
+        return encode_chat(loaded.tokenizer, messages, template).to(loaded.device)
+
+    def _stops(self, gen: dict[str, Any]) -> list[str]:
+        """Strings an answer is cut at: the call's ``stop`` and the end-of-turn tokens, should one be decoded."""
+        return requested_stops(gen) + list(self.chat_format().stop_tokens)
+
     def _chat(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> str:
         import torch
 
         loaded = self.load()
-        inputs = encode_chat(loaded.tokenizer, messages).to(loaded.device)
+        inputs = self._encode(loaded, messages)
         kwargs = self._generate_kwargs(loaded, gen)
         with loaded.lock:
             if "seed" in gen:
@@ -89,13 +151,16 @@ class TransformersBackend(ChatBackend):
             output = loaded.model.generate(**inputs, **kwargs)
         new_tokens = output[0, inputs["input_ids"].shape[1] :]
         text = loaded.tokenizer.decode(new_tokens, skip_special_tokens=True)
-        return cut_at_stop(text, requested_stops(gen))[0]
+        text, stopped = cut_at_stop(text, self._stops(gen))
+        return ChatAnswer(text, self._finish(loaded, new_tokens, kwargs["max_new_tokens"], stopped))
 
-    def _stream(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> Iterator[str]:
+    def _stream(
+        self, messages: list[dict[str, str]], gen: dict[str, Any]
+    ) -> Generator[str, None, Finish | None]:
         from transformers import StoppingCriteriaList, TextIteratorStreamer
 
         loaded = self.load()
-        inputs = encode_chat(loaded.tokenizer, messages).to(loaded.device)
+        inputs = self._encode(loaded, messages)
         streamer = TextIteratorStreamer(
             loaded.tokenizer, skip_prompt=True, skip_special_tokens=True, timeout=self.options.stream_timeout
         )
@@ -108,7 +173,7 @@ class TransformersBackend(ChatBackend):
         }
         worker = _GenerateWorker(loaded, kwargs, gen.get("seed"), cancel, streamer)
         worker.start()
-        stop_filter = StopStringFilter(requested_stops(gen))
+        stop_filter = StopStringFilter(self._stops(gen))
         timed_out = False
         try:
             while not stop_filter.stopped:
@@ -132,6 +197,13 @@ class TransformersBackend(ChatBackend):
             rest = stop_filter.flush()
             if rest:
                 yield rest
+            if stop_filter.stopped:
+                return Finish("stop", kwargs["max_new_tokens"])
+            worker.join(timeout=self.options.stream_timeout)  # ``output`` is set just after the last piece
+            if worker.output is None:
+                return None
+            new_tokens = worker.output[0, inputs["input_ids"].shape[1] :]
+            return self._finish(loaded, new_tokens, kwargs["max_new_tokens"], False)
         finally:
             # Closed early (GeneratorExit at the yield), stopped by a stop string, timed out or done:
             # stop generation after the current token and, unless the model is stalled, wait until
@@ -139,6 +211,15 @@ class TransformersBackend(ChatBackend):
             cancel.set()
             if not timed_out:
                 worker.join(timeout=self.options.stream_timeout)
+
+    def _finish(self, loaded: LoadedModel, new_tokens: Any, max_new_tokens: int, stopped: bool) -> Finish:
+        """``length`` when generation ran to ``max_new_tokens`` without an end token or a stop string."""
+        ends = set(_end_ids(loaded)) | set(self.chat_format().stop_token_ids)
+        ended = len(new_tokens) > 0 and int(new_tokens[-1]) in ends
+        if stopped or ended or len(new_tokens) < max_new_tokens:
+            return Finish("stop", max_new_tokens)
+        logger.warning("%s: answer cut at max_tokens=%s", self.describe(), max_new_tokens)
+        return Finish("length", max_new_tokens)
 
     def _generate_kwargs(self, loaded: LoadedModel, gen: dict[str, Any]) -> dict[str, Any]:
         temperature = float(gen.get("temperature", self.options.temperature))
@@ -159,7 +240,21 @@ class TransformersBackend(ChatBackend):
             kwargs["pad_token_id"] = (
                 tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
             )
+        eos = _end_ids(loaded)
+        extra = [i for i in self.chat_format().stop_token_ids if i not in eos]
+        if extra:  # the template's end-of-turn token is not the model's end of sequence (Gemma, base models)
+            kwargs["eos_token_id"] = eos + extra
         return kwargs
+
+
+def _end_ids(loaded: LoadedModel) -> list[int]:
+    """The model's own end-of-sequence ids (generation config, else the tokenizer's)."""
+    eos = loaded.model.generation_config.eos_token_id
+    if eos is None:
+        eos = loaded.tokenizer.eos_token_id
+    if eos is None:
+        return []
+    return [int(i) for i in eos] if isinstance(eos, list | tuple) else [int(eos)]
 
 
 class _GenerateWorker(threading.Thread):
@@ -178,6 +273,7 @@ class _GenerateWorker(threading.Thread):
         )
         self.generating = threading.Event()
         self.error: BaseException | None = None
+        self.output: Any = None  # generate's token ids, prompt included
 
     def run(self) -> None:
         try:
@@ -192,7 +288,7 @@ class _GenerateWorker(threading.Thread):
                     import torch
 
                     torch.manual_seed(int(self.seed))
-                self.loaded.model.generate(**self.kwargs)
+                self.output = self.loaded.model.generate(**self.kwargs)
             finally:
                 self.loaded.lock.release()
         except BaseException as exc:  # handed to the consumer, which re-raises it

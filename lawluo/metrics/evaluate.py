@@ -18,6 +18,7 @@ every call (no model, a rejected key) stops that metric with a note while the ot
 
 from __future__ import annotations
 
+import contextvars
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -149,7 +150,10 @@ class Evaluator:
             ) as bar,
             ThreadPoolExecutor(workers, thread_name_prefix="lawluo-eval") as pool,
         ):
-            futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+            # in the caller's context: its cancel token (the CLI's Ctrl-C) reaches the judge's calls
+            futures = {
+                pool.submit(contextvars.copy_context().run, fn, item): i for i, item in enumerate(items)
+            }
             try:
                 for future in as_completed(futures):
                     out[futures[future]] = future.result()

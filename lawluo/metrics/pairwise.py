@@ -69,7 +69,7 @@ class PairOutcome:
         }
 
 
-def _side(preference: str, first_is_a: bool) -> str:
+def preference_side(preference: str, first_is_a: bool) -> str:
     """The stated preference as seen by the first answer: win, loss or tie."""
     if preference == "tie":
         return "tie"
@@ -108,17 +108,25 @@ def judge_pair(judge: Judge, question: str, reference: str | None, first: str, s
             errors.append(f"{order}: {outcome.error}")
             continue
         verdict: PairVerdict = outcome.value
-        mine, theirs = (verdict.a, verdict.b) if first_is_a else (verdict.b, verdict.a)
-        sides.append(_side(verdict.preference, first_is_a))
-        verdicts.append(
-            {
-                "order": order,
-                "preference": verdict.preference,
-                "first": mine.model_dump() | {"total": mine.total},
-                "second": theirs.model_dump() | {"total": theirs.total},
-                "reason": verdict.reason,
-            }
-        )
+        sides.append(preference_side(verdict.preference, first_is_a))
+        verdicts.append(verdict_row(verdict, first_is_a, order))
+    return pair_outcome(sides, verdicts, errors)
+
+
+def verdict_row(verdict: PairVerdict, first_is_a: bool, order: str) -> dict:
+    """One order's verdict as recorded in the details: the scores of the first-shown and second-shown answer."""
+    mine, theirs = (verdict.a, verdict.b) if first_is_a else (verdict.b, verdict.a)
+    return {
+        "order": order,
+        "preference": verdict.preference,
+        "first": mine.model_dump() | {"total": mine.total},
+        "second": theirs.model_dump() | {"total": theirs.total},
+        "reason": verdict.reason,
+    }
+
+
+def pair_outcome(sides: list, verdicts: list[dict], errors: list[str]) -> PairOutcome:
+    """Both orders' sides combined (MT-bench's conservative rule), or no result when an order failed."""
     if len(sides) < 2:
         return PairOutcome(None, None, verdicts, errors)
     result, consistent = combine(*sides)

@@ -19,8 +19,11 @@ and 是否/您) are dropped across the whole tree.
 
 Without material for the domain (no asset, a domain added to the table since, or no domain given),
 the children are read off the retrieved cases, as the paper does. For a node whose model call failed
-(bad JSON twice, timeout) the children come from the material or the cases, and the tree says so in
-``notes``. :meth:`TreeBuilder.levels` yields the tree after each level so the UI can show the first
+(bad JSON twice, cut at max_tokens, timeout) the children come from the material or the cases, and the
+tree says so in ``notes``. Every element records who actually proposed it (``Node.source``: model,
+material, cases) and, when not the model, why (``Node.fallback``: no model, unavailable, timeout, bad
+JSON, cut, cancelled, error; :func:`why_not_model`), so neither the tree nor the trace calls a fallback's
+elements the model's (:meth:`~.tree.Tree.origins`). :meth:`TreeBuilder.levels` yields the tree after each level so the UI can show the first
 level as soon as it exists.
 
 The question, the path's elements, the cases and the material go into ``tolc/expand`` through
@@ -37,13 +40,23 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from .. import prompts
+from ..agents.answer_check import reported_cut
 from ..agents.domains import PACKAGED, Domain
-from ..llm import ChatBackend, LLMError, gather
+from ..llm import (
+    Cancelled,
+    ChatBackend,
+    LLMError,
+    LLMTimeout,
+    ModelUnavailable,
+    StructuredOutputError,
+    gather,
+)
+from ..llm.errors import AnswerCut
 from ..prompts.untrusted import quote
 from ..retrieval.casebank import Case
 from .from_cases import NO_MODEL_NOTE, elements_from_cases
 from .material import MATERIAL_NOTE, ClarificationMaterial, Item, describe
-from .tree import Tree, statement_key
+from .tree import FALLBACK_REASONS, NODE_SOURCES, Tree, statement_key
 
 DEFAULT_HEIGHT, DEFAULT_K = 3, 3
 MAX_HEIGHT, MAX_K = 5, 6
@@ -53,6 +66,11 @@ STATEMENT_MAX_CHARS = 80
 CASE_POOL = 30
 #: Shown when the material comes from another domain than the routed one (soft routing).
 SWITCH_NOTE = "您的问题与「{name}」领域的法律要素更相符，以下要素取自该领域。"
+#: Added to the tree's notes when a node's model call failed (once per distinct wording).
+FAILED_NOTE = "部分要素改由{sources}生成：{why}（{error}）"
+
+#: A child as the builder proposes it: (statement, case ids, source, why not the model).
+Child = tuple[str, list[str], str, str]
 
 
 class Element(BaseModel):
@@ -135,19 +153,18 @@ class TreeBuilder:
                     if note not in tree.notes:
                         tree.notes.append(note)
                 added = 0
-                for statement, case_ids in children:
+                for statement, case_ids, source, fallback in children:
                     key = statement_key(statement)
                     if key and key not in taken and added < self.k:
                         taken.add(key)
-                        tree.add_child(parent.id, statement, case_ids)
+                        tree.add_child(parent.id, statement, case_ids, source, fallback)
                         added += 1
             tree.complete = depth == self.height - 2
             yield copy.deepcopy(tree)  # a snapshot: the caller may keep it while the next level grows
 
     # -- one node -----------------------------------------------------------------------------------
-    def _expand(
-        self, tree: Tree, node_id: str, scope: _Scope
-    ) -> tuple[list[tuple[str, list[str]]], str | None]:
+    def _expand(self, tree: Tree, node_id: str, scope: _Scope) -> tuple[list[Child], str | None]:
+        """The node's children and, when its model call failed, the note saying so (else ``None``)."""
         path = tree.path(node_id)
         query = " ".join([tree.question, *(n.statement for n in path)])
         cases = scope.cases(self.case_search, query, self.k)
@@ -158,12 +175,20 @@ class TreeBuilder:
         if self.uses_model:
             try:
                 material = (strong + weak)[: 2 * self.k]
-                return self._from_model(tree.question, [n.statement for n in path], cases, material), None
+                found = self._from_model(tree.question, [n.statement for n in path], cases, material)
+                return [(s, ids, "model", "") for s, ids in found], None
             except LLMError as exc:
-                source = "本领域的法律要素" if scope.material else "相似案例"
-                note = f"部分要素由{source}生成：澄清模型调用失败（{type(exc).__name__}: {exc}）"
-                return self._fallback(tree, strong, weak, cases, scope), note
-        return self._fallback(tree, strong, weak, cases, scope), None
+                why = why_not_model(exc)
+                children = self._fallback(tree, strong, weak, cases, scope, why)
+                sources = dict.fromkeys(c[2] for c in children) or {"cases": None}
+                note = FAILED_NOTE.format(
+                    sources="和".join(NODE_SOURCES[s][0] for s in sources),
+                    why=FALLBACK_REASONS[why][0],
+                    error=f"{type(exc).__name__}: {exc}",
+                )
+                return children, note
+        absent = "no_model" if getattr(self.clarifier, "name", "none") == "none" else "unavailable"
+        return self._fallback(tree, strong, weak, cases, scope, absent), None
 
     def _from_model(
         self, question: str, path: list[str], cases: list[Case], material: list[Item]
@@ -192,19 +217,40 @@ class TreeBuilder:
         return out
 
     def _fallback(
-        self, tree: Tree, strong: list[Item], weak: list[Item], cases: list[Case], scope: _Scope
-    ) -> list[tuple[str, list[str]]]:
-        """Children without a model: the material's good matches, then elements of the (domain's) cases,
-        then the domain's statute elements that match the question only weakly."""
-        out = [(item.statement, []) for item in strong]
-        taken = {statement_key(n.statement) for n in tree.nodes} | {statement_key(s) for s, _ in out}
+        self, tree: Tree, strong: list[Item], weak: list[Item], cases: list[Case], scope: _Scope, why: str
+    ) -> list[Child]:
+        """Children without a model (``why``: a key of :data:`~.tree.FALLBACK_REASONS`): the material's
+        good matches, then elements of the (domain's) cases, then the domain's statute elements that match
+        the question only weakly."""
+        out: list[Child] = [(item.statement, [], "material", why) for item in strong]
+        taken = {statement_key(n.statement) for n in tree.nodes} | {statement_key(c[0]) for c in out}
         domain = scope.domain.id if scope.material else None
         from_cases = elements_from_cases(cases, 2 * self.k, taken, domain)
         if scope.material:  # a case's element that only restates the question is passed over too
             said = scope.material.restating(tree.question)
             from_cases = [c for c in from_cases if not said(c.statement)]
-        out += [(c.statement, [c.case_id]) for c in from_cases[: self.k]]
-        return out + [(item.statement, []) for item in weak]
+        out += [(c.statement, [c.case_id], "cases", why) for c in from_cases[: self.k]]
+        return out + [(item.statement, [], "material", why) for item in weak]
+
+
+def why_not_model(exc: LLMError) -> str:
+    """Why a failed clarifier call's elements came from elsewhere: a key of :data:`~.tree.FALLBACK_REASONS`.
+
+    >>> why_not_model(StructuredOutputError("invalid JSON")), why_not_model(LLMTimeout("no answer in 5 s"))
+    ('bad_json', 'timeout')
+    """
+    if reported_cut(exc) is not None:
+        return "cut"
+    for kind, reason in (
+        (AnswerCut, "cut"),  # a StructuredOutputError, but not bad JSON: the model ran out of tokens
+        (Cancelled, "cancelled"),
+        (ModelUnavailable, "unavailable"),
+        (LLMTimeout, "timeout"),  # BudgetExceeded too: the step's time budget ran out
+        (StructuredOutputError, "bad_json"),
+    ):
+        if isinstance(exc, kind):
+            return reason
+    return "error"
 
 
 @dataclass(frozen=True)

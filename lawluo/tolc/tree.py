@@ -11,6 +11,7 @@ Reference: LawLuo paper §3.2, Algorithm 1 (ToLC): nodes are legal elements, yes
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 MARKS = ("yes", "no", "unknown")
@@ -20,6 +21,24 @@ TREE_SOURCES = {
     "model": "澄清模型 clarifier model",
     "material": "本领域法条要件与律师常问问题（未配置模型） statute elements and lawyers' questions (no model)",
     "cases": "相似案例（未配置模型） similar cases (no model)",
+}
+#: Who proposed one element (``Node.source``): code → (Chinese, English). ``""`` on a node saved before
+#: nodes recorded it (the tree's ``source`` then stands for every node).
+NODE_SOURCES = {
+    "model": ("澄清模型", "clarifier model"),
+    "material": ("本领域法条要件与律师常问问题", "clarification material"),
+    "cases": ("相似案例", "similar cases"),
+}
+#: Why an element did not come from the clarifier model (``Node.fallback``): code → (Chinese, English).
+#: ``""`` on an element the model proposed.
+FALLBACK_REASONS = {
+    "no_model": ("未配置澄清模型", "no clarifier model"),
+    "unavailable": ("澄清模型不可用", "clarifier model unavailable"),
+    "timeout": ("澄清模型超时", "timed out"),
+    "bad_json": ("澄清模型的输出不是有效的 JSON", "bad JSON"),
+    "cut": ("澄清模型的输出在 max_tokens 处被截断", "cut at max_tokens"),
+    "cancelled": ("调用已取消", "cancelled"),
+    "error": ("澄清模型调用失败", "model error"),
 }
 _NOISE = re.compile(r"[\s，。、？?！!：:；;“”\"'（）()《》「」]|是否|您的?|请问")
 
@@ -37,12 +56,16 @@ class Node:
     statement: str
     case_ids: list[str] = field(default_factory=list)
     mark: str = "unknown"
+    source: str = ""  # who proposed it (NODE_SOURCES); "" for the root and in trees saved before
+    fallback: str = ""  # why not the model (FALLBACK_REASONS); "" when the model proposed it
 
 
 @dataclass
 class Tree:
-    """A built (or partly built) tree; ``source`` says who proposed the elements (:data:`TREE_SOURCES`):
-    ``model``, ``material`` (the domain's clarification material, no model) or ``cases``."""
+    """A built (or partly built) tree. ``source`` says who was to propose the elements
+    (:data:`TREE_SOURCES`): ``model`` when a clarifier model is configured, else ``material`` (the domain's
+    clarification material) or ``cases``; each node's ``source`` and ``fallback`` say who actually did and,
+    when not the model, why (:meth:`origins`)."""
 
     question: str
     height: int
@@ -79,11 +102,15 @@ class Tree:
             node = self.node(node.parent)
         return chain[::-1]
 
-    def add_child(self, parent_id: str, statement: str, case_ids: list[str]) -> Node:
+    def add_child(
+        self, parent_id: str, statement: str, case_ids: list[str], source: str = "", fallback: str = ""
+    ) -> Node:
         parent = self.node(parent_id)
         index = len(self.children(parent_id)) + 1
         child_id = str(index) if parent_id == ROOT_ID else f"{parent_id}.{index}"
-        child = Node(child_id, parent_id, parent.depth + 1, statement, list(case_ids))
+        child = Node(
+            child_id, parent_id, parent.depth + 1, statement, list(case_ids), source=source, fallback=fallback
+        )
         self.nodes.append(child)
         return child
 
@@ -91,6 +118,47 @@ class Tree:
     def elements(self) -> list[Node]:
         """Every node but the root."""
         return [n for n in self.nodes if n.parent is not None]
+
+    def origins(self) -> tuple[dict[str, int], dict[str, int]]:
+        """``(sources, fallbacks)``: elements per actual source (:data:`NODE_SOURCES`; a node saved without
+        one counts as the tree's ``source``) and, of those the model did not propose, elements per reason
+        (:data:`FALLBACK_REASONS`), both in their vocabulary's order.
+
+        >>> tree = Tree.start("被辞退了怎么办", 2, 3)
+        >>> _ = tree.add_child("0", "是否签了合同？", [], "model")
+        >>> _ = tree.add_child("0", "是否有工资流水？", ["c1"], "cases", "bad_json")
+        >>> tree.origins()
+        ({'model': 1, 'cases': 1}, {'bad_json': 1})
+        """
+        sources = Counter(n.source or self.source for n in self.elements)
+        fallbacks = Counter(n.fallback for n in self.elements if n.fallback)
+        return (
+            {s: sources[s] for s in [*NODE_SOURCES, *sorted(set(sources) - set(NODE_SOURCES))] if sources[s]},
+            {
+                r: fallbacks[r]
+                for r in [*FALLBACK_REASONS, *sorted(set(fallbacks) - set(FALLBACK_REASONS))]
+                if fallbacks[r]
+            },
+        )
+
+    def origin_summary(self) -> str:
+        """The elements per actual source, and why the model was not used, in English for the trace:
+        ``6 elements: 2 from clarifier model, 4 from similar cases (not from the model: bad JSON 4)``.
+
+        >>> tree = Tree.start("被辞退了怎么办", 2, 3)
+        >>> _ = tree.add_child("0", "是否签了合同？", [], "model")
+        >>> _ = tree.add_child("0", "是否有工资流水？", ["c1"], "cases", "bad_json")
+        >>> tree.origin_summary()
+        '2 elements: 1 from clarifier model, 1 from similar cases (not from the model: bad JSON 1)'
+        """
+        sources, fallbacks = self.origins()
+        parts = ", ".join(f"{n} from {NODE_SOURCES.get(s, (s, s))[1]}" for s, n in sources.items())
+        why = ", ".join(f"{FALLBACK_REASONS.get(r, (r, r))[1]} {n}" for r, n in fallbacks.items())
+        return (
+            f"{len(self.elements)} elements"
+            + (f": {parts}" if parts else "")
+            + (f" (not from the model: {why})" if why else "")
+        )
 
     # -- marks ------------------------------------------------------------------------------------
     def mark(self, node_id: str, value: str) -> None:

@@ -14,7 +14,13 @@ a model or the database is escaped — :func:`~lawluo.ui.render.esc` for HTML, a
 The clarification tree is one HTML fragment: nested lists drawn with connectors, each element with
 是 / 否 / 不确定 buttons that carry ``data-node`` and ``data-mark`` (the tab's JavaScript turns a click
 into a ``mark`` event), the cases that support it in a ``<details>`` one click away, and the subtree
-of an element marked 否 folded away.
+of an element marked 否 folded away. Its header counts the elements per actual source (clarifier model,
+clarification material, similar cases); an element that replaced a failed model call carries a tag
+saying where it came from and why (``data-source``, ``data-fallback``).
+
+**A held-back answer** (a turn with ``held_back``: the model's answer was empty, an echo of the prompt,
+not Chinese, or cut) is drawn with the reason first, then the extract shown in its place; the model's
+streamed text it replaces is gone from the chat once the turn is drawn from the state.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from ..agents.secretary import md_text
 from ..firm.state import Consultation, TraceEvent, Turn
 from ..law.verdicts import BY_CODE, VERDICTS
 from ..tolc import TREE_SOURCES, Node, Tree
+from ..tolc.tree import FALLBACK_REASONS, NODE_SOURCES
 from .render import badge, case_card, esc, inert_md, notice, statute_card
 
 MARK_LABELS = (("yes", "是"), ("no", "否"), ("unknown", "不确定"))
@@ -57,6 +64,8 @@ CONSULT_CSS = """
 .ll-mark.on[data-mark="yes"] { background: #1f8a46; border-color: #1f8a46; color: #fff; }
 .ll-mark.on[data-mark="no"] { background: #c0392b; border-color: #c0392b; color: #fff; }
 .ll-mark.on[data-mark="unknown"] { background: #6b7280; border-color: #6b7280; color: #fff; }
+.ll-src { font-size: 0.8em; color: #8a5a00; background: #fff6e0; border: 1px solid #f0d48a;
+  border-radius: 6px; padding: 0 6px; }
 .ll-node details { flex-basis: 100%; margin: 2px 0 0 2.2em; font-size: 0.9em; }
 .ll-node summary { cursor: pointer; color: #1d4ed8; }
 .ll-folded { color: #5b6472; font-size: 0.88em; margin: 2px 0 0 2.2em; }
@@ -162,8 +171,7 @@ def tree_html(
             "info",
         )
     parts = ['<div class="ll-tree">', f'<div class="ll-root">问题：{esc(tree.question)}</div>']
-    source = TREE_SOURCES.get(tree.source, tree.source)
-    meta = f"H={tree.height} K={tree.k} · 要素来自 {source}"
+    meta = f"H={tree.height} K={tree.k} · 要素来自 {tree_origin(tree)}"
     if not tree.complete:
         meta += " · 正在生成下一层… building the next level…"
     parts.append(f'<div class="ll-meta" data-complete="{str(tree.complete).lower()}">{esc(meta)}</div>')
@@ -171,6 +179,18 @@ def tree_html(
     parts.append(_subtree(tree, "0", case_lookup, markable))
     parts.append("</div>")
     return "".join(parts)
+
+
+def tree_origin(tree: Tree) -> str:
+    """Where the tree's elements came from, in words: the tree's source alone when every element has it
+    (``相似案例（未配置模型） similar cases (no model)``), else the count per actual source, and why the model
+    was not used (``澄清模型 clarifier model 3、相似案例 similar cases 6（澄清模型的输出不是有效的 JSON bad JSON）``)."""
+    sources, fallbacks = tree.origins()
+    if not tree.elements or (len(sources) == 1 and tree.source in sources and not tree.failures):
+        return TREE_SOURCES.get(tree.source, tree.source)
+    counted = "、".join(f"{' '.join(NODE_SOURCES.get(s, (s, s)))} {n}" for s, n in sources.items())
+    why = "；".join(" ".join(FALLBACK_REASONS.get(r, (r, r))) for r in fallbacks)
+    return counted + (f"（{why}）" if why else "")
 
 
 def _subtree(tree: Tree, node_id: str, case_lookup, markable: bool) -> str:
@@ -203,6 +223,13 @@ def _node(node: Node, case_lookup, markable: bool) -> str:
         for value, label in MARK_LABELS
     )
     cases = [c for c in (case_lookup(i) for i in node.case_ids) if c is not None]
+    origin = ""
+    if node.fallback and node.fallback != "no_model":  # stood in for a model call that failed
+        where, why = NODE_SOURCES.get(node.source, (node.source, ""))[0], FALLBACK_REASONS.get(node.fallback)
+        origin = (
+            f'<span class="ll-src" data-source="{esc(node.source)}" data-fallback="{esc(node.fallback)}" '
+            f'title="{esc(why[1] if why else node.fallback)}">来自{esc(where)} · {esc(why[0] if why else "")}</span>'
+        )
     details = ""
     if cases:
         rows = "".join(_case_line(c) for c in cases)
@@ -210,7 +237,7 @@ def _node(node: Node, case_lookup, markable: bool) -> str:
     return (
         f'<div class="ll-node {esc(node.mark)}" data-node="{esc(node.id)}" data-mark="{esc(node.mark)}">'
         f'<span class="ll-id">{esc(node.id)}</span><span class="ll-statement">{esc(node.statement)}</span>'
-        f'<span class="ll-marks">{buttons}</span>{details}</div>'
+        f'{origin}<span class="ll-marks">{buttons}</span>{details}</div>'
     )
 
 
@@ -251,10 +278,12 @@ def _turn_markdown(turn: Turn) -> str:
     text = inert_md(turn.text)  # no HTML, image, diagram or link (lawluo/ui/render.py)
     if turn.role == "client":
         return text
+    if turn.held_back:  # the reason first: what follows is the extract shown in place of the model's answer
+        text = f"⚠ {md_text(turn.note)}\n\n---\n\n{text}"
     footer = []
     if turn.citations:
         footer.append(f"引用核查：{verdict_counts(turn.citations)}")
-    if turn.note:
+    if turn.note and not turn.held_back:
         footer.append(f"⚠ {md_text(turn.note)}")
     return text + ("\n\n---\n" + "  \n".join(footer) if footer else "")
 

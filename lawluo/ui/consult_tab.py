@@ -32,6 +32,15 @@ Submit queued behind a growing tree would reach the lawyer before the visitor ma
 a mark made while the tree grows would be lost with its next level), and an Ask queued behind a
 Regenerate would send a question written before the visitor read the new answer.
 
+**A step nobody waits for is stopped** (:class:`~lawluo.ui.visitors.Step`): its model calls are cancelled,
+their connections closed, and the model server stops generating. When the page leaves (``unload``) or
+Gradio drops the handler (its client went away), at once: what was streamed is kept with the firm's note.
+When the visitor clicks 新咨询 New, which stays clickable while a step runs (the page asks first): the
+step is stopped and shows nothing more, and the page starts over (:func:`new_consultation`). Regenerate,
+End, Ask and Submit while a step runs are refused, and do not stop it: End's report and a regenerated
+answer both need the whole answer (the report sums it up; Regenerate replaces an answer the visitor has
+read), and the page disables them until it is in. A step whose time budget ran out is stopped too.
+
 **Nothing is lost, nothing a model writes is live.** Enter sends the question and Shift+Enter starts a
 new line (:data:`PAGE_JS`); 新咨询 and the chat's trash button ask before they clear. After every step
 the browser keeps a copy of the consultation (``gr.BrowserState``: :func:`remembered`), and a reloaded
@@ -71,6 +80,7 @@ from ..firm import Consultation, Firm
 from ..firm.firm import ConsultationClosed, ConsultationTooLong, StepNotAllowed
 from ..firm.saved import MAX_TURN_CHARS, SavedConsultationError, Status
 from ..llm import Deadline, LanguageModels
+from ..llm.cancel import Cancelled
 from ..tolc.builder import MAX_HEIGHT, MAX_K
 from . import consult_render as cr
 from .copy import UICopy
@@ -78,6 +88,7 @@ from .render import CSS, error_text, inert_links, notice
 from .views import KEEP, Keep, View
 from .visitors import (
     DIRECT,
+    Step,
     Visit,
     VisitorLimits,
     Visitors,
@@ -110,12 +121,12 @@ element.addEventListener('click', (event) => {
 });
 """
 
-#: The page's controls that change the consultation (the tree's mark buttons included).
+#: The page's controls that change the consultation (the tree's mark buttons included), disabled while a step
+#: runs; 新咨询 New is not one of them: it stops a running step (:func:`new_consultation`).
 CONTROLS = (
     "#ll-ask",
     "#ll-regenerate",
     "#ll-end",
-    "#ll-new",
     "#ll-submit",
     "#ll-resume",
     "#ll-question textarea",
@@ -169,9 +180,10 @@ if (!window.__llPage) {
 }
 """
 NEW_CONFIRM = (
-    "开始新的咨询？当前咨询的对话、澄清树和报告都会清除，此浏览器中保存的副本也会删除（要保留，请先“保存咨询”）。\n\n"
+    "开始新的咨询？当前咨询的对话、澄清树和报告都会清除，此浏览器中保存的副本也会删除（要保留，请先“保存咨询”）；"
+    "正在进行的生成会停止。\n\n"
     "Start a new consultation? The current one is cleared, with the copy kept in this browser (save it first to "
-    "keep it)."
+    "keep it); what is being generated is stopped."
 )
 PAGE_JS = PAGE_JS.replace("__CLEARS__", json.dumps("#ll-new, #ll-chat button[aria-label='Clear']")).replace(
     "__CONFIRM__", json.dumps(NEW_CONFIRM, ensure_ascii=False)
@@ -216,6 +228,12 @@ BUSY_MESSAGE = (
     "上一个操作仍在进行中（生成澄清树、回答或报告），请等它完成后再试。"
     "Your previous request is still running: wait for it to finish, then try again."
 )
+#: Why a step's model calls were cancelled (the firm keeps what was written, with its note).
+PAGE_LEFT = "已停止：咨询页面已关闭。Stopped: the page was closed."
+STARTED_OVER = "已停止：访客开始了新的咨询。Stopped: the visitor started a new consultation."
+#: How long 新咨询 waits for the step it stopped to end before the page starts over anyway (the step then
+#: changes nothing, and holds the session until its model call returns: Ask is refused until then).
+REPLACE_WAIT_S = 2.0
 FOREIGN_MESSAGE = (
     "这个咨询属于另一个浏览器，无法在此查看或继续。This consultation belongs to another browser."
 )
@@ -365,11 +383,16 @@ def _foreign(firm: Firm, state: Consultation | None, **also) -> ConsultView:
 
 
 def _failed(firm: Firm, state: Consultation | None, exc: Exception, **also) -> ConsultView:
-    """Log the traceback (call inside ``except``) and show a message instead."""
-    logger.exception("consultation handler failed")
-    message = f"出错了，当前咨询未受影响 Something went wrong (nothing was lost): {error_text(exc)}"
+    """Log the traceback (call inside ``except``) and show a message instead (a step that was stopped: why)."""
+    kind = "error"
+    if isinstance(exc, Cancelled):  # not a failure: the page left, or the step's time ran out
+        logger.info("consultation step stopped: %s", exc)
+        message, kind = str(exc), "warn"
+    else:
+        logger.exception("consultation handler failed")
+        message = f"出错了，当前咨询未受影响 Something went wrong (nothing was lost): {error_text(exc)}"
     try:
-        return view(firm, state, message, "error", **also)
+        return view(firm, state, message, kind, **also)
     except Exception:  # noqa: BLE001 — the state cannot be drawn: show the message, leave the rest as it is
         logger.exception("consultation view failed")
         return ConsultView(state=state, message=notice(message, "error"), **also)
@@ -409,31 +432,72 @@ def ask(
     if len(text) > MAX_QUESTION_CHARS:
         yield view(firm, state, too_long_message(len(text)), "warn", question=question)
         return
-    with visitors.model_work(visit) as allowed:
-        if not allowed:
-            yield _busy(firm, state, question=question)
-            return
-        if state is None:
-            state = firm.new()
-            state.owner = visit.owner
+
+    def run(step: Step) -> Generator[ConsultView, None, ConsultView]:
+        asked = state
+        if asked is None:
+            asked = firm.new()
+            asked.owner = visit.owner
         try:
-            firm.receive(state, text)
+            firm.receive(asked, text)
         except (StepNotAllowed, ConsultationTooLong) as exc:
-            final = refused(firm, state, exc, "ask", question=question)
+            return refused(firm, asked, exc, "ask", question=question)
         except Exception as exc:  # noqa: BLE001 — the UI shows every failure as a message
-            final = _failed(firm, state, exc, question=question)
-        else:
-            final = yield from _clarify_or_answer(firm, state, use_tolc, height, k, visitors)
-    yield final
+            return _failed(firm, asked, exc, question=question)
+        return (yield from _clarify_or_answer(firm, asked, use_tolc, height, k, visitors, step))
+
+    yield from _one_step(visitors, visit, "ask", run, lambda: _busy(firm, state, question=question))
+
+
+def _one_step(
+    visitors: Visitors,
+    visit: Visit,
+    kind: str,
+    run: Callable[[Step], Generator[ConsultView, None, ConsultView]],
+    busy: Callable[[], ConsultView],
+) -> Iterator[ConsultView]:
+    """``run`` as the session's one model step (:meth:`Visitors.step`), or ``busy()`` when another runs.
+
+    ``run`` gets the :class:`~lawluo.ui.visitors.Step` (its token goes into the step's deadline), yields
+    views and returns the last one, which is sent once the session is let go. A step that 新咨询 replaced
+    shows nothing more (every later view is empty: the page and the session's state stay as New left
+    them). When Gradio closes the handler (the page or the client went away), the step's model calls are
+    cancelled before ``run`` is closed, so nothing ``run`` does on its way out calls a model.
+    """
+    step = None
+    try:
+        with visitors.step(visit, kind) as step:
+            if step is None:
+                yield busy()
+                return
+            body = run(step)
+            try:
+                while True:
+                    try:
+                        shown = next(body)
+                    except StopIteration as stop:
+                        final = stop.value
+                        break
+                    yield step.shown(shown) or ConsultView()
+            except GeneratorExit:
+                step.cancel(PAGE_LEFT)
+                body.close()
+                raise
+        yield step.shown(final) or ConsultView()
+    finally:
+        if step is not None:
+            visitors.ended(visit, step)
 
 
 def _clarify_or_answer(
-    firm: Firm, state: Consultation, use_tolc: bool, height, k, visitors: Visitors
+    firm: Firm, state: Consultation, use_tolc: bool, height, k, visitors: Visitors, step: Step | None = None
 ) -> Generator[ConsultView, None, ConsultView]:
     """The question taken: the tree level by level, or the streamed answer; returns the last view."""
     try:
         yield view(firm, state, "已收到问题。Question received.", working=True, question="")
-        deadline = _deadline(visitors, "澄清树 The clarification tree" if use_tolc else "回答 The answer")
+        deadline = _deadline(
+            visitors, "澄清树 The clarification tree" if use_tolc else "回答 The answer", step
+        )
         if not use_tolc:
             return (yield from _stream(firm, state, firm.answer(state, deadline), question=""))
         tree_height, tree_k, reduced = _tree_size(firm, visitors, height, k)
@@ -452,8 +516,9 @@ def _clarify_or_answer(
         return _failed(firm, state, exc, question="")
 
 
-def _deadline(visitors: Visitors, what: str) -> Deadline:
-    return Deadline.after(visitors.limits.step_budget_s, what)
+def _deadline(visitors: Visitors, what: str, step: Step | None = None) -> Deadline:
+    """The step's time budget; its model calls also stop once ``step`` is cancelled."""
+    return Deadline.after(visitors.limits.step_budget_s, what, cancel=step.token if step else None)
 
 
 def _tree_size(firm: Firm, visitors: Visitors, height, k) -> tuple[int, int, str]:
@@ -509,17 +574,15 @@ def _lawyer_streams(
     if state is None:
         yield view(firm, state, no_consultation, "warn")
         return
-    with visitors.model_work(visit) as allowed:
-        if not allowed:
-            yield _busy(firm, state)
-            return
+
+    def streamed(running: Step) -> Generator[ConsultView, None, ConsultView]:
         try:
-            pieces = run(state, _deadline(visitors, "回答 The answer"))
+            pieces = run(state, _deadline(visitors, "回答 The answer", running))
         except StepNotAllowed as exc:
-            final = refused(firm, state, exc, step)
-        else:
-            final = yield from _stream(firm, state, pieces)
-    yield final
+            return refused(firm, state, exc, step)
+        return (yield from _stream(firm, state, pieces))
+
+    yield from _one_step(visitors, visit, step, streamed, lambda: _busy(firm, state))
 
 
 def _stream(
@@ -638,25 +701,45 @@ def end(
         return _foreign(firm, state, **nothing)
     if state is None:
         return view(firm, state, "还没有可以写成报告的咨询。Ask a question first.", "warn", **nothing)
-    with visitors.model_work(visit) as allowed:
-        if not allowed:
-            return _busy(firm, state, **nothing)
+    step = None
+    try:
+        with visitors.step(visit, "end") as step:
+            if step is None:
+                return _busy(firm, state, **nothing)
+            return step.shown(_report(firm, state, visitors, visit, client, step, nothing)) or ConsultView()
+    finally:
+        if step is not None:
+            visitors.ended(visit, step)
+
+
+def _report(
+    firm: Firm,
+    state: Consultation,
+    visitors: Visitors,
+    visit: Visit,
+    client: str | None,
+    step: Step,
+    nothing: dict,
+) -> ConsultView:
+    """:func:`end`'s work, as the session's model step ``step``."""
+    try:
         try:
-            try:
-                # an empty name box keeps the name the consultation has (one resumed from a file)
-                firm.close(state, _deadline(visitors, "报告 The report"), (client or "").strip() or None)
-            except ConsultationClosed:
-                pass  # ended before: its report is offered again
-            report = Report(**state.report)
-            markdown = render_markdown(report)
-            folder = visitors.folder(visit)
-            md_path = _write_private(folder / f"{REPORT_FILE}.md", markdown)
-            docx_path = render_docx(report, folder / f"{REPORT_FILE}.docx")
-            os.chmod(docx_path, 0o600)
-        except StepNotAllowed as exc:
-            return refused(firm, state, exc, "end", **nothing)
-        except Exception as exc:  # noqa: BLE001
-            return _failed(firm, state, exc, **nothing)
+            # an empty name box keeps the name the consultation has (one resumed from a file)
+            firm.close(state, _deadline(visitors, "报告 The report", step), (client or "").strip() or None)
+        except ConsultationClosed:
+            pass  # ended before: its report is offered again
+        if step.replaced:  # 新咨询 cleared the session's folder: write nothing into it
+            return ConsultView()
+        report = Report(**state.report)
+        markdown = render_markdown(report)
+        folder = visitors.folder(visit)
+        md_path = _write_private(folder / f"{REPORT_FILE}.md", markdown)
+        docx_path = render_docx(report, folder / f"{REPORT_FILE}.docx")
+        os.chmod(docx_path, 0o600)
+    except StepNotAllowed as exc:
+        return refused(firm, state, exc, "end", **nothing)
+    except Exception as exc:  # noqa: BLE001
+        return _failed(firm, state, exc, **nothing)
     message = report.notice or "咨询已结束，报告已生成。The consultation has ended; its report is below."
     return view(
         firm,
@@ -769,13 +852,18 @@ def parse_saved(firm: Firm, raw: bytes | str) -> Consultation:
 def new_consultation(
     firm: Firm, visitors: Visitors | None = None, visit: Visit = DIRECT, state: Consultation | None = None
 ) -> ConsultView:
-    """Forget the session's consultation and its files (``state`` is the one shown, drawn again when a
-    step of it still runs and the page must wait)."""
+    """Forget the session's consultation and its files (``state`` is the one shown).
+
+    A model step of the session still running is stopped (:meth:`Visitors.replace`): its model calls are
+    cancelled and it changes nothing more. The page starts over once it has ended, or after
+    :data:`REPLACE_WAIT_S` (a model call that does not look at its token until the server answers); the
+    page's controls stay disabled, and Ask is refused, until the step has let go of the session.
+    """
     if not owner_of(state, visit):
         return _foreign(firm, state)
-    if _is_busy(visitors, visit):
-        return _busy(firm, state)
     if visitors is not None:
+        if not visitors.replace(visit, STARTED_OVER, REPLACE_WAIT_S):
+            logger.info("新咨询: the step it stopped still waits for its model call")
         visitors.forget(visit.session)
     return view(
         firm,
@@ -1051,7 +1139,8 @@ def build_consult_tab(
     if demo is not None:
 
         def on_leave(request: gr.Request) -> None:
-            """The visitor's page lost its connection: after a grace period, free what it held."""
+            """The visitor's page lost its connection: stop its model step now; after a grace period,
+            free what it held."""
             leave_later(visitors, request)
 
         demo.unload(on_leave)
@@ -1075,13 +1164,17 @@ def _intro(copy: UICopy | None) -> tuple[str, str]:
 
 
 def leave_later(visitors: Visitors, request: gr.Request) -> None:
-    """Free a departed session's consultation and files ``session_grace_s`` after its page disconnected.
+    """Stop the departed session's model step at once; free its consultation and files ``session_grace_s``
+    after its page disconnected.
 
     A page whose connection only dropped (a phone put away, a network blip) reconnects its heartbeat
     with the same session: if it has by then (:class:`~lawluo.ui.visitors.Presence`), or a step of it is
-    still running, nothing is freed and the check is made again later.
+    still running, nothing is freed and the check is made again later. Its running step is stopped all the
+    same (what was streamed is kept, with the firm's note): nobody is sure to be waiting for it.
     """
     session = getattr(request, "session_hash", None)
+    if session:
+        visitors.cancel(session, PAGE_LEFT)
     app = getattr(getattr(request, "request", None), "app", None)
     if not session or app is None:
         return

@@ -7,6 +7,11 @@ their consultations:
   (:meth:`Visitors.model_work`): a second Ask, Regenerate or End while the first still runs is refused
   with a message, never interleaved (an End during a streaming answer would otherwise write the
   report without it).
+- **No model works for nobody** (:class:`Step`, :meth:`Visitors.step`): each model step has a
+  :class:`~lawluo.llm.cancel.CancelToken` that its time budget carries into every model call. It is
+  cancelled when the page leaves (:meth:`Visitors.cancel`), when the visitor starts over with 新咨询
+  (:meth:`Visitors.replace`; the step then changes nothing more), and shortly after the step's time budget
+  ran out; a cancelled call closes its connection, and the model server stops generating.
 - **A bounded tree** (:func:`fit_tree`): H and K asked for are reduced until the tree costs at most
   ``visitor_tree_calls`` clarifier calls (H=5, K=6 would cost 259).
 - **Downloads in a folder of the session** (:meth:`Visitors.folder`) under one private (0700) folder
@@ -37,10 +42,11 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ..config import Settings
+from ..llm.cancel import CancelToken
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +88,42 @@ class Visit:
 
 
 DIRECT = Visit()  # a direct call of a handler (tests, scripts): no session, nothing to limit
+
+
+#: Seconds after a step's time budget ran out at which its model calls are cancelled. The budget itself stops
+#: them first (a request's timeout, a slot's wait, the answer's check between pieces); this stops whatever
+#: does not look at it (a structured call streamed token by token).
+BUDGET_GRACE_S = 1.0
+BUDGET_SPENT = "已停止：超过了本步骤的时间预算（{seconds:g} 秒）。Stopped: the step's time budget of {seconds:g} s is spent."
+
+
+@dataclass
+class Step:
+    """One running model step of a session: what it is (``kind``), the token that cancels its model calls
+    (give it to the step's :class:`~lawluo.llm.budget.Deadline`), and whether another action replaced it.
+
+    ``ended`` is set once the step has sent its last view (:meth:`Visitors.ended`).
+    """
+
+    kind: str
+    token: CancelToken = field(default_factory=CancelToken)
+    replaced: bool = False
+    ended: threading.Event = field(default_factory=threading.Event)
+    _timer: threading.Timer | None = field(default=None, repr=False)
+
+    def cancel(self, reason: str) -> None:
+        self.token.cancel(reason)
+
+    def expire_after(self, seconds: float) -> None:
+        """Cancel the step ``seconds`` (plus :data:`BUDGET_GRACE_S`) from now, unless it has ended."""
+        reason = BUDGET_SPENT.format(seconds=seconds)
+        self._timer = threading.Timer(seconds + BUDGET_GRACE_S, self.token.cancel, args=(reason,))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def shown(self, view):
+        """``view``, or ``None`` once the step was replaced: what it would show is no longer the visitor's."""
+        return None if self.replaced else view
 
 
 def tree_calls(height: int, k: int) -> int:
@@ -144,6 +186,7 @@ class Visitors:
         self.limits = limits or VisitorLimits()
         self._lock = threading.Lock()
         self._sessions: set[str] = set()
+        self._steps: dict[str, Step] = {}  # each session's latest step, until it has ended
         self._addresses: Counter[str] = Counter()
         self._root = root
         self._last_sweep = 0.0
@@ -172,6 +215,49 @@ class Visitors:
                     self._addresses[visit.address] -= 1
                     if self._addresses[visit.address] <= 0:
                         del self._addresses[visit.address]
+
+    @contextmanager
+    def step(self, visit: Visit, kind: str) -> Iterator[Step | None]:
+        """:meth:`model_work` with a :class:`Step`: ``None`` when refused. The step is cancelled once its
+        time budget (``step_budget_s``) ran out; call :meth:`ended` once it has sent its last view (which
+        may come after the block, when the session is let go)."""
+        with self.model_work(visit) as allowed:
+            if not allowed:
+                yield None
+                return
+            step = Step(kind)
+            step.expire_after(self.limits.step_budget_s)
+            if visit.session:
+                with self._lock:
+                    self._steps[visit.session] = step
+            yield step
+
+    def ended(self, visit: Visit, step: Step) -> None:
+        """``step`` has sent its last view (or was closed): nothing of it runs or changes the page any more."""
+        if step._timer is not None:
+            step._timer.cancel()
+        with self._lock:
+            if self._steps.get(visit.session) is step:
+                del self._steps[visit.session]
+        step.ended.set()
+
+    def cancel(self, session: str, reason: str) -> None:
+        """Cancel the running step of ``session`` (its page left): its model calls stop, it ends as usual."""
+        with self._lock:
+            step = self._steps.get(session)
+        if step is not None:
+            step.cancel(reason)
+
+    def replace(self, visit: Visit, reason: str, wait_s: float) -> bool:
+        """The visitor starts over: cancel the session's running step, which from now on changes nothing
+        (:meth:`Step.shown`), and wait up to ``wait_s`` for it to end; whether it has (or none ran)."""
+        with self._lock:
+            step = self._steps.get(visit.session) if visit.session else None
+        if step is None:
+            return True
+        step.replaced = True
+        step.cancel(reason)
+        return step.ended.wait(wait_s)
 
     def busy(self, session: str) -> bool:
         """Whether a model step of ``session`` is running."""

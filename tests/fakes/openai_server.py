@@ -17,6 +17,19 @@ does not list it), then the next script item is consumed. So rejected requests c
 item. ``latency`` (or ``Reply.latency``) is slept before every chat answer, faults included;
 ``/v1/models`` answers at once.
 
+``emulate`` makes the fake behave like a particular real server where LawLuo must adapt to it
+(:class:`Emulation`: ``Emulation.llama_cpp_python()``, ``.llama_server()``, ``.vllm()``, ``.ollama()``):
+the ``owned_by`` its ``/v1/models`` reports, ``GET /props`` (llama-server), system messages dropped
+before the "model" (the responder) sees them or rejected, response_format types it refuses (with the
+status and message the real server sends), and answers cut at the request's ``max_tokens`` with
+``finish_reason: "length"``. Without it the fake accepts everything and cuts nothing.
+
+Like llama.cpp's and vLLM's servers, the fake stops working on a request whose client closed the
+connection: every wait (latency, a hang, the pace between streamed tokens) watches the socket.
+``finished`` counts chat requests whose response was written whole (an error status included);
+``abandoned`` those whose client hung up first (a cancelled stream, a client timeout). A request cut by
+``close()`` or a ``broken_stream`` fault is neither.
+
 Streams are sent without buffering: TCP_NODELAY, an unbuffered socket writer, one chunked-encoding
 chunk per SSE event. ``stream_log`` gets one entry per streamed answer when it starts,
 ``{"first_chunk_sent": perf_counter() just after the first content chunk was written (None until
@@ -40,6 +53,7 @@ import argparse
 import itertools
 import json
 import re
+import select
 import socket
 import sys
 import threading
@@ -51,7 +65,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socketserver import TCPServer
 from typing import Any, ClassVar
 
-__all__ = ["FakeOpenAIServer", "Fault", "Reply", "tokenize"]
+__all__ = ["Emulation", "FakeOpenAIServer", "Fault", "Reply", "tokenize"]
 
 DEFAULT_MODEL = "fake-model"
 
@@ -157,6 +171,59 @@ class Fault:
 Item = Reply | Fault
 
 
+@dataclass(frozen=True)
+class Emulation:
+    """How a real server differs, for :class:`FakeOpenAIServer` (``emulate=``); build it with a preset.
+
+    ``system_role``: ``"keep"``, ``"drop"`` (the responder never sees system messages: llama-cpp-python's
+    gemma format) or ``"reject"`` (``reject_status`` with "System role not supported", as a template that
+    raises on it). ``response_formats``: the response_format types accepted; another one gets
+    ``format_status`` with ``format_message``. ``props``: served at ``GET /props`` when set.
+    """
+
+    owned_by: str = "fake"
+    props: dict | None = None
+    system_role: str = "keep"
+    reject_status: int = 400
+    response_formats: tuple[str, ...] = ("text", "json_object", "json_schema")
+    format_status: int = 400
+    format_message: str = "response_format is not supported"
+    cut_at_max_tokens: bool = True
+
+    @classmethod
+    def llama_cpp_python(cls, system_role: str = "drop") -> Emulation:
+        """``python -m llama_cpp.server --chat_format gemma`` (0.3.36): drops system messages, accepts only
+        text/json_object and answers json_schema with a 500 whose message is pydantic's validation error."""
+        return cls(
+            owned_by="me",
+            system_role=system_role,
+            reject_status=500,
+            response_formats=("text", "json_object"),
+            format_status=500,
+            format_message=(
+                "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+                "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}"
+            ),
+        )
+
+    @classmethod
+    def llama_server(cls, supports_system_role: bool | None = True, template: str = "") -> Emulation:
+        """llama.cpp's ``llama-server``: ``/props`` with ``chat_template_caps`` (unless
+        ``supports_system_role`` is None: an older server that shows only its ``chat_template``)."""
+        props: dict[str, Any] = {"chat_template": template, "total_slots": 1}
+        if supports_system_role is not None:
+            props["chat_template_caps"] = {"supports_system_role": supports_system_role}
+        return cls(owned_by="llamacpp", props=props)
+
+    @classmethod
+    def vllm(cls, system_role: str = "keep") -> Emulation:
+        return cls(owned_by="vllm", system_role=system_role)
+
+    @classmethod
+    def ollama(cls) -> Emulation:
+        return cls(owned_by="library")
+
+
 class FakeOpenAIServer:
     """A running fake OpenAI server on ``127.0.0.1`` (an ephemeral port unless ``port`` is given).
 
@@ -175,15 +242,18 @@ class FakeOpenAIServer:
         *,
         host: str = "127.0.0.1",
         port: int = 0,
+        emulate: Emulation | None = None,
     ) -> None:
         self.latency = latency
         self.tokens_per_second = tokens_per_second
         self.api_key = api_key
         self.models = models
+        self.emulate = emulate
         self.responder: Callable[[dict], str] = echo
         self._script: deque[Item] = deque()
         self._requests: list[dict] = []
         self._stream_log: list[dict] = []
+        self._outcomes = {"finished": 0, "abandoned": 0}
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._closing = threading.Event()
@@ -214,6 +284,18 @@ class FakeOpenAIServer:
         """A copy of the list of per-stream entries (the entries themselves are live dicts)."""
         with self._lock:
             return list(self._stream_log)
+
+    @property
+    def finished(self) -> int:
+        """Chat requests whose response was written whole."""
+        with self._lock:
+            return self._outcomes["finished"]
+
+    @property
+    def abandoned(self) -> int:
+        """Chat requests whose client closed the connection before the response was whole."""
+        with self._lock:
+            return self._outcomes["abandoned"]
 
     def close(self) -> None:
         """Stop serving and drop open connections; wakes any request sleeping in a hang or latency."""
@@ -255,12 +337,6 @@ class FakeOpenAIServer:
     def _record(self, log: list[dict], entry: dict) -> None:
         with self._lock:
             log.append(entry)
-
-    def _sleep(self, seconds: float | None) -> bool:
-        """Sleep ``seconds``; False if the server is closing (the caller then drops the request)."""
-        if seconds and seconds > 0:
-            return not self._closing.wait(seconds)
-        return not self._closing.is_set()
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -322,16 +398,53 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         try:
             if (self.command, path) == ("POST", "/v1/chat/completions"):
-                self._chat(fake, raw)
+                self._counted_chat(fake, raw)
             elif (self.command, path) == ("GET", "/v1/models"):
                 if self._authorized(fake):
                     names = fake.models or [DEFAULT_MODEL]
-                    data = [{"id": n, "object": "model", "created": 0, "owned_by": "fake"} for n in names]
+                    owner = fake.emulate.owned_by if fake.emulate else "fake"
+                    data = [{"id": n, "object": "model", "created": 0, "owned_by": owner} for n in names]
                     self._json(200, {"object": "list", "data": data})
+            elif (
+                (self.command, path) == ("GET", "/props") and fake.emulate and fake.emulate.props is not None
+            ):
+                self._json(200, fake.emulate.props)
             else:
                 self._error(404, f"Unknown request URL: {self.command} {self.path}.", code="unknown_url")
         except OSError:  # the client hung up or close() dropped the connection
             self.close_connection = True
+
+    def _counted_chat(self, fake: FakeOpenAIServer, raw: bytes) -> None:
+        """:meth:`_chat`, counted in ``finished`` or ``abandoned`` (see the module's docstring)."""
+        self.whole = self.gone = False
+        try:
+            self._chat(fake, raw)
+        except OSError:  # written to a client that hung up
+            self.gone = not fake._closing.is_set()
+            raise
+        finally:
+            outcome = "finished" if self.whole else "abandoned" if self.gone else None
+            if outcome:
+                with fake._lock:
+                    fake._outcomes[outcome] += 1
+
+    def _wait(self, fake: FakeOpenAIServer, seconds: float | None) -> bool:
+        """Sleep ``seconds`` watching the connection; False (the request is dropped) when the server is
+        closing or the client closed the connection (``self.gone``)."""
+        end = time.monotonic() + (seconds or 0)
+        while not fake._closing.is_set():
+            left = end - time.monotonic()
+            try:
+                readable, _, _ = select.select([self.connection], [], [], max(0.0, min(left, 0.02)))
+                if readable:  # end of file: the client hung up; data (a next request) is not read here
+                    self.gone = not self.connection.recv(1, socket.MSG_PEEK)
+                    if not self.gone:
+                        time.sleep(max(0.0, min(left, 0.02)))
+            except OSError:
+                self.gone = True
+            if self.gone or left <= 0:
+                return not self.gone and not fake._closing.is_set()
+        return False
 
     def _authorized(self, fake: FakeOpenAIServer) -> bool:
         if fake.api_key is None or self.headers.get("Authorization") == f"Bearer {fake.api_key}":
@@ -355,13 +468,17 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.models is not None and model not in fake.models:
             self._error(404, f"The model `{model}` does not exist", code="model_not_found")
             return
+        if fake.emulate is not None:
+            body = self._emulated_request(fake.emulate, body)
+            if body is None:
+                return
         item = fake._next_item(body)
         latency = item.latency if isinstance(item, Reply) and item.latency is not None else fake.latency
-        if not fake._sleep(latency):
+        if not self._wait(fake, latency):
             self.close_connection = True
             return
         if isinstance(item, Fault) and item.kind == "hang":
-            if not fake._sleep(item.seconds):
+            if not self._wait(fake, item.seconds):
                 self.close_connection = True
                 return
             item = fake._respond(body)
@@ -381,10 +498,28 @@ class _Handler(BaseHTTPRequestHandler):
                 if stream:
                     self._stream(fake, body, model, Reply(item.content), break_after=item.after)
                 return
+        if fake.emulate is not None and fake.emulate.cut_at_max_tokens:
+            item = _cut(item, body.get("max_tokens"))
         if stream:
             self._stream(fake, body, model, item)
         else:
             self._json(200, self._completion(body, model, item))
+
+    def _emulated_request(self, emulate: Emulation, body: dict) -> dict | None:
+        """``body`` as the emulated server's model sees it, or None after answering with its error."""
+        response_format = body.get("response_format")
+        kind = response_format.get("type") if isinstance(response_format, dict) else None
+        if kind is not None and kind not in emulate.response_formats:
+            self._error(emulate.format_status, emulate.format_message)
+            return None
+        messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
+        if any(m.get("role") == "system" for m in messages):
+            if emulate.system_role == "reject":
+                self._error(emulate.reject_status, "System role not supported")
+                return None
+            if emulate.system_role == "drop":
+                return body | {"messages": [m for m in messages if m.get("role") != "system"]}
+        return body
 
     def _completion(self, body: dict, model: str, reply: Reply) -> dict:
         fake = self.server.fake
@@ -430,7 +565,7 @@ class _Handler(BaseHTTPRequestHandler):
         for i, token in enumerate(tokenize(reply.content)):
             if i == break_after:
                 return  # the caller has set close_connection: no last chunk, no [DONE]
-            if i and tps and not fake._sleep(1 / tps):
+            if i and tps and not self._wait(fake, 1 / tps):
                 self.close_connection = True
                 return
             self._event(event({"content": token}))
@@ -446,6 +581,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._event("[DONE]")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+        self.whole = True
 
     def _event(self, data: dict | str) -> None:
         """One SSE event as one chunk of the chunked body, written and flushed at once."""
@@ -486,6 +622,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
+        self.whole = True
+
+
+def _cut(reply: Reply, max_tokens: Any) -> Reply:
+    """``reply`` cut to its first ``max_tokens`` tokens with finish_reason "length", if it is longer."""
+    tokens = tokenize(reply.content)
+    if not isinstance(max_tokens, int) or max_tokens < 1 or len(tokens) <= max_tokens:
+        return reply
+    return Reply("".join(tokens[:max_tokens]), reply.latency, "length")
 
 
 def _usage(body: dict, content: str) -> dict[str, int]:
@@ -494,6 +639,14 @@ def _usage(body: dict, content: str) -> dict[str, int]:
     )
     completion = len(tokenize(content))
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+EMULATIONS: dict[str, Callable[[], Emulation]] = {
+    "llama-cpp-python": Emulation.llama_cpp_python,
+    "llama-server": Emulation.llama_server,
+    "vllm": Emulation.vllm,
+    "ollama": Emulation.ollama,
+}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -506,9 +659,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--model", action="append", dest="models", help="Accept only this model (repeatable)."
     )
+    parser.add_argument(
+        "--emulate",
+        choices=sorted(EMULATIONS),
+        default=None,
+        help="Behave like this server (owned_by, /props, system messages, response_format, cut answers).",
+    )
     args = parser.parse_args(argv)
     server = FakeOpenAIServer(
-        args.latency, args.tokens_per_second, args.api_key, args.models, host=args.host, port=args.port
+        args.latency,
+        args.tokens_per_second,
+        args.api_key,
+        args.models,
+        host=args.host,
+        port=args.port,
+        emulate=EMULATIONS[args.emulate]() if args.emulate else None,
     )
     print(f"Fake OpenAI server at {server.url} (echo responder); Ctrl-C to stop.", flush=True)
     try:

@@ -4,8 +4,9 @@
 it ChatML special tokens and a ChatML ``chat_template`` (the format of Qwen's instruct models), and
 saves it next to a randomly initialised two-layer Qwen2 causal LM. :func:`save_tiny_lora_adapter`
 saves a LoRA adapter for that model whose weights are random too (``init_lora_weights=False``), so
-loading it really changes what the model generates. Everything is seeded: the same call writes the
-same files. Both take well under a second on a laptop CPU.
+loading it really changes what the model generates. :func:`save_tiny_gguf` writes a tiny llama as a
+GGUF file (Gemma's turn tokens, no chat template) whose greedy answer is one chosen token. Everything
+is seeded: the same call writes the same files. Both take well under a second on a laptop CPU.
 
 Usage (``tmp_path_factory`` is pytest's)::
 
@@ -52,10 +53,14 @@ SENTENCES = (
 )
 
 
-def build_tiny_tokenizer(chat_template: str | None = CHATML_TEMPLATE):
+def build_tiny_tokenizer(
+    chat_template: str | None = CHATML_TEMPLATE, special_tokens: tuple[str, ...] = SPECIAL_TOKENS
+):
     """A ``PreTrainedTokenizerFast`` (byte-level BPE, vocabulary of a few hundred) with ChatML tokens.
 
-    ``chat_template=None`` builds one without a chat template, like a base (non-instruct) model's.
+    ``chat_template=None`` builds one without a chat template, like a base (non-instruct) model's;
+    ``special_tokens`` replaces the ChatML tokens (the first is the padding token, the second the
+    beginning of a turn, the third its end and the end-of-sequence token).
     """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -65,16 +70,17 @@ def build_tiny_tokenizer(chat_template: str | None = CHATML_TEMPLATE):
     raw.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=400,
-        special_tokens=list(SPECIAL_TOKENS),
+        special_tokens=list(special_tokens),
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
     raw.train_from_iterator(SENTENCES, trainer=trainer)
+    pad, start, end = special_tokens
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=raw,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        additional_special_tokens=["<|im_start|>"],
+        eos_token=end,
+        pad_token=pad,
+        additional_special_tokens=[start],
         model_max_length=512,
     )
     if chat_template is not None:
@@ -182,4 +188,100 @@ def save_tiny_bert(path: str | Path, tokenizer, *, max_positions: int = 64, seed
     path = Path(path)
     BertModel(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
+    return path
+
+
+GEMMA_TURN_TOKENS = ("<|endoftext|>", "<start_of_turn>", "<end_of_turn>")
+
+
+def save_tiny_gguf(
+    path: str | Path,
+    *,
+    emit: str = "<end_of_turn>",
+    architecture: str = "llama",
+    chat_template: str | None = None,
+) -> Path:
+    """Write a tiny GGUF file (a 2-layer llama, hidden size 32) whose greedy answer is ``emit`` forever.
+
+    The tokenizer section is the byte-level BPE of :func:`build_tiny_tokenizer` (``tokenizer.ggml.model``
+    "gpt2": tokens, types, merges) with Gemma's turn tokens as control tokens and ``<|endoftext|>`` as
+    its end-of-sequence token, so ``<end_of_turn>`` ends an answer only if the loader adds it as a stop.
+    Every embedding is the same vector and the attention and MLP outputs are zero, so the last hidden
+    state is the same at every position, and ``output.weight`` is zero except the row of ``emit`` (a
+    single token). ``attn_q`` is stored as Q8_0 and ``attn_v`` as F16, so loading dequantises as it does
+    for real files. No ``tokenizer.chat_template`` unless ``chat_template`` is given (like a base model's).
+
+    Reference: the GGUF specification (ggml docs/gguf.md: metadata keys, tensor names ``blk.N.*``) and
+    gguf-py's ``GGUFWriter``.
+    """
+    import json
+
+    import gguf
+    import numpy as np
+
+    tokenizer = build_tiny_tokenizer(chat_template=None, special_tokens=GEMMA_TURN_TOKENS)
+    raw = json.loads(tokenizer.backend_tokenizer.to_str())
+    vocab = raw["model"]["vocab"]
+    tokens = [token for token, _ in sorted(vocab.items(), key=lambda item: item[1])]
+    merges = [" ".join(m) if isinstance(m, list) else m for m in raw["model"]["merges"]]
+    ids = tokenizer.encode(emit, add_special_tokens=False)
+    if len(ids) != 1:
+        raise ValueError(f"emit {emit!r} is {len(ids)} tokens of the tiny vocabulary, not one")
+    vocab_size, hidden, ffn, layers, heads, kv_heads = len(tokens), 32, 64, 2, 4, 2
+    head_dim = hidden // heads
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    writer = gguf.GGUFWriter(str(path), architecture)
+    writer.add_name("tiny")
+    writer.add_block_count(layers)
+    writer.add_context_length(512)
+    writer.add_embedding_length(hidden)
+    writer.add_feed_forward_length(ffn)
+    writer.add_head_count(heads)
+    writer.add_head_count_kv(kv_heads)
+    writer.add_layer_norm_rms_eps(1e-6)
+    writer.add_rope_dimension_count(head_dim)
+    writer.add_rope_freq_base(10000.0)
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("default")
+    writer.add_token_list(tokens)
+    control = set(GEMMA_TURN_TOKENS)
+    writer.add_token_types(
+        [gguf.TokenType.CONTROL if t in control else gguf.TokenType.NORMAL for t in tokens]
+    )
+    writer.add_token_merges(merges)
+    for add in (writer.add_bos_token_id, writer.add_eos_token_id, writer.add_pad_token_id):
+        add(vocab["<|endoftext|>"])
+    if chat_template is not None:
+        writer.add_chat_template(chat_template)
+
+    rng = np.random.default_rng(0)
+
+    def random(*shape: int) -> np.ndarray:
+        return (rng.standard_normal(shape) * 0.3).astype(np.float32)
+
+    output = np.zeros((vocab_size, hidden), np.float32)
+    output[ids[0]] = 1.0
+    writer.add_tensor("token_embd.weight", np.ones((vocab_size, hidden), np.float32))
+    writer.add_tensor("output_norm.weight", np.ones(hidden, np.float32))
+    writer.add_tensor("output.weight", output)
+    q8 = gguf.GGMLQuantizationType.Q8_0
+    for i in range(layers):
+        block = f"blk.{i}."
+        writer.add_tensor(block + "attn_norm.weight", np.ones(hidden, np.float32))
+        writer.add_tensor(block + "ffn_norm.weight", np.ones(hidden, np.float32))
+        writer.add_tensor(
+            block + "attn_q.weight", gguf.quants.quantize(random(hidden, hidden), q8), raw_dtype=q8
+        )
+        writer.add_tensor(block + "attn_k.weight", random(head_dim * kv_heads, hidden))
+        writer.add_tensor(block + "attn_v.weight", random(head_dim * kv_heads, hidden).astype(np.float16))
+        writer.add_tensor(block + "attn_output.weight", np.zeros((hidden, hidden), np.float32))
+        writer.add_tensor(block + "ffn_gate.weight", random(ffn, hidden))
+        writer.add_tensor(block + "ffn_up.weight", random(ffn, hidden))
+        writer.add_tensor(block + "ffn_down.weight", np.zeros((hidden, ffn), np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
     return path

@@ -1,0 +1,201 @@
+"""Is a model's answer fit to be shown as advice? The check every lawyer answer passes before a client sees
+it (issue 21, item 4: a weak model's empty or junk output is held back and labelled, never shown as advice).
+
+An answer is **held back** (:func:`check_answer` returns a :class:`Held`, else ``None``) when it is, in this
+order:
+
+- ``empty``: nothing but whitespace;
+- ``echo``: it repeats the prompt LawLuo sent rather than answering it. Measured as *character n-gram
+  containment* (Broder 1997, "On the resemblance and containment of documents", §2) of the answer in the
+  prompt: of the answer's distinct :data:`ECHO_NGRAM`-character substrings (whitespace removed), leaving
+  out those of the text an answer may quote or repeat (the retrieved statutes, the lawyer's earlier
+  answers), the share that occurs in the prompt — its role prompt, section headers (【客户的问题】…),
+  instructions, the client's questions and facts. Held at :data:`ECHO_RATIO` or more. An answer with fewer
+  than :data:`ECHO_MIN_NGRAMS` such n-grams is never called an echo (a short restatement of the question,
+  or an answer that only quotes the statutes, is not an echo of the prompt);
+- ``no_chinese``: the question is Chinese (:func:`is_chinese`) and fewer than :data:`MIN_CJK_SHARE` of the
+  answer's letters (CJK ideographs and Latin letters; digits and punctuation do not count) are CJK
+  ideographs — an answer in English, or in numbers and symbols only;
+- ``cut``: the model stopped at its ``max_tokens`` limit, so the answer is incomplete (``cut_at`` is that
+  limit, as the backend reported it: :func:`reported_cut`).
+
+The thresholds were set on real answers (``python benchmarks/answer_check_calibration.py``): the reference
+answers and 14 systems' answers of LawBench's consultation set, and GPT-4's answers of lawyer-llama, each
+against the prompt the firm sends for its question; the figures are in that script's docstring.
+
+>>> own = "【客户的问题】（以下是客户的原话，只作为咨询内容）\\n<<<\\n公司拖欠工资三个月怎么办？\\n>>>"
+>>> check_answer("   ", own, "公司拖欠工资三个月怎么办？").reason
+'empty'
+>>> check_answer(own + "\\n请根据", own, "公司拖欠工资三个月怎么办？").reason
+'echo'
+>>> check_answer("You should sue your employer.", own, "公司拖欠工资三个月怎么办？").reason
+'no_chinese'
+>>> check_answer("可以向劳动监察大队投诉，或申请劳动仲裁，要求支付拖欠的工资。", own, "公司拖欠工资三个月怎么办？") is None
+True
+>>> check_answer("可以向劳动监察大队投诉，或申请劳动", own, "公司拖欠工资三个月怎么办？", cut_at=32).reason
+'cut'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+ECHO_NGRAM = 6  # characters per n-gram: longer than most legal terms, so shared vocabulary is not an echo
+ECHO_RATIO = 0.6  # held when at least this share of the answer's (unquoted) n-grams come from the prompt
+ECHO_MIN_NGRAMS = 12  # fewer n-grams than this (an answer of under ~17 characters): too short to judge
+MIN_CJK_SHARE = 0.2  # of an answer's letters, at least this share CJK ideographs for a Chinese question
+CHINESE_QUESTION_SHARE = 0.3  # a question whose letters are at least this share CJK ideographs is Chinese
+
+#: Why an answer was held back: reason code → (Chinese, English), shown to the client in that order.
+HOLD_REASONS: dict[str, tuple[str, str]] = {
+    "empty": ("律师模型这次没有给出任何内容。", "The lawyer model returned an empty answer."),
+    "echo": (
+        "律师模型的回答大部分是在重复系统发给它的提示，而不是回答您的问题。",
+        "The lawyer model's answer mostly repeated LawLuo's own prompt instead of answering.",
+    ),
+    "no_chinese": (
+        "您用中文提问，律师模型的回答却几乎没有中文。",
+        "The question is in Chinese but the lawyer model's answer is hardly in Chinese.",
+    ),
+    "cut": (
+        "律师模型的回答写到长度上限（{limit}）时被截断，内容不完整。",
+        "The answer was cut at {limit} and is incomplete.",
+    ),
+}
+HELD_TAIL = (
+    "该回答已被拦下，没有作为法律建议显示；下面改为系统从法条库和案例库中直接摘录的内容，"
+    "您可以点击“重新生成”再试。",
+    "It was held back, not shown as advice; shown instead: extracts from the statute and case "
+    "databases. You may regenerate the answer.",
+)
+
+_IDEOGRAPH = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+_IDEOGRAPHS = re.compile(f"[{_IDEOGRAPH}]")
+_LATIN = re.compile(r"[A-Za-z]")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Held:
+    """Why an answer is held back: ``reason`` (a key of :data:`HOLD_REASONS`) and ``detail``, the measured
+    value behind it for the trace (e.g. ``"93% of its 6-grams are in the prompt (held at 50%)"``)."""
+
+    reason: str
+    detail: str = ""
+    cut_at: int | None = None
+
+    def message(self) -> str:
+        """What the client reads, Chinese first, English after."""
+        zh, en = HOLD_REASONS[self.reason]
+        limit = cut_limit(self.cut_at)
+        return f"{zh.format(limit=limit)}{HELD_TAIL[0]} {en.format(limit=limit)} {HELD_TAIL[1]}"
+
+    def summary(self) -> str:
+        """One line for the trace: ``held back (echo): 93% of its 6-grams …``."""
+        return f"held back ({self.reason})" + (f": {self.detail}" if self.detail else "")
+
+
+def check_answer(
+    answer: str, own_text: str, question: str, quotable: str = "", cut_at: int | None = None
+) -> Held | None:
+    """``None`` when ``answer`` may be shown as the lawyer's answer, else why it is held back.
+
+    ``own_text`` is the whole prompt the answer replies to (every message's text); ``quotable`` the part of
+    it the answer may repeat (the retrieved statutes as the prompt gave them, the lawyer's earlier answers:
+    :meth:`~lawluo.agents.lawyer.Lawyer.held_back`); ``question`` the client's question, which decides
+    whether the answer must be Chinese; ``cut_at`` the ``max_tokens`` the answer was cut at, if it was.
+    """
+    if not answer.strip():
+        return Held("empty", "no text")
+    ratio, count = echo_ratio(answer, own_text, quotable)
+    if count >= ECHO_MIN_NGRAMS and ratio >= ECHO_RATIO:
+        return Held(
+            "echo",
+            f"{ratio:.0%} of its {count} distinct {ECHO_NGRAM}-grams are in the prompt (held at {ECHO_RATIO:.0%})",
+        )
+    if is_chinese(question):
+        share = cjk_share(answer)
+        if share < MIN_CJK_SHARE:
+            return Held(
+                "no_chinese", f"{share:.0%} of its letters are Chinese (held under {MIN_CJK_SHARE:.0%})"
+            )
+    if cut_at is not None:
+        return Held("cut", f"cut at {cut_limit(cut_at)}", cut_at)
+    return None
+
+
+def cut_limit(cut_at: int | None) -> str:
+    """``max_tokens=32``, or ``max_tokens`` alone when the backend did not say the limit (``-1``, ``None``).
+
+    >>> cut_limit(32), cut_limit(-1)
+    ('max_tokens=32', 'max_tokens')
+    """
+    return f"max_tokens={cut_at}" if cut_at is not None and cut_at > 0 else "max_tokens"
+
+
+def echo_ratio(answer: str, own_text: str, quotable: str = "", n: int = ECHO_NGRAM) -> tuple[float, int]:
+    """``(share, count)``: of ``answer``'s distinct ``n``-character substrings (whitespace removed) that
+    are not in ``quotable`` (``count`` of them), the share found in ``own_text`` — containment of the
+    answer in the prompt (Broder 1997, §2), what the answer may quote left out of both.
+
+    >>> echo_ratio("甲乙丙丁戊己庚", "甲乙丙丁戊己", n=3)  # 甲乙丙 乙丙丁 丙丁戊 丁戊己 in it, 戊己庚 not
+    (0.8, 5)
+    >>> echo_ratio("甲乙丙丁戊己庚", "甲乙丙丁戊己", quotable="甲乙丙丁", n=3)  # 甲乙丙 乙丙丁 left out
+    (0.6666666666666666, 3)
+    >>> echo_ratio("", "甲乙丙")
+    (0.0, 0)
+    """
+    grams = ngrams(answer, n) - ngrams(quotable, n)
+    if not grams:
+        return 0.0, 0
+    return len(grams & ngrams(own_text, n)) / len(grams), len(grams)
+
+
+def ngrams(text: str, n: int = ECHO_NGRAM) -> set[str]:
+    """The distinct ``n``-character substrings of ``text`` with its whitespace removed.
+
+    >>> sorted(ngrams("甲乙 丙丁", 3))
+    ['乙丙丁', '甲乙丙']
+    """
+    flat = _SPACE.sub("", text)
+    return {flat[i : i + n] for i in range(len(flat) - n + 1)}
+
+
+def cjk_share(text: str) -> float:
+    """The share of ``text``'s letters (CJK ideographs and Latin letters) that are CJK ideographs; ``0.0``
+    for a text with no letters.
+
+    >>> cjk_share("依据《劳动合同法》第82条")
+    1.0
+    >>> cjk_share("劳动法 law")
+    0.5
+    >>> cjk_share("1. 2. 3.")
+    0.0
+    """
+    cjk = len(_IDEOGRAPHS.findall(text))
+    letters = cjk + len(_LATIN.findall(text))
+    return cjk / letters if letters else 0.0
+
+
+def is_chinese(question: str) -> bool:
+    """A question whose letters are at least :data:`CHINESE_QUESTION_SHARE` CJK ideographs.
+
+    >>> is_chinese("公司不给我交社保怎么办？"), is_chinese("Can my boss fire me?"), is_chinese("HR说我的offer作废了")
+    (True, False, True)
+    """
+    return cjk_share(question) >= CHINESE_QUESTION_SHARE
+
+
+def reported_cut(result: object) -> int | None:
+    """The ``max_tokens`` an answer was cut at, as the backend reported it on what it returned (a string,
+    a stream, an error), else ``None``.
+
+    **Hook** for the language-model layer: a backend that knows its answer stopped at ``max_tokens``
+    (``finish_reason == "length"``) sets ``cut_at_max_tokens`` (an int: the call's limit, ``-1`` when not
+    known) on the object it returns or raises: :class:`lawluo.llm.answer.ChatAnswer` and an exhausted
+    :class:`~lawluo.llm.answer.ChatStream` do. This is the one place the firm asks, so a change of that API
+    changes only this.
+    """
+    value = getattr(result, "cut_at_max_tokens", None)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

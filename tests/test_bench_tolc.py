@@ -1,0 +1,231 @@
+"""``python -m lawluo bench tolc``: cases from the shared data's multi-turn consultations, the firm's tree
+answered by a simulated client, key facts scored by a judge — end to end against the scripted server.
+
+The fixture ``tests/fixtures/tolc_dialogues`` holds six real dialogues; five yield cases (README there).
+The scripted clarifier proposes the same three first-level elements for every case; the scripted client
+says yes / no exactly to the elements its facts settle; the scripted judge recovers a fact when its
+element was answered. So the figures can be computed by hand (see ``EXPECTED``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from lawluo.cli import main
+from lawluo.firm import Firm
+from lawluo.tolc.bench_cases import BenchCase, Fact, dialogue_cases, lawyer_question, sample, split_facts
+from tests.conftest import ROOT, SESSION_KEYS, SHARED_DATA
+from tests.fakes.live_app import model_environ
+from tests.fakes.openai_server import FakeOpenAIServer
+from tests.fakes.tolc_bench import BenchResponder
+
+FIXTURE = ROOT / "tests" / "fixtures" / "tolc_dialogues"
+#: Per case: key facts, recovered by hand, and the pairwise result (the judge prefers the answer that used
+#: the confirmed facts; it is position-biased on the 越南 case; identical answers tie).
+EXPECTED = {
+    "lawyer_llama-mt-0001": (1, 1, "win"),  # 是有重大过错 ← yes to 对方是否有重大过错？
+    "lawyer_llama-mt-0002": (3, 0, "draw"),  # nothing settled: the judge is not asked
+    "lawyer_llama-mt-0003": (2, 1, "win"),  # 没有债务 ← no to 是否存在共同债务？
+    "lawyer_llama-mt-0005": (2, 1, "draw"),  # 没有孩子 ← no to 你们是否有孩子？ (verdicts disagree)
+    "lawyer_llama-mt-0006": (2, 0, "draw"),
+}
+
+
+@pytest.fixture
+def environment(monkeypatch, firm_services):
+    """No model settings of the caller's shell; the firm built from the session's loaded services."""
+    for key in list(os.environ):
+        if key.startswith(("LAWLUO_", "OPENAI_")) and key not in SESSION_KEYS:
+            monkeypatch.delenv(key)
+    original = Firm.from_settings.__func__
+    monkeypatch.setattr(
+        Firm, "from_settings", classmethod(lambda cls, s, **kw: original(cls, s, **firm_services, **kw))
+    )
+
+
+def serve(monkeypatch, responder: BenchResponder):
+    server = FakeOpenAIServer()
+    server.responder = responder
+    for key, value in model_environ(server).items():
+        monkeypatch.setenv(key, value)
+    return server
+
+
+def bench(capsys, *argv):
+    code = main(["bench", "tolc", "--data", str(FIXTURE), "--quiet", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_recovered_facts_pairwise_preference_and_cost_match_the_hand_count(
+    capsys, tmp_path, monkeypatch, environment
+):
+    responder = BenchResponder()
+    with serve(monkeypatch, responder) as server:
+        code, table, err = bench(
+            capsys, "--client-role", "secretary", "--concurrency", "2", "--json", tmp_path / "r.json"
+        )
+        requests = len(server.requests)
+    assert code == 0, err
+    figures = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    cases = {c["id"]: c for c in figures["cases"]}
+    assert set(cases) == set(EXPECTED)
+    for case_id, (facts, recovered, pair) in EXPECTED.items():
+        case = cases[case_id]
+        assert case["facts"] == facts and sum(case["recovered"].values()) == recovered, case_id
+        assert case["pair"]["result"] == pair, case_id
+        assert case["tree_source"] == "model" and case["elements"] == 12
+    # Pruning: an element answered no hides its three children from the client.
+    assert [cases[i]["asked"] for i in sorted(cases)] == [12, 12, 9, 9, 12]
+    assert cases["lawyer_llama-mt-0003"]["denied"] == ["是否存在共同债务？"]
+    assert cases["lawyer_llama-mt-0001"]["confirmed"] == ["对方是否有重大过错？"]
+    summary = figures["summary"]
+    rec = summary["recovered"]
+    assert rec["mean"] == pytest.approx((1 + 0 + 0.5 + 0.5 + 0) / 5) and rec["n"] == 5
+    assert rec["low"] < rec["mean"] < rec["high"] and 0 <= rec["low"] and rec["high"] <= 1
+    assert rec["pooled"] == pytest.approx(3 / 10) and summary["at_once_recovered"] == 0
+    pw = summary["pairwise"]
+    assert (pw["win"], pw["draw"], pw["loss"]) == (2, 3, 0)
+    assert pw["win_rate"] == pytest.approx((2 + 3 / 2) / 5) and pw["consistency"] == pytest.approx(4 / 5)
+    assert summary["client_answers"] == {"yes": 1, "no": 2, "unknown": 54 - 3}
+    assert summary["fallbacks"]["client_omitted_elements"] == 9 + 9 + 6 + 6 + 9
+    assert summary["fallbacks"]["clarifier_cases"] == 0 and summary["fallbacks"]["judge_failed_cases"] == 0
+    assert summary["fallbacks"]["element_sources"] == {"model": 5 * 12}
+    # Cost, counted per role on the backends: 1 + 3 tree expansions, one client call per level, the judge
+    # once where something was settled plus twice for the pair; every request the server got is counted.
+    calls = summary["calls_per_case"]
+    assert calls["clarifier"] == 4 and calls["secretary"] == 2 and calls["lawyer"] == 2
+    assert calls["judge"] == pytest.approx((3 * 1 + 5 * 2) / 5)
+    assert sum(sum(c["calls"].values()) for c in cases.values()) == requests
+    # The client saw its facts and the elements, and never another case's facts.
+    assert all("我老婆回越南" not in p for p in responder.client_prompts if "净身出户" in p)
+    assert "| Key facts recovered, mean per case" in table and "0.400 [" in table and "3/10 = 0.300" in table
+    assert "2/3/0, 0.700 [" in table and "0 (asks nothing)" in table
+
+
+def test_a_judge_that_answers_junk_is_counted_and_its_cases_are_not_scored(
+    capsys, tmp_path, monkeypatch, environment
+):
+    with serve(monkeypatch, BenchResponder(judge_junk=True)):
+        code, table, err = bench(capsys, "--json", tmp_path / "r.json")
+    summary = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["summary"]
+    assert code == 0, err
+    # The three cases with an answered element needed the judge and could not be scored; the two with
+    # nothing settled are 0 by construction.
+    assert summary["fallbacks"]["judge_failed_cases"] == 3 and summary["recovered"]["n"] == 2
+    assert summary["recovered"]["mean"] == 0
+    assert summary["pairwise"]["n"] == 0 and summary["pairwise"]["failed"] == 5
+    assert summary["fallbacks"]["pair_failed_verdicts"] == 10
+    assert "| Fell back: judge replies unusable (cases not scored) | 3 |" in table
+    assert "3 case(s) the judge could not score" in err
+
+
+def test_a_client_that_answers_junk_leaves_every_element_unmarked_and_is_counted(
+    capsys, monkeypatch, environment
+):
+    with serve(monkeypatch, BenchResponder(client_junk=True)):
+        code, table, err = bench(capsys, "--no-answers", "--limit", "2")
+    assert code == 0, err
+    # two levels asked per case, both replies unusable; nothing settled, so nothing recovered
+    assert "| Fell back: client replies unusable (elements it left out) | 4 (0) |" in table
+    assert "0.000 [0.000, 0.000]" in table and "pairwise" not in table.lower()
+
+
+def test_a_clarifier_whose_json_fails_below_the_first_level_is_counted_as_a_fallback(
+    capsys, tmp_path, monkeypatch, environment
+):
+    with serve(monkeypatch, BenchResponder(clarifier_junk=True)):
+        code, table, err = bench(capsys, "--no-answers", "--limit", "1", "--json", tmp_path / "r.json")
+    assert code == 0, err
+    (case,) = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["cases"]
+    # three second-level nodes failed (bad JSON twice each); their children came from the material or cases
+    assert case["clarifier_failed_nodes"] == 3 and case["calls"]["clarifier"] == 1 + 3 * 2
+    assert case["element_sources"].pop("model") == 3
+    assert sum(case["element_sources"].values()) == case["elements"] - 3 > 0
+    (row,) = [line for line in table.splitlines() if line.startswith("| Fell back: trees not all")]
+    assert "| 1 (3); " in row and "model 3 |" in row
+
+
+def test_without_a_model_for_the_client_or_judge_the_bench_says_what_to_set(capsys, environment):
+    code, _, err = bench(capsys, "--limit", "1")
+    assert code == 2
+    assert "the simulated client (--client-role judge) 需要语言模型 needs a model" in err
+    assert "Traceback" not in err
+
+
+def test_saved_cases_rerun_as_the_same_set_and_hostile_case_files_are_refused(capsys, tmp_path):
+    saved = tmp_path / "cases.jsonl"
+    assert bench(capsys, "--cases-only", "--limit", "3", "--seed", "7", "--save-cases", saved)[0] == 0
+    code, out, _ = bench(capsys, "--cases-only", "--cases", saved)
+    assert code == 0 and out == saved.read_text(encoding="utf-8")
+    assert len(out.splitlines()) == 3
+    good = json.loads(out.splitlines()[0])
+    hostile = [
+        {**good, "id": "../../etc/passwd"},
+        {**good, "facts": []},
+        {**good, "question": "问" * 5000},
+        {**good, "facts": [{"id": "f1", "text": "甲"}, {"id": "f1", "text": "乙"}]},
+    ]
+    for n, row in enumerate(hostile):
+        bad = tmp_path / f"bad{n}.jsonl"
+        bad.write_text(
+            json.dumps(good, ensure_ascii=False) + "\n" + json.dumps(row, ensure_ascii=False) + "\n"
+        )
+        code, out, err = bench(capsys, "--cases-only", "--cases", bad)
+        assert code == 2 and f"{bad}:2:" in err and "the cases file is not valid" in err, err
+        assert out == "" and "Traceback" not in err
+    (tmp_path / "binary.jsonl").write_bytes(b"\x00\x01\x02")
+    code, _, err = bench(capsys, "--cases-only", "--cases", tmp_path / "binary.jsonl")
+    assert code == 2 and "binary" in err
+
+
+def test_bad_options_and_a_missing_data_folder_are_refused_in_both_languages(capsys, tmp_path):
+    for argv in (["--k", "9"], ["--height", "1"], ["--concurrency", "0"], ["--limit", "-1"]):
+        code, _, err = bench(capsys, "--cases-only", *argv)
+        assert code == 2 and "须在" in err and "--k 1–6" in err, argv
+    code = main(["bench", "tolc", "--cases-only", "--data", str(tmp_path / "none")])
+    err = capsys.readouterr().err
+    assert code == 2 and "找不到数据目录 no such directory" in err
+
+
+# -- the cases themselves --------------------------------------------------------------------------
+
+
+def test_key_facts_are_the_statements_of_later_turns_not_questions_thanks_or_the_first_question():
+    assert split_facts("是有重大过错。", "……请问另一方是否有重大过错？", "因为赌博离婚") == [
+        ("是有重大过错", "请问另一方是否有重大过错？")
+    ]
+    assert split_facts("好的，明白了。", "还有其他问题吗？", "q") == []
+    assert split_facts("那我该怎么收集证据呢？我不知道要找哪些人。", "", "q") == []
+    assert split_facts("我想离婚，我们已经分居两年了", "", "我想离婚") == [("我们已经分居两年了", "")]
+    assert split_facts("没有", "", "q") == []  # a bare reply to no question of the lawyer's
+    assert split_facts("没有", "请问是否有遗嘱？", "q") == [("没有", "请问是否有遗嘱？")]
+    assert lawyer_question("……。您是否需要具体了解如何提供证据？") == ""
+
+
+def test_the_fixture_dialogues_give_five_cases_and_the_one_that_only_asks_gives_none():
+    cases, left_out = dialogue_cases(FIXTURE)
+    assert left_out == 1 and [c.id for c in cases] == sorted(EXPECTED)
+    assert [f.text for f in cases[4].facts] == ["没有异议", "只有房产"]
+    assert (
+        cases[1].facts[0].shown()
+        == "他知道（回答律师的问题：所以请问您的丈夫是否知情并同意前往当地婚姻登记机关申请结婚登记呢？）"
+    )
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "lawyer_llama").is_dir(), reason="needs ../shared/data/lawyer_llama")
+def test_the_shared_data_gives_a_seeded_sample_whose_smaller_limits_are_prefixes():
+    cases, left_out = dialogue_cases(SHARED_DATA)
+    assert len(cases) + left_out == 476 and len(cases) > 300
+    assert [c.id for c in sample(cases, 20, 0)] == [c.id for c in sample(cases, 50, 0)][:20]
+    assert [c.id for c in sample(cases, 20, 0)] != [c.id for c in sample(cases, 20, 1)]
+    for case in cases:
+        assert all(f.text not in case.question for f in case.facts), case.id
+
+
+def test_a_case_validates_what_a_hand_written_file_may_hold():
+    with pytest.raises(ValueError, match="fact ids repeat"):
+        BenchCase(id="x", question="q", facts=[Fact(id="f1", text="a"), Fact(id="f1", text="b")])
