@@ -183,6 +183,16 @@ def lawbench_questions(path: Path, n: int) -> Path:
     return path
 
 
+def real_answers(path: Path, n: int) -> Path:
+    """The first system's answers to the first ``n`` LawBench consultation questions."""
+    rows = read_jsonl(DATA / "lawbench" / "consult_predictions.dev.jsonl")
+    system = rows[0]["system"]
+    ids = [r["id"] for r in read_jsonl(LAWBENCH_CONSULT)[:n]]
+    kept = [r for r in rows if r["system"] == system and r["id"] in ids]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept), encoding="utf-8")
+    return path
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     where = parser.add_mutually_exclusive_group(required=True)
@@ -290,6 +300,10 @@ def main() -> int:
         rows.append((f"generate ({args.questions} LawBench questions)", seconds, f"exit {code}"))
         if stderr.strip():
             print("generate:", stderr.strip()[-800:])
+        if not answers.exists() or not answers.read_text(encoding="utf-8").strip():
+            # every answer was held back (a base model): the judge is still tried, on one real system's answers
+            answers = real_answers(out / "lawbench_answers.jsonl", args.questions)
+            print(f"evaluate: no answer of this model was kept; judging {answers.name} (a LawBench system's)")
         seconds, code, stdout, stderr = run(
             [*python, "evaluate", "--answers", str(answers), "--references", str(LAWBENCH_CONSULT),
              "--metrics", "nhsr,score", "--limit", str(args.questions), "--out", str(out / "evaluation"),

@@ -301,6 +301,42 @@ def test_a_clarifier_that_succeeds_for_one_node_only_is_counted_per_source(firm_
     assert "澄清模型 clarifier model 2" in html and html.count("data-fallback=") == len(tree.level(2))
 
 
+def one_element_then_a_repeat(messages):
+    """A weak clarifier: one element for the first level, then only that same element again."""
+    return json.dumps(
+        {"elements": [{"statement": "是否签了书面劳动合同？", "case_ids": []}]}, ensure_ascii=False
+    )
+
+
+def test_a_clarifier_that_proposes_fewer_than_k_is_topped_up_and_each_top_up_says_why(firm_services, server):
+    server.responder = Clarifier(one_element_then_a_repeat)
+    firm = make_firm(firm_services, server)
+    state = asked(firm)
+    list(firm.clarify(state, 3, 2))
+    tree = state.tree
+    first = tree.level(1)
+    assert len(first) == 2 and first[0].source == "model" and first[0].statement == "是否签了书面劳动合同？"
+    assert first[1].source != "model" and first[1].fallback == "too_few"
+    # below, the model only repeats the first level's element: every child is a labelled top-up
+    assert tree.level(2) and all(n.source != "model" and n.fallback == "too_few" for n in tree.level(2))
+    assert tree.failures == 0  # too few is not a failed call
+    html = cr.tree_html(tree)
+    assert html.count('data-fallback="too_few"') == len(tree.elements) - 1
+
+
+def test_junk_elements_of_a_weak_clarifier_are_never_shown(firm_services, server):
+    junk = ["……", "yes", "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"]
+    server.responder = Clarifier(
+        lambda messages: json.dumps({"elements": [{"statement": s} for s in junk]}, ensure_ascii=False)
+    )
+    firm = make_firm(firm_services, server)
+    state = asked(firm)
+    list(firm.clarify(state, 3, 3))
+    statements = [n.statement for n in state.tree.elements]
+    assert statements and not set(junk) & set(statements)
+    assert all(n.source != "model" and n.fallback == "too_few" for n in state.tree.elements)
+
+
 def test_a_tree_without_a_model_says_so_per_element_without_failure_tags(firm_services):
     settings = load_settings(environ={})
     firm = Firm.from_settings(settings, models=LanguageModels(settings.models), **firm_services)

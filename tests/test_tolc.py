@@ -125,7 +125,8 @@ def test_duplicates_across_the_tree_are_dropped(case_searcher):
         ensure_ascii=False,
     )
     tree = TreeBuilder(search, ScriptedBackend(responder=lambda m: same), height=3, k=2).build(QUESTION)
-    assert [n.statement for n in tree.elements] == ["是否签订了书面劳动合同？"]
+    assert [n.statement for n in tree.elements if n.source == "model"] == ["是否签订了书面劳动合同？"]
+    assert all(n.fallback == "too_few" for n in tree.elements if n.source != "model")  # topped up to K
 
 
 def test_broken_json_twice_falls_back_to_the_cases_for_that_node_and_says_so(case_searcher):

@@ -335,6 +335,8 @@ class Firm:
         with self._step(state, "secretary", "write report") as event, within(deadline):
             report = self.secretary.write(request)
             event.summary = f"report {report.number} by {report.generated_by}"
+            if report.notice and self.models["secretary"].available:  # the model failed: a partial report
+                event.ok, event.summary = False, f"{event.summary}, partial: {report.notice[:300]}"
         state.report = report.model_dump()
         if self.boss.available:
             from ..agents.secretary import render_markdown

@@ -62,6 +62,7 @@ DEFAULT_HEIGHT, DEFAULT_K = 3, 3
 MAX_HEIGHT, MAX_K = 5, 6
 CASE_FACTS_CHARS, CASE_OUTCOME_CHARS = 220, 160
 STATEMENT_MAX_CHARS = 80
+MIN_ELEMENT_CJK = 4  # Chinese characters a model's element needs to be shown (see plausible_element)
 #: Cases retrieved per node when they are filtered to the consultation's domain (then the best ``k``).
 CASE_POOL = 30
 #: Shown when the material comes from another domain than the routed one (soft routing).
@@ -176,7 +177,10 @@ class TreeBuilder:
             try:
                 material = (strong + weak)[: 2 * self.k]
                 found = self._from_model(tree.question, [n.statement for n in path], cases, material)
-                return [(s, ids, "model", "") for s, ids in found], None
+                # a weak model proposes fewer than K (or repeats one): the caller takes the model's first and
+                # tops the node up to K from what the fallback would have given, each labelled "too_few"
+                topped = self._fallback(tree, strong, weak, cases, scope, "too_few")
+                return [(s, ids, "model", "") for s, ids in found] + topped, None
             except LLMError as exc:
                 why = why_not_model(exc)
                 children = self._fallback(tree, strong, weak, cases, scope, why)
@@ -212,7 +216,7 @@ class TreeBuilder:
         out = []
         for element in answer.elements[: self.k]:
             statement = " ".join(element.statement.split())[:STATEMENT_MAX_CHARS]
-            if statement:
+            if plausible_element(statement, question):
                 out.append((statement, [i for i in element.case_ids if i in known]))
         return out
 
@@ -231,6 +235,19 @@ class TreeBuilder:
             from_cases = [c for c in from_cases if not said(c.statement)]
         out += [(c.statement, [c.case_id], "cases", why) for c in from_cases[: self.k]]
         return out + [(item.statement, [], "material", why) for item in weak]
+
+
+def plausible_element(statement: str, question: str) -> bool:
+    """Whether a model's element can be shown to the client: a statement with at least
+    :data:`MIN_ELEMENT_CJK` Chinese characters that is not the question itself (a weak model answers
+    "……", "yes" or the question back). One that is not is dropped; the node is topped up ("too_few").
+
+    >>> plausible_element("是否签订了书面劳动合同？", "没签合同被辞退怎么办"), plausible_element("……", "押金")
+    (True, False)
+    """
+    if sum(1 for ch in statement if "\u4e00" <= ch <= "\u9fff") < MIN_ELEMENT_CJK:
+        return False
+    return statement_key(statement) != statement_key(question)
 
 
 def why_not_model(exc: LLMError) -> str:
