@@ -5,11 +5,13 @@ the call's max_tokens said to be cut, timeouts not re-sent, and a cancelled call
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from typing import Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from lawluo.llm import Cancelled, CancelToken, LLMTimeout, RequestRejected, StructuredOutputError
 from lawluo.llm import openai_backend as backend_module
@@ -91,6 +93,33 @@ def test_auto_detects_each_server_and_sends_what_it_understands(kind):
         assert sent["schema"] == schema  # its json_object takes the schema and turns it into a grammar
     else:
         assert sent == {"type": "json_object"}
+
+
+class LongReason(BaseModel):
+    preference: Literal["A", "B", "tie"]
+    reason: str = Field(default="", max_length=2000)
+    points: list[str] = Field(default=[], max_length=5)
+
+
+@pytest.mark.parametrize("kind", ["llama-cpp-python", "llama-server", "vllm"])
+def test_llama_cpp_servers_get_no_length_limits_they_would_turn_into_a_grammar_too_large(kind):
+    emulation, _, _ = SERVERS[kind]
+    with FakeOpenAIServer(emulate=emulation) as server:
+        server.script(
+            Reply('{"preference": "A", "reason": "' + "理" * 2100 + '"}'), Reply('{"preference": "A"}')
+        )
+        model = backend(server)
+        with pytest.raises(StructuredOutputError):  # the limit is still checked, by pydantic, here
+            model.chat_json(HELLO, LongReason, retries=0)
+        assert model.chat_json(HELLO, LongReason, retries=0).preference == "A"
+    sent = server.requests[0]["response_format"]
+    schema = sent["schema"] if "schema" in sent else sent["json_schema"]["schema"]
+    text = json.dumps(schema)
+    if kind == "vllm":  # its guided decoding takes the limits as they are
+        assert '"maxLength": 2000' in text and schema == LongReason.model_json_schema()
+    else:
+        assert "maxLength" not in text and "maxItems" not in text
+        assert schema["properties"]["preference"]["enum"] == ["A", "B", "tie"]
 
 
 def test_llama_cpp_pythons_gemma_format_would_drop_the_system_prompt_unless_merged():

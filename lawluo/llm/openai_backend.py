@@ -81,6 +81,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MAX_BACKOFF_S = 30.0
 MAX_SERVER_WAIT_S = 60.0
+#: Servers that compile a JSON schema into a llama.cpp grammar, and the schema keys left out for them.
+GRAMMAR_SERVERS = ("llama-cpp-python", "llama-server")
+GRAMMAR_UNSAFE_KEYS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "pattern", "format"})
 PLACEHOLDER_KEY = "EMPTY"  # vLLM's convention for servers started without --api-key
 CONNECT_TIMEOUT_S = (
     10.0  # a server that is down answers at once; one that is unreachable should not take `timeout`
@@ -254,12 +257,15 @@ class OpenAIBackend(ChatBackend):
         schema = gen.get("json_schema") if isinstance(gen.get("json_schema"), dict) else None
         if not (gen.get("json") or schema) or fmt == "none":
             return None
+        kind = self._server.kind if self._server is not None else None
+        if schema is not None and kind in GRAMMAR_SERVERS:
+            schema = grammar_safe(schema)
         if fmt == "json_schema" and schema is not None:
             return {
                 "type": "json_schema",
                 "json_schema": {"name": _schema_name(schema), "schema": schema, "strict": False},
             }
-        grammar = self._server is not None and self._server.kind == "llama-cpp-python"
+        grammar = kind == "llama-cpp-python"
         if schema is not None and not grammar and not _is_object_schema(schema):
             return None  # json_object would force an object where the caller wants e.g. a list
         return {"type": "json_object", "schema": schema} if grammar and schema else {"type": "json_object"}
@@ -481,6 +487,24 @@ class _Call:
 
     def can_wait(self, seconds: float) -> bool:
         return self.stopped() is None and (self.ends is None or self.ends - time.monotonic() > seconds)
+
+
+def grammar_safe(schema: Any) -> Any:
+    """``schema`` without the length and pattern limits llama.cpp turns into repeated grammar rules.
+
+    llama.cpp compiles a JSON schema into a GBNF grammar; a string of ``maxLength: 2000`` becomes 2,000
+    repetitions, which its parser refuses ("number of rules … exceeds sane defaults"), and llama-cpp-python
+    0.3.36's server then died on the request (seen with the pairwise verdict's ``reason``). The structure,
+    types, enums and numeric ranges stay; the limits are checked by pydantic when the answer is parsed.
+
+    >>> grammar_safe({"type": "object", "properties": {"r": {"type": "string", "maxLength": 2000}}})
+    {'type': 'object', 'properties': {'r': {'type': 'string'}}}
+    """
+    if isinstance(schema, dict):
+        return {k: grammar_safe(v) for k, v in schema.items() if k not in GRAMMAR_UNSAFE_KEYS}
+    if isinstance(schema, list):
+        return [grammar_safe(v) for v in schema]
+    return schema
 
 
 class _Watchdog:

@@ -38,7 +38,7 @@ FALLBACK_REASONS = {
     "bad_json": ("澄清模型的输出不是有效的 JSON", "bad JSON"),
     "cut": ("澄清模型的输出在 max_tokens 处被截断", "cut at max_tokens"),
     "cancelled": ("调用已取消", "cancelled"),
-    "too_few": ("澄清模型提出的要素不足（或与已有要素重复）", "the model proposed fewer than K new elements"),
+    "too_few": ("澄清模型给出的可用要素不足", "the model proposed fewer than K usable elements"),
     "error": ("澄清模型调用失败", "model error"),
 }
 _NOISE = re.compile(r"[\s，。、？?！!：:；;“”\"'（）()《》「」]|是否|您的?|请问")
