@@ -10,6 +10,7 @@ import threading
 import pytest
 
 from lawluo.llm import RateLimited
+from lawluo.llm.answer import ChatAnswer, Finish
 from lawluo.metrics.cache import CachedBackend, JudgeCache
 from tests.fakes.scripted_backend import ScriptedBackend
 
@@ -66,6 +67,13 @@ def test_errors_are_not_cached(tmp_path):
         cached.chat(ASK)
     assert cached.chat(ASK) == "好" and cached.chat(ASK) == "好"
     assert len(backend.calls) == 2
+
+
+def test_an_answer_cut_at_max_tokens_is_not_cached(tmp_path):
+    backend = ScriptedBackend(ChatAnswer('{"score": ', Finish("length", 4)), '{"score": 5}')
+    cached = CachedBackend(backend, JudgeCache(tmp_path / "c.sqlite"))
+    assert cached.chat(ASK) == '{"score": ' and cached.chat(ASK) == '{"score": 5}'
+    assert cached.chat(ASK) == '{"score": 5}' and len(backend.calls) == 2  # the whole one is kept
 
 
 def test_structured_output_retries_are_cached_too(tmp_path):

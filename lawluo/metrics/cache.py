@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from lawluo.llm.answer import cut_at
 from lawluo.llm.base import ChatBackend, Message, check_overrides, validate_messages
 
 SCHEMA = """
@@ -107,7 +108,10 @@ class CachedBackend(ChatBackend):
         answer = self.cache.get(key)
         if answer is None:
             answer = self.inner.chat(clean, **gen)
-            self.cache.put(key, model, answer)
+            # a cut answer is not kept: the key has no configured max_tokens, so a raised limit would
+            # otherwise be answered with the same cut answer forever
+            if cut_at(answer) is None:
+                self.cache.put(key, model, answer)
         return answer
 
     def _chat(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> str:
