@@ -120,6 +120,13 @@ def _emit(obj: dict) -> None:
     _write(json.dumps(obj, ensure_ascii=False) + "\n")
 
 
+def _command_line(args: argparse.Namespace) -> str:
+    """The command that was run, quoted to be pasted again (written beside results)."""
+    import shlex
+
+    return "python -m lawluo " + " ".join(shlex.quote(a) for a in (args.argv or []))
+
+
 def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
     from .retrieval.statutes import QueryError, clean_query
 
@@ -351,8 +358,6 @@ def _pairs(text: str | None) -> tuple[tuple[str, str], ...] | None:
 
 
 def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
-    import shlex
-
     from .jsonl import JSONLError
     from .law.checker import CitationChecker
     from .law.database import StatuteDB
@@ -390,7 +395,7 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
         file=sys.stderr,
     )
     results = evaluator.run(inputs)
-    command = "python -m lawluo " + " ".join(shlex.quote(a) for a in (args.argv or []))
+    command = _command_line(args)
     try:
         written, write_error = write_results(results, args.out, command), None
     except OSError as exc:  # nothing was written; the scores still go to stdout below
@@ -525,10 +530,8 @@ def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
         file=sys.stderr,
     )
     if args.json:
-        import shlex
-
         figures = {
-            "command": "python -m lawluo " + " ".join(shlex.quote(a) for a in (args.argv or [])),
+            "command": _command_line(args),
             "k": args.k,
             "metrics": result.names,
             **summary,
@@ -551,8 +554,6 @@ BENCH_CHAT_ROLES = tuple(role for role in ROLES if role != "boss")
 
 def cmd_bench_tolc(args: argparse.Namespace, settings: Settings) -> int:
     """``bench tolc`` (lawluo/tolc/bench.py): cases, the firm on counted models, the table and ``--json``."""
-    import shlex
-
     from .files import write_atomically
     from .tolc.bench_cases import cases_jsonl, dialogue_cases, read_cases, sample
     from .tolc.builder import MAX_HEIGHT, MAX_K
@@ -590,9 +591,7 @@ def cmd_bench_tolc(args: argparse.Namespace, settings: Settings) -> int:
         if not args.save_cases:
             _write(cases_jsonl(cases))
         return 0
-    return _bench_tolc(
-        args, settings, cases, "python -m lawluo " + " ".join(shlex.quote(a) for a in args.argv)
-    )
+    return _bench_tolc(args, settings, cases, _command_line(args))
 
 
 def _bench_tolc(args: argparse.Namespace, settings: Settings, cases: list, command: str) -> int:

@@ -173,9 +173,18 @@ def cjk_share(text: str) -> float:
     >>> cjk_share("1. 2. 3.")
     0.0
     """
-    cjk = len(_IDEOGRAPHS.findall(text))
+    cjk = ideographs(text)
     letters = cjk + len(_LATIN.findall(text))
     return cjk / letters if letters else 0.0
+
+
+def ideographs(text: str) -> int:
+    """How many CJK ideographs ``text`` holds.
+
+    >>> ideographs("《劳动合同法》第82条 law")
+    7
+    """
+    return len(_IDEOGRAPHS.findall(text))
 
 
 def is_chinese(question: str) -> bool:

@@ -85,16 +85,11 @@ MAX_SERVER_WAIT_S = 60.0
 GRAMMAR_SERVERS = ("llama-cpp-python", "llama-server")
 GRAMMAR_UNSAFE_KEYS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "pattern", "format"})
 PLACEHOLDER_KEY = "EMPTY"  # vLLM's convention for servers started without --api-key
-CONNECT_TIMEOUT_S = (
-    10.0  # a server that is down answers at once; one that is unreachable should not take `timeout`
-)
+#: A server that is down answers at once; one that is unreachable should not take ``timeout``.
+CONNECT_TIMEOUT_S = 10.0
 PROBE_TIMEOUT_S = 3.0  # asking the server what it is (GET /models, /props)
-PROBE_AGAIN_S = 60.0
-FORMATS = (
-    "json_schema",
-    "json_object",
-    "none",
-)  # response_format, from the most to the least constrained  # a probe that could not reach the server is tried again after this long
+PROBE_AGAIN_S = 60.0  # a probe that could not reach the server is tried again after this long
+FORMATS = ("json_schema", "json_object", "none")  # response_format, from the most to the least constrained
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from .. import prompts
-from ..agents.answer_check import reported_cut
+from ..agents.answer_check import ideographs, reported_cut
 from ..agents.domains import PACKAGED, Domain
 from ..llm import (
     Cancelled,
@@ -245,7 +245,7 @@ def plausible_element(statement: str, question: str) -> bool:
     >>> plausible_element("是否签订了书面劳动合同？", "没签合同被辞退怎么办"), plausible_element("……", "押金")
     (True, False)
     """
-    if sum(1 for ch in statement if "\u4e00" <= ch <= "\u9fff") < MIN_ELEMENT_CJK:
+    if ideographs(statement) < MIN_ELEMENT_CJK:
         return False
     return statement_key(statement) != statement_key(question)
 
