@@ -4,12 +4,14 @@ metrics against a judge with latency at several concurrency limits.
     python benchmarks/evaluate_speed.py                 # both parts
     python benchmarks/evaluate_speed.py --part nojudge  # NHSR + ROUGE-L (+ METEOR) over 3,500 answers
     python benchmarks/evaluate_speed.py --part judge --latency 0.2 --items 60
+    python benchmarks/evaluate_speed.py --part judge --latency 1.0 --items 320 --concurrency 16,64
 
 Part 1 runs ``python -m lawluo evaluate`` end to end in a fresh process (start-up, loading the statute
 database and jieba, the metrics, writing the outputs), as a researcher would, once with NHSR + ROUGE-L
 (the issue's target: ≤ 60 s) and once with METEOR added. Part 2 serves the single-answer score from
 the fake OpenAI server of the tests (every call sleeps ``--latency`` seconds) and runs the metric at
-concurrency 1, 4 and 16, then once more from the on-disk cache.
+each ``--concurrency`` (default 1, 4 and 16), then once more from the on-disk cache. Each line also gives
+the throughput against the ideal ``concurrency / latency``.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def part_nojudge(out: Path) -> None:
         print(f"{metrics:22s} {n:,} answers: {seconds:5.1f} s end to end (metrics: {per})")
 
 
-def part_judge(out: Path, latency: float, items: int) -> None:
+def part_judge(out: Path, latency: float, items: int, concurrencies: tuple[int, ...] = (1, 4, 16)) -> None:
     sys.path.insert(0, str(ROOT))
     from tests.fakes.judge_responder import JudgeResponder
     from tests.fakes.live_app import model_environ
@@ -78,11 +80,12 @@ def part_judge(out: Path, latency: float, items: int) -> None:
         env = {**clean_env(), **model_environ(server), "LAWLUO_JUDGE_CONCURRENCY": "64"}
         base = ["evaluate", "--answers", str(out / "answers.jsonl"), "--references", str(out / "refs.jsonl"),
                 "--metrics", "score", "--quiet"]  # fmt: skip
-        for concurrency in (1, 4, 16):
+        for concurrency in concurrencies:
             seconds, _ = run_cli([*base, "--out", str(out / f"c{concurrency}"), "--no-cache",
                                   "--concurrency", str(concurrency)], env)  # fmt: skip
             print(
-                f"score, {items} judge calls of {latency:.2f} s, concurrency {concurrency:2d}: {seconds:5.1f} s"
+                f"score, {items} judge calls of {latency:.2f} s, concurrency {concurrency:2d}: {seconds:5.1f} s "
+                f"({items / seconds:.1f} calls/s; ideal {concurrency / latency:.1f}, process start-up included)"
             )
         cache = out / "cache.sqlite"
         run_cli([*base, "--out", str(out / "warm"), "--cache", str(cache), "--concurrency", "16"], env)
@@ -96,12 +99,14 @@ def main() -> None:
     parser.add_argument("--part", choices=["nojudge", "judge", "both"], default="both")
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--items", type=int, default=60)
+    parser.add_argument("--concurrency", default="1,4,16", help="comma-separated limits (default 1,4,16)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.part in ("nojudge", "both"):
             part_nojudge(Path(tmp))
         if args.part in ("judge", "both"):
-            part_judge(Path(tmp), args.latency, args.items)
+            concurrencies = tuple(int(c) for c in args.concurrency.split(","))
+            part_judge(Path(tmp), args.latency, args.items, concurrencies)
 
 
 if __name__ == "__main__":
