@@ -10,6 +10,7 @@ import json
 import os
 import re
 import sys
+import threading
 
 import pytest
 
@@ -109,6 +110,34 @@ def test_generate_at_concurrency_64_keeps_the_calls_in_flight_with_a_progress_ba
         rf"Plain: 100%\|.*\| {N}/{N} \[\d\d:\d\d<00:00, +[\d.]+(q/s|s/q), {N} model calls\]", err
     )
     assert re.search(rf"generate: {N} model calls in [\d.]+ s \([\d.]+ calls/s\) for {N} questions", err)
+
+
+def test_the_pipeline_prepares_the_next_questions_in_a_thread_of_its_own(
+    capsys, monkeypatch, served, tmp_path
+):
+    """Routing and retrieval run ahead of the model calls, in one preparing thread, each question once:
+    the workers only wait on the model (64 answers ending together no longer leave the server idle while
+    64 retrievals share the GIL)."""
+    served.responder, served.latency = FirmResponder(), 0.2
+    threads = []
+    retrieve = Firm.retrieve
+
+    def recording(self, state):
+        threads.append(threading.current_thread().name)
+        return retrieve(self, state)
+
+    monkeypatch.setattr(Firm, "retrieve", recording)
+    n = 12
+    questions = write_jsonl(
+        tmp_path / "q.jsonl", [{"id": str(i), "question": f"醉酒驾驶会被判刑吗？{i}"} for i in range(n)]
+    )
+    code, (summary,), err = run(
+        capsys, "generate", "--questions", questions, "--system", "LawLuo",
+        "--out", tmp_path / "a.jsonl", "--concurrency", 4,
+    )  # fmt: skip
+    assert code == 0, err
+    assert summary["written"] == n and served.finished == summary["model_calls"] >= n
+    assert len(threads) == n and all(name.startswith("prepare") for name in threads)
 
 
 def test_without_a_terminal_there_is_no_bar_and_a_role_with_fewer_slots_is_named(

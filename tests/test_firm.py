@@ -166,6 +166,22 @@ def test_without_any_model_the_sop_still_runs_and_says_what_is_missing(firm_serv
     assert state.report_score is None
 
 
+def test_an_answer_uses_a_retrieval_prepared_for_it_and_redoes_a_stale_one(firm_services):
+    firm = make_firm(firm_services)
+    state = firm.new()
+    firm.receive(state, QUESTION)
+    prepared = firm.retrieve(state)
+    assert prepared.statutes and prepared.query == QUESTION and prepared.domain == state.domain
+    "".join(firm.answer(state, retrieval=prepared))
+    assert [e.action for e in state.trace].count("statutes and cases") == 1  # not searched again
+    assert state.turns[-1].statutes == prepared.statutes
+
+    firm.receive(state, FOLLOW_UP)
+    "".join(firm.answer(state, retrieval=prepared))  # prepared for the first question, not this one
+    assert [e.action for e in state.trace].count("statutes and cases") == 2  # searched for the follow-up
+    assert state.turns[-1].statutes == firm.retrieve(state).statutes
+
+
 def test_a_consultation_saved_as_json_resumes_where_it_stopped(firm_services, firm_server):
     firm = make_firm(firm_services, firm_server)
     state = firm.new(client="王先生")

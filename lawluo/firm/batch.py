@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextvars
 import itertools
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -38,7 +38,8 @@ from lawluo.config import ROLES
 from lawluo.jsonl import JSONLAppender, JSONLError, drop_partial_last_line, read_jsonl, report
 from lawluo.llm import AuthenticationFailed, LLMError, ModelUnavailable
 
-from .firm import Firm
+from .firm import Firm, Retrieval
+from .state import Consultation
 
 MAX_QUESTION = 4_000
 FATAL = (ModelUnavailable, AuthenticationFailed)
@@ -121,7 +122,17 @@ class BatchGenerator:
         backends = {id(b): b for b in (self.firm.models[r] for r in ROLES)}
         return sum(b.sent for b in backends.values())
 
-    def answer(self, qid: str, question: str) -> dict:
+    def prepare(self, question: str) -> tuple[Consultation, Retrieval] | None:
+        """The model-free part of a question's pipeline (routing, retrieval), done before its model calls;
+        None for the baseline, which has none."""
+        if self.baseline:
+            return None
+        state = self.firm.new()
+        self.firm.receive(state, question)
+        return state, self.firm.retrieve(state)
+
+    def answer(self, qid: str, question: str, prepared: Future | None = None) -> dict:
+        """One question's row; ``prepared`` is a future of :meth:`prepare` for it (run here when None)."""
         start = time.perf_counter()
         if self.baseline:
             text = self.firm.models["lawyer"].chat([{"role": "user", "content": question}])
@@ -131,9 +142,8 @@ class BatchGenerator:
             result = self.firm.checker.check(text)
             domain, nhsr, verdicts = None, result.nhsr, [c.verdict for c in result.citations]
         else:
-            state = self.firm.new()
-            self.firm.receive(state, question)
-            for _ in self.firm.answer(state):
+            state, retrieval = prepared.result() if prepared is not None else self.prepare(question)
+            for _ in self.firm.answer(state, retrieval=retrieval):
                 pass
             turn = state.turns[-1]
             if turn.held_back:
@@ -196,13 +206,35 @@ class BatchGenerator:
         Path(out_path).parent.mkdir(parents=True, exist_ok=True)
         workers = max(1, self.concurrency)
         pending, running = iter(todo), dict[Future, str]()
+        # The next `workers` questions are prepared (routed, retrieved) one after another in a thread of
+        # their own while answers stream: with every worker doing its own, 64 answers ending together
+        # (a server's latencies are alike) left the server idle ~1 s while 64 retrievals shared the GIL.
+        ahead: deque[tuple[str, str, Future | None]] = deque()
+
+        def top_up() -> None:
+            for qid, question in itertools.islice(pending, workers - len(ahead)):
+                ready = (
+                    None
+                    if self.baseline
+                    else prep.submit(contextvars.copy_context().run, self.prepare, question)
+                )
+                ahead.append((qid, question, ready))
 
         def send(n: int) -> None:  # questions are sent as others finish: at most `workers` at once
-            for qid, question in itertools.islice(pending, n):
+            for _ in range(n):
+                top_up()
+                if not ahead:
+                    return
+                qid, question, ready = ahead.popleft()
                 # in the caller's context: its cancel token (the CLI's Ctrl-C) reaches the model calls
-                running[pool.submit(contextvars.copy_context().run, self.answer, qid, question)] = qid
+                running[pool.submit(contextvars.copy_context().run, self.answer, qid, question, ready)] = qid
+            top_up()
 
-        with JSONLAppender(out_path) as out, ThreadPoolExecutor(workers) as pool:
+        with (
+            JSONLAppender(out_path) as out,
+            ThreadPoolExecutor(workers) as pool,
+            ThreadPoolExecutor(1, thread_name_prefix="prepare") as prep,
+        ):
             send(workers)
             try:
                 while running:
@@ -218,7 +250,7 @@ class BatchGenerator:
                     if report_.stopped or report_.write_error:
                         break
             finally:  # stopped early (or Ctrl-C): no further question is sent; answers in flight are dropped
-                for future in running:
+                for future in [*running, *(ready for _, _, ready in ahead if ready is not None)]:
                     future.cancel()
         report_.seconds = time.perf_counter() - start
         report_.calls = self.calls() - calls

@@ -62,6 +62,18 @@ BEGAN_CHARS = 40  # of a held-back answer, the trace quotes this many characters
 STOPPED_NOTE = "回答已停止：没有人在等待这个回答了（页面已关闭或开始了新的咨询）。The answer was stopped."
 
 
+@dataclass(frozen=True)
+class Retrieval:
+    """What :meth:`Firm.retrieve` found for one question: the query it searched (the question and the
+    confirmed facts), the lawyer's domain, the statutes and cases, and the notices on statutes it names."""
+
+    query: str
+    domain: str
+    statutes: list[dict]
+    cases: list[dict]
+    notices: list[str]
+
+
 class StepNotAllowed(ValueError):
     """A step asked of a consultation whose status does not accept it (the message says why)."""
 
@@ -238,26 +250,10 @@ class Firm:
                 state.trace.remove(oldest)
         state.trace.append(TraceEvent("client", "mark", f"{node_id} = {value}", 0.0, at=_now()))
 
-    def answer(self, state: Consultation, deadline: Deadline | None = None) -> Iterator[str]:
-        """The lawyer's answer to the latest question, streamed; the turn is stored when it ends.
-
-        Within ``deadline`` the answer stops when the budget runs out (what was written is kept, with a
-        note). An answer that fails the check of :mod:`~lawluo.agents.answer_check` (empty, an echo of the
-        prompt, not Chinese, cut) is held back: the stored turn holds the extract from the databases, the
-        reason (``held_back``) and a note; the pieces already yielded were the model's, so a caller that
-        shows the stream redraws the turn from ``state.turns[-1]``. A step the state does not accept raises
-        at the call, before any piece (the UI refuses it without showing an answer begin).
-        """
-        _require(state, OPEN, "answering")
-        if not state.client_turns or state.turns[-1].role != "client":
-            raise StepNotAllowed("the latest turn is not a client question")
-        return self._answer(state, deadline)
-
-    def _criminal_name(self) -> str | None:
-        """The criminal domain's name (what its cases carry as ``domain_hint``), if the table has one."""
-        return self.domains[CRIMINAL].name if CRIMINAL in self.domains else None
-
-    def _answer(self, state: Consultation, deadline: Deadline | None) -> Iterator[str]:
+    def retrieve(self, state: Consultation) -> Retrieval:
+        """The statutes, cases and notices for the latest question and the facts confirmed so far (the
+        retrieval step of :meth:`answer`, traced). A batch prepares it ahead of the model call and hands it
+        to :meth:`answer`, so the CPU work of the next questions runs while answers stream."""
         question = state.client_turns[-1]
         lawyer_domain = self.domains[state.domain or OTHER]
         query = " ".join([question, *state.confirmed])
@@ -265,11 +261,53 @@ class Firm:
             statutes = retrieve_statutes(self.statute_searcher, lawyer_domain, query, STATUTES_K)
             cases = retrieve_cases(self.case_searcher, lawyer_domain, query, CASES_K, self._criminal_name())
             event.summary = f"{len(statutes)} statutes, {len(cases)} cases for {len(query)} characters"
+        notices = lookup_notices(self.statute_searcher, question)
+        return Retrieval(query, lawyer_domain.id, statutes, cases, notices)
+
+    def answer(
+        self, state: Consultation, deadline: Deadline | None = None, retrieval: Retrieval | None = None
+    ) -> Iterator[str]:
+        """The lawyer's answer to the latest question, streamed; the turn is stored when it ends.
+
+        Within ``deadline`` the answer stops when the budget runs out (what was written is kept, with a
+        note). An answer that fails the check of :mod:`~lawluo.agents.answer_check` (empty, an echo of the
+        prompt, not Chinese, cut) is held back: the stored turn holds the extract from the databases, the
+        reason (``held_back``) and a note; the pieces already yielded were the model's, so a caller that
+        shows the stream redraws the turn from ``state.turns[-1]``. A step the state does not accept raises
+        at the call, before any piece (the UI refuses it without showing an answer begin). ``retrieval``,
+        from :meth:`retrieve` on this state, is used when it is still for the same question, domain and facts.
+        """
+        _require(state, OPEN, "answering")
+        if not state.client_turns or state.turns[-1].role != "client":
+            raise StepNotAllowed("the latest turn is not a client question")
+        return self._answer(state, deadline, retrieval)
+
+    def _criminal_name(self) -> str | None:
+        """The criminal domain's name (what its cases carry as ``domain_hint``), if the table has one."""
+        return self.domains[CRIMINAL].name if CRIMINAL in self.domains else None
+
+    def _answer(
+        self, state: Consultation, deadline: Deadline | None, retrieval: Retrieval | None
+    ) -> Iterator[str]:
+        question = state.client_turns[-1]
+        lawyer_domain = self.domains[state.domain or OTHER]
+        if retrieval is None or (retrieval.query, retrieval.domain) != (
+            " ".join([question, *state.confirmed]),
+            lawyer_domain.id,
+        ):
+            retrieval = self.retrieve(state)
+        statutes, cases = retrieval.statutes, retrieval.cases
         turn = Turn("lawyer", "", statutes=statutes, cases=cases)
         history = [(t.role, t.text) for t in state.turns[:-1]]
-        notices = lookup_notices(self.statute_searcher, question)
         brief = Brief(
-            lawyer_domain, question, history, state.confirmed, state.denied, statutes, cases, notices
+            lawyer_domain,
+            question,
+            history,
+            state.confirmed,
+            state.denied,
+            statutes,
+            cases,
+            retrieval.notices,
         )
         try:
             if not self.lawyer.available:  # an extract of the statutes and cases, checked like any answer
