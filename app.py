@@ -254,8 +254,12 @@ def main(argv: list[str] | None = None) -> int:
     demo = build_app(settings, warm_up=False)
     host = os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1")
     demo.launch(server_name=host, prevent_thread_lock=True, **options)
-    demo.warm_up()  # after the page is served: a search meanwhile waits for jieba, ~1 s
-    demo.block_thread()
+    try:
+        demo.warm_up()  # after the page is served: a search meanwhile waits for jieba, ~1 s
+    except KeyboardInterrupt:  # stopped (Ctrl-C, docker stop's SIGINT) in its first second: close as below
+        demo.close()
+        return 0
+    demo.block_thread()  # until Ctrl-C or SIGINT, then closes the server
     return 0
 
 

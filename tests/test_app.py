@@ -66,3 +66,29 @@ def test_app_without_statute_database_explains_how_to_build(tmp_path):
     texts = [c.get("props", {}).get("value") for c in demo.config["components"]]
     assert any(isinstance(t, str) and BUILD_COMMAND in t for t in texts)
     assert not any(d.get("api_name") == "check_citations" for d in demo.config["dependencies"])
+
+
+def test_a_stop_during_the_warm_up_closes_the_app_and_exits_0(monkeypatch):
+    """``docker stop`` sends SIGINT (the image's STOPSIGNAL); one that lands in the first second, while
+    the search warms up, closes the server and exits 0 like one later on (not a traceback and 130)."""
+    import app
+
+    calls = []
+
+    class Demo:
+        def launch(self, **_):
+            calls.append("launch")
+
+        def warm_up(self):
+            raise KeyboardInterrupt
+
+        def close(self):
+            calls.append("close")
+
+        def block_thread(self):
+            calls.append("block_thread")
+
+    monkeypatch.setattr(app, "build_app", lambda settings, warm_up: Demo())
+    monkeypatch.setattr(app, "limit_malloc_arenas", lambda: None)
+    assert app.main([]) == 0
+    assert calls == ["launch", "close"]
