@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from .fakes.live_app import free_port
+from .fakes.live_app import RecordingDemo, free_port
 
 CIVIL_CODE_1079 = (
     "根据《中华人民共和国民法典》第一千零七十九条规定：“夫妻一方要求离婚的，可以由有关组织进行调解或者直接向"
@@ -73,22 +73,9 @@ def test_a_stop_during_the_warm_up_closes_the_app_and_exits_0(monkeypatch):
     the search warms up, closes the server and exits 0 like one later on (not a traceback and 130)."""
     import app
 
-    calls = []
-
-    class Demo:
-        def launch(self, **_):
-            calls.append("launch")
-
-        def warm_up(self):
-            raise KeyboardInterrupt
-
-        def close(self):
-            calls.append("close")
-
-        def block_thread(self):
-            calls.append("block_thread")
-
-    monkeypatch.setattr(app, "build_app", lambda settings, warm_up: Demo())
+    demo = RecordingDemo(warm_up_error=KeyboardInterrupt())
+    monkeypatch.setattr(app, "build_app", lambda settings, warm_up: demo)
     monkeypatch.setattr(app, "limit_malloc_arenas", lambda: None)
+    monkeypatch.setattr(app.logging, "basicConfig", lambda **kwargs: None)
     assert app.main([]) == 0
-    assert calls == ["launch", "close"]
+    assert demo.calls == ["launch", "warm_up", "close"]  # closed, and never blocked waiting

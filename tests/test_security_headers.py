@@ -8,7 +8,7 @@ import pytest
 
 from lawluo.ui.headers import SECURITY_HEADERS, SecurityHeadersMiddleware, security_headers_middleware
 
-from .fakes.live_app import live_app
+from .fakes.live_app import RecordingDemo, live_app
 
 
 @pytest.fixture(scope="module")
@@ -44,23 +44,12 @@ def test_python_app_py_launches_with_the_headers_and_without_server_side_renderi
     """``main`` must pass the middleware itself: Gradio has no per-Blocks hook for it."""
     import app as app_module
 
-    launched, calls = {}, []
-
-    class Demo:
-        def launch(self, **kwargs):
-            calls.append("launch")
-            launched.update(kwargs)
-
-        def warm_up(self):
-            calls.append("warm_up")
-
-        def block_thread(self):
-            calls.append("block_thread")
-
-    monkeypatch.setattr(app_module, "build_app", lambda settings, warm_up: Demo())
+    demo = RecordingDemo()
+    monkeypatch.setattr(app_module, "build_app", lambda settings, warm_up: demo)
     monkeypatch.setattr(app_module.logging, "basicConfig", lambda **kwargs: None)
     assert app_module.main([]) == 0
-    assert calls == ["launch", "warm_up", "block_thread"]  # the page is served before search warms up
+    assert demo.calls == ["launch", "warm_up", "block_thread"]  # the page is served before search warms up
+    launched = demo.launched
     assert SecurityHeadersMiddleware in [m.cls for m in launched["app_kwargs"]["middleware"]]
     assert launched["ssr_mode"] is False  # under SSR a Node server renders the page, without these headers
 

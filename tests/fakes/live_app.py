@@ -121,3 +121,28 @@ def annotation_app(folder: str | os.PathLike, users: str) -> Iterator[LiveApp]:
             yield running
         finally:
             running.store.close()
+
+
+class RecordingDemo:
+    """Stands in for the ``gr.Blocks`` that ``app.main`` launches (``build_app`` patched to return it): it
+    records the calls in order and the ``launch`` arguments; ``warm_up`` raises ``warm_up_error`` if given."""
+
+    def __init__(self, warm_up_error: BaseException | None = None) -> None:
+        self.calls: list[str] = []
+        self.launched: dict = {}
+        self._warm_up_error = warm_up_error
+
+    def launch(self, **kwargs) -> None:
+        self.calls.append("launch")
+        self.launched.update(kwargs)
+
+    def warm_up(self) -> None:
+        self.calls.append("warm_up")
+        if self._warm_up_error is not None:
+            raise self._warm_up_error
+
+    def close(self) -> None:
+        self.calls.append("close")
+
+    def block_thread(self) -> None:
+        self.calls.append("block_thread")
