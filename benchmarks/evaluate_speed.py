@@ -5,6 +5,7 @@
     python benchmarks/evaluate_speed.py --part nojudge  # NHSR + ROUGE-L (+ METEOR) over 3,500 answers
     python benchmarks/evaluate_speed.py --part judge --latency 1.0 --concurrency 1,16,64
     python benchmarks/evaluate_speed.py --part generate --latency 1.0 --tokens-per-second 50
+    python benchmarks/evaluate_speed.py --part generate --latency 1.0 --no-stream   # whole answers per call
 
 Part ``nojudge`` runs ``python -m lawluo evaluate`` end to end in a fresh process (start-up, loading the
 statute database and jieba, the metrics, writing the outputs), as a researcher would, once with NHSR +
@@ -36,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _common import DATA, QUESTIONS, ROOT
+
+ROLE_ENV: dict[str, str] = {}  # settings for every role of the measured command (--no-stream)
 
 
 def run_cli(argv: list[str], env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess]:
@@ -96,7 +99,12 @@ def measure(server, argv: list[str], concurrency: int) -> Measured:
     that served an earlier run it starts at that run's first call."""
     from tests.fakes.live_app import model_environ
 
-    env = {**clean_env(), **model_environ(server), "LAWLUO_DEFAULT_CONCURRENCY": str(concurrency)}
+    env = {
+        **clean_env(),
+        **model_environ(server),
+        "LAWLUO_DEFAULT_CONCURRENCY": str(concurrency),
+        **ROLE_ENV,
+    }
     calls, service = server.finished, server.service_seconds
     cpu, mine = resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)
     total, proc = run_cli([*argv, "--concurrency", str(concurrency)], env)
@@ -115,6 +123,7 @@ def measure(server, argv: list[str], concurrency: int) -> Measured:
 
 
 def line(what: str, m: Measured, concurrency: int) -> str:
+    what += ", stream: false" if ROLE_ENV.get("LAWLUO_DEFAULT_STREAM") == "false" else ""
     rate = m.calls / m.busy if m.busy else 0.0
     ideal = concurrency / m.per_call if m.per_call else 0.0
     return (
@@ -208,7 +217,14 @@ def main() -> None:
         default=None,
         help="pace of each streamed answer (default: at once)",
     )
+    parser.add_argument(
+        "--no-stream",
+        action="store_true",
+        help="every role with stream: false (LAWLUO_DEFAULT_STREAM=false): one response per call",
+    )
     args = parser.parse_args()
+    if args.no_stream:
+        ROLE_ENV["LAWLUO_DEFAULT_STREAM"] = "false"
     concurrencies = tuple(int(c) for c in args.concurrency.split(","))
     with tempfile.TemporaryDirectory() as tmp:
         if args.part in ("nojudge", "all"):

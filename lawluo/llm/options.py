@@ -52,7 +52,7 @@ class OpenAIOptions:
         default=60.0,
         metadata={
             "help": "Seconds to wait for the first streamed piece of an answer and then for each next one "
-            "(every call streams): on a slow CPU server this covers reading the whole prompt."
+            "(with stream: false, for the whole answer): on a slow CPU server this covers reading the whole prompt."
         },
     )
     call_timeout: float | None = field(
@@ -82,7 +82,8 @@ class OpenAIOptions:
         default=True,
         metadata={
             "help": "Stream every call (whole answers and JSON too), so that a timeout, a cancellation or "
-            "closing stops the server's generation; false only for a server that cannot stream."
+            "closing stops the server's generation; false for a server that cannot stream, or for a big batch "
+            "(one response per call instead of one event per token: less client CPU)."
         },
     )
     system_message: str = field(
