@@ -105,7 +105,7 @@ def test_generate_at_concurrency_64_keeps_the_calls_in_flight_with_a_progress_ba
     )  # fmt: skip
     assert code == 0, err
     assert summary["written"] == N and summary["model_calls"] == N == served.finished
-    assert served.max_in_flight >= N // 2 and served.connections <= N + 1
+    assert N // 2 <= served.max_in_flight <= N and served.connections <= N + 1  # never more than asked
     assert re.search(
         rf"Plain: 100%\|.*\| {N}/{N} \[\d\d:\d\d<00:00, +[\d.]+(q/s|s/q), {N} model calls\]", err
     )
