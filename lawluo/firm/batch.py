@@ -122,11 +122,9 @@ class BatchGenerator:
         backends = {id(b): b for b in (self.firm.models[r] for r in ROLES)}
         return sum(b.sent for b in backends.values())
 
-    def prepare(self, question: str) -> tuple[Consultation, Retrieval] | None:
-        """The model-free part of a question's pipeline (routing, retrieval), done before its model calls;
-        None for the baseline, which has none."""
-        if self.baseline:
-            return None
+    def prepare(self, question: str) -> tuple[Consultation, Retrieval]:
+        """The model-free part of a question's pipeline (routing, retrieval), done before its model calls
+        (the baseline has none)."""
         state = self.firm.new()
         self.firm.receive(state, question)
         return state, self.firm.retrieve(state)

@@ -254,15 +254,19 @@ class Firm:
         """The statutes, cases and notices for the latest question and the facts confirmed so far (the
         retrieval step of :meth:`answer`, traced). A batch prepares it ahead of the model call and hands it
         to :meth:`answer`, so the CPU work of the next questions runs while answers stream."""
-        question = state.client_turns[-1]
-        lawyer_domain = self.domains[state.domain or OTHER]
-        query = " ".join([question, *state.confirmed])
+        query, domain = self._retrieval_key(state)
+        lawyer_domain = self.domains[domain]
         with self._step(state, "retrieval", "statutes and cases") as event:
             statutes = retrieve_statutes(self.statute_searcher, lawyer_domain, query, STATUTES_K)
             cases = retrieve_cases(self.case_searcher, lawyer_domain, query, CASES_K, self._criminal_name())
             event.summary = f"{len(statutes)} statutes, {len(cases)} cases for {len(query)} characters"
-        notices = lookup_notices(self.statute_searcher, question)
-        return Retrieval(query, lawyer_domain.id, statutes, cases, notices)
+        notices = lookup_notices(self.statute_searcher, state.client_turns[-1])
+        return Retrieval(query, domain, statutes, cases, notices)
+
+    def _retrieval_key(self, state: Consultation) -> tuple[str, str]:
+        """What a retrieval depends on: its query (the latest question and the facts confirmed so far) and
+        the lawyer's domain."""
+        return " ".join([state.client_turns[-1], *state.confirmed]), self.domains[state.domain or OTHER].id
 
     def answer(
         self, state: Consultation, deadline: Deadline | None = None, retrieval: Retrieval | None = None
@@ -291,10 +295,7 @@ class Firm:
     ) -> Iterator[str]:
         question = state.client_turns[-1]
         lawyer_domain = self.domains[state.domain or OTHER]
-        if retrieval is None or (retrieval.query, retrieval.domain) != (
-            " ".join([question, *state.confirmed]),
-            lawyer_domain.id,
-        ):
+        if retrieval is None or (retrieval.query, retrieval.domain) != self._retrieval_key(state):
             retrieval = self.retrieve(state)
         statutes, cases = retrieval.statutes, retrieval.cases
         turn = Turn("lawyer", "", statutes=statutes, cases=cases)
