@@ -21,7 +21,10 @@ pooled):
 - (c) as (b), a setting chosen per source (the app cannot tell a scenario from a consultation: for
   information on "where it helps");
 - (d) as (b), only articles of current, in-force 法律/司法解释/宪法 have a vector (the subset
-  ``python -m lawluo build statute-vectors`` embeds by default); the others keep their rank.
+  ``python -m lawluo build statute-vectors`` embeds by default); the others keep their rank;
+- (e) as (d), a setting chosen per question style: whether the question asks which statute governs
+  (:func:`lawluo.retrieval.dense.asks_for_statute`, words the app can see) or not;
+- (f) as (e), every article with a vector (``build statute-vectors --all-articles``).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from retrieval_votes import MRR, NAMES, R5, as_evaluation, cross_validate, load_
 
 from lawluo.config import Settings
 from lawluo.law import StatuteDB
-from lawluo.retrieval.dense import in_vector_subset, rerank, statute_passage
+from lawluo.retrieval.dense import asks_for_statute, in_vector_subset, rerank, statute_passage
 from lawluo.retrieval.e5 import E5Encoder, E5Unavailable
 from lawluo.retrieval.evaluation import GoldQuery, grouped_folds, markdown_table
 from lawluo.retrieval.rerank import eval_queries
@@ -156,16 +159,32 @@ def main() -> None:
     cv, chosen = cross_validate(queries, grid, folds)
     cv_subset, chosen_subset = cross_validate(queries, grid_subset, folds)
     sources = np.array([q.source for q in queries])
-    cv_source = np.zeros_like(cv)
-    chosen_source = {}
-    for name in sorted(set(sources)):
-        idx = np.flatnonzero(sources == name)
-        sub_q = [queries[i] for i in idx]
-        sub_folds = grouped_folds(sub_q, n_splits=args.folds)
-        values, chosen_source[name] = cross_validate(sub_q, {s: v[idx] for s, v in grid.items()}, sub_folds)
-        cv_source[idx] = values
+    styles = np.array(["asks for a statute" if asks_for_statute(q.question) else "other" for q in queries])
+
+    def per_group(groups: np.ndarray, table: dict) -> tuple[np.ndarray, dict]:
+        """Held-out values with a setting chosen per group on the training folds (grouped folds per group)."""
+        values, chosen_ = np.zeros_like(cv), {}
+        for name in sorted(set(groups)):
+            idx = np.flatnonzero(groups == name)
+            sub_q = [queries[i] for i in idx]
+            sub_folds = grouped_folds(sub_q, n_splits=args.folds)
+            values[idx], chosen_[str(name)] = cross_validate(
+                sub_q, {s: v[idx] for s, v in table.items()}, sub_folds
+            )
+        return values, chosen_
+
+    cv_source, chosen_source = per_group(sources, grid)
+    cv_style, chosen_style = per_group(styles, grid_subset)
+    cv_style_all, chosen_style_all = per_group(styles, grid)
+    for name in sorted(set(styles)):
+        mask = styles == name
+        print(
+            f"style {str(name)!r}: "
+            + ", ".join(f"{s} {int((mask & (sources == s)).sum())}" for s in sorted(set(sources)))
+        )
     print(
-        f"\n(N, w) chosen on the training folds: all {chosen}; per source {chosen_source}; subset {chosen_subset}"
+        f"\n(N, w) chosen on the training folds: all {chosen}; per source {chosen_source}; subset {chosen_subset}; "
+        f"subset per style {chosen_style}; all articles per style {chosen_style_all}"
     )
 
     app_rank = [[key(p) for p in r] for r in rankings]
@@ -177,6 +196,8 @@ def main() -> None:
         ("(b) e5 rerank of the top N, (N, w) chosen per fold", cv),
         ("(c) e5 rerank, (N, w) chosen per fold and per source", cv_source),
         ("(d) e5 rerank, vectors for current in-force 法律/司法解释/宪法 only, (N, w) per fold", cv_subset),
+        ("(e) as (d), (N, w) chosen per fold and per question style (asks_for_statute)", cv_style),
+        ("(f) as (e), vectors for every article (build statute-vectors --all-articles)", cv_style_all),
     )
     for title, values in tables:
         print(f"\n### {title} ({args.folds} grouped folds, held-out pooled)\n")

