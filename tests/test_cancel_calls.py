@@ -77,7 +77,7 @@ def test_a_call_waiting_for_a_busy_slot_is_cancelled_before_it_sends_anything():
         rest = "".join(holding)  # the first call goes on, unaffected
         assert not caller.is_alive() and "answer" not in outcome
         assert "new consultation" in str(outcome["error"])
-        assert len(server.requests) == 1 and server.finished == 1 and rest
+        assert server.wait_idle() and len(server.requests) == 1 and server.finished == 1 and rest
 
 
 def test_a_token_cancelled_before_the_call_sends_nothing():

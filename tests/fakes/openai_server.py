@@ -304,6 +304,19 @@ class FakeOpenAIServer:
         with self._lock:
             return self._outcomes["abandoned"]
 
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Wait until no chat request is being handled; True when that happened within ``timeout``. A client
+        can read a response's last byte before the handler has counted it in ``finished``: wait before
+        asserting on the counts."""
+        end = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                if self._in_flight == 0:
+                    return True
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.005)
+
     @property
     def max_in_flight(self) -> int:
         """The most chat requests being handled at one moment since the server started."""
