@@ -263,6 +263,18 @@ def test_latency_is_slept_before_the_answer_and_a_reply_may_override_it(server, 
     assert time.perf_counter() - start >= 0.15
 
 
+def test_wait_idle_returns_once_no_request_is_being_handled(server, client):
+    assert server.wait_idle(0.0)  # nothing asked yet
+    server.script(Reply("慢", latency=0.3))
+    asking = threading.Thread(target=ask, args=(client,))
+    asking.start()
+    while not server.requests:
+        time.sleep(0.01)
+    assert not server.wait_idle(0.05)  # the reply is still being waited for
+    assert server.wait_idle(5.0) and server.finished == 1
+    asking.join()
+
+
 def test_tokens_per_second_paces_the_stream(server, client):
     server.tokens_per_second = 200
     server.script(Reply(MIXED))
