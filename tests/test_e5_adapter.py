@@ -228,6 +228,7 @@ def test_fuse_with_e5_only_reorders_the_sparse_ranking_and_never_adds_an_article
         ("离婚时房子怎么分，法律依据是什么？", True),
         ("老板不给钱还把我开了，我该怎么办？", False),
         ("房东不退押金，我能起诉吗？", False),
+        ("起诉离婚应该去哪个法院？", False),
     ],
 )
 def test_a_question_asking_which_statute_governs_is_told_apart_from_a_dispute(
