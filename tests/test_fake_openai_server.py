@@ -338,6 +338,8 @@ def test_command_line_serves_the_echo_responder_until_interrupted():
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
+        # as from a script's background job: SIGINT inherited ignored (a CI run started that way hung here)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     try:
         url = process.stdout.readline().split()[4]
@@ -345,9 +347,7 @@ def test_command_line_serves_the_echo_responder_until_interrupted():
         assert ask(client).choices[0].message.content == "echo: 试用期 can I quit?"
         client.close()
         process.send_signal(signal.SIGINT)
-        assert (
-            process.wait(timeout=30) == 0
-        )  # a bound for a hang, not a timing: a busy CI machine once took > 5 s
+        assert process.wait(timeout=30) == 0  # a bound for a hang, not a timing
     finally:
         process.kill()
         process.stdout.close()

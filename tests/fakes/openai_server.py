@@ -58,6 +58,7 @@ import itertools
 import json
 import re
 import select
+import signal
 import socket
 import sys
 import threading
@@ -735,6 +736,9 @@ def main(argv: list[str] | None = None) -> None:
         port=args.port,
         emulate=EMULATIONS[args.emulate]() if args.emulate else None,
     )
+    # Ctrl-C stops it even when started from a script's background job, which inherits SIGINT ignored
+    # (as uvicorn installs its handlers whatever it inherited)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     print(f"Fake OpenAI server at {server.url} (echo responder); Ctrl-C to stop.", flush=True)
     try:
         threading.Event().wait()
