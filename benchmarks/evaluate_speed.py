@@ -5,7 +5,7 @@
     python benchmarks/evaluate_speed.py --part nojudge  # NHSR + ROUGE-L (+ METEOR) over 3,500 answers
     python benchmarks/evaluate_speed.py --part judge --latency 1.0 --concurrency 1,16,64
     python benchmarks/evaluate_speed.py --part generate --latency 1.0 --tokens-per-second 50
-    python benchmarks/evaluate_speed.py --part generate --latency 1.0 --no-stream   # whole answers per call
+    python benchmarks/evaluate_speed.py --part generate --latency 1.0 --stream      # streamed answers
 
 Part ``nojudge`` runs ``python -m lawluo evaluate`` end to end in a fresh process (start-up, loading the
 statute database and jieba, the metrics, writing the outputs), as a researcher would, once with NHSR +
@@ -38,7 +38,7 @@ from pathlib import Path
 
 from _common import DATA, QUESTIONS, ROOT
 
-ROLE_ENV: dict[str, str] = {}  # settings for every role of the measured command (--no-stream)
+STREAM: list[str] = []  # ["--stream"]: the measured commands stream their answers (default: whole ones)
 
 
 def run_cli(argv: list[str], env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess]:
@@ -103,11 +103,10 @@ def measure(server, argv: list[str], concurrency: int) -> Measured:
         **clean_env(),
         **model_environ(server),
         "LAWLUO_DEFAULT_CONCURRENCY": str(concurrency),
-        **ROLE_ENV,
     }
     calls, service = server.finished, server.service_seconds
     cpu, mine = resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)
-    total, proc = run_cli([*argv, "--concurrency", str(concurrency)], env)
+    total, proc = run_cli([*argv, *STREAM, "--concurrency", str(concurrency)], env)
     after, mine_after = resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)
     first, last = server.busy or (0.0, 0.0)
     calls = server.finished - calls
@@ -123,7 +122,7 @@ def measure(server, argv: list[str], concurrency: int) -> Measured:
 
 
 def line(what: str, m: Measured, concurrency: int) -> str:
-    what += ", stream: false" if ROLE_ENV.get("LAWLUO_DEFAULT_STREAM") == "false" else ""
+    what += ", streamed" if STREAM else ""
     rate = m.calls / m.busy if m.busy else 0.0
     ideal = concurrency / m.per_call if m.per_call else 0.0
     return (
@@ -218,13 +217,13 @@ def main() -> None:
         help="pace of each streamed answer (default: at once)",
     )
     parser.add_argument(
-        "--no-stream",
+        "--stream",
         action="store_true",
-        help="every role with stream: false (LAWLUO_DEFAULT_STREAM=false): one response per call",
+        help="the commands stream their answers (their --stream); default: whole answers, one response a call",
     )
     args = parser.parse_args()
-    if args.no_stream:
-        ROLE_ENV["LAWLUO_DEFAULT_STREAM"] = "false"
+    if args.stream:
+        STREAM.append("--stream")
     concurrencies = tuple(int(c) for c in args.concurrency.split(","))
     with tempfile.TemporaryDirectory() as tmp:
         if args.part in ("nojudge", "all"):

@@ -36,6 +36,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from .config import ROLES, ConfigError, Settings
@@ -386,6 +387,21 @@ def _rate(calls: int, seconds: float) -> str:
     return f"{plural(calls, 'model call')} in {seconds:.1f} s ({calls / seconds if seconds > 0 else 0:.1f} calls/s)"
 
 
+#: How long a batch command waits for a whole answer (a role's longer ``timeout`` wins): 1,024 tokens at
+#: 2 tokens/s, a busy server's slowest stream.
+WHOLE_ANSWER_TIMEOUT_S = 600.0
+
+
+def _batch_settings(settings: Settings, args: argparse.Namespace) -> Settings:
+    """The settings a batch command's models use: whole answers, one response per call, unless ``--stream``.
+    Nobody watches a batch's answers being written, and a streamed answer costs the client CPU per token
+    (at concurrency 64 that left a fast server idle a quarter of the time: docs/results/evaluate_speed.md);
+    Ctrl-C still stops at once (:func:`lawluo.llm.parallel.as_finished`)."""
+    if args.stream:
+        return settings
+    return replace(settings, models=settings.models.whole_answers(WHOLE_ANSWER_TIMEOUT_S))
+
+
 def _judge(settings: Settings, args: argparse.Namespace):
     """The judge role's model wrapped in the on-disk cache (unless --no-cache)."""
     from .llm import LanguageModels
@@ -436,7 +452,11 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
         keep = set(list(inputs.references)[: args.limit])
         inputs.answers = [a for a in inputs.answers if a.id in keep]
         inputs.references = {k: v for k, v in inputs.references.items() if k in keep}
-    judge = _judge(settings, args) if any(metric_registry.spec(m).uses_judge for m in metrics) else None
+    judge = (
+        _judge(_batch_settings(settings, args), args)
+        if any(metric_registry.spec(m).uses_judge for m in metrics)
+        else None
+    )
     if judge is not None:
         _warn_slots("evaluate", "judge", judge.backend, args.concurrency)
     evaluator = Evaluator(CitationChecker(StatuteDB(settings.statutes_path)), judge, options)
@@ -500,7 +520,7 @@ def cmd_generate(args: argparse.Namespace, settings: Settings) -> int:
         raise UsageError(str(exc)) from None
     if args.limit:
         questions = questions[: args.limit]
-    firm = Firm.from_settings(settings)
+    firm = Firm.from_settings(_batch_settings(settings, args))
     generator = BatchGenerator(
         firm, args.system.strip(), baseline=args.baseline, concurrency=args.concurrency
     )
@@ -866,6 +886,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--quiet", action="store_true", help="no progress bars (drawn only when stderr is a terminal)"
     )
+    evaluate.add_argument(
+        "--stream",
+        action="store_true",
+        help="stream each answer as the roles' settings say (default: whole answers, one response a call: "
+        "less CPU per answer for this client, and Ctrl-C still stops at once)",
+    )
     evaluate.set_defaults(func=cmd_evaluate)
 
     generate = sub.add_parser(
@@ -883,6 +909,12 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--limit", type=int, default=None, help="only the first N questions")
     generate.add_argument(
         "--quiet", action="store_true", help="no progress bar (drawn only when stderr is a terminal)"
+    )
+    generate.add_argument(
+        "--stream",
+        action="store_true",
+        help="stream each answer as the roles' settings say (default: whole answers, one response a call: "
+        "less CPU per answer for this client, and Ctrl-C still stops at once)",
     )
     generate.set_defaults(func=cmd_generate)
 

@@ -140,25 +140,42 @@ def test_the_pipeline_prepares_the_next_questions_in_a_thread_of_its_own(
     assert len(threads) == n and all(name.startswith("prepare") for name in threads)
 
 
-def test_a_batch_with_stream_false_gets_whole_answers_one_response_a_call(
-    capsys, monkeypatch, served, tmp_path
+def test_the_batch_commands_ask_for_whole_answers_unless_told_to_stream(
+    capsys, monkeypatch, served, items, tmp_path
 ):
-    """``LAWLUO_DEFAULT_STREAM=false`` (docs/evaluation.md, "Whole answers for big batches"): every call of
-    the pipeline asks for one JSON response, and the rows are the same as streamed ones would be."""
+    """Nobody watches a batch's answers being written: ``generate`` and ``evaluate`` ask every role for one
+    JSON response a call (less client CPU per answer, docs/evaluation.md), ``--stream`` streams as the
+    roles' settings say; the rows are the same either way."""
     served.responder, served.latency = FirmResponder(), 0.0
-    monkeypatch.setenv("LAWLUO_DEFAULT_STREAM", "false")
     questions = write_jsonl(
         tmp_path / "q.jsonl", [{"id": str(i), "question": f"醉酒驾驶会被判刑吗？{i}"} for i in range(4)]
     )
-    code, (summary,), err = run(
-        capsys, "generate", "--questions", questions, "--system", "LawLuo",
-        "--out", tmp_path / "a.jsonl", "--concurrency", 4,
-    )  # fmt: skip
-    assert code == 0, err
-    assert summary["written"] == 4 and served.finished == summary["model_calls"] >= 4
-    assert {r["stream"] for r in served.requests} == {False}
-    rows = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert all(r["answer"] and r["verdicts"] for r in rows)
+    kinds = {}
+    for flag in ([], ["--stream"]):
+        before = len(served.requests)
+        code, (summary,), err = run(
+            capsys, "generate", "--questions", questions, "--system", "LawLuo", *flag,
+            "--out", tmp_path / f"a{len(flag)}.jsonl", "--concurrency", 4,
+        )  # fmt: skip
+        assert code == 0, err
+        assert summary["written"] == 4 and summary["model_calls"] >= 4
+        kinds[tuple(flag)] = {r["stream"] for r in served.requests[before:]}
+    assert kinds == {(): {False}, ("--stream",): {True}}
+    rows = [
+        [json.loads(line) for line in (tmp_path / f"a{n}.jsonl").read_text("utf-8").splitlines()]
+        for n in (0, 1)
+    ]
+    assert all(r["answer"] and r["verdicts"] for r in rows[0])
+    assert sorted(r["answer"] for r in rows[0]) == sorted(r["answer"] for r in rows[1])
+
+    served.responder = JudgeResponder()
+    for flag in ([], ["--stream"]):
+        before = len(served.requests)
+        argv = ["evaluate", "--answers", items[0], "--references", items[1], "--metrics", "score",
+                "--no-cache", "--limit", 3, "--out", tmp_path / f"e{len(flag)}", "--quiet", *flag]  # fmt: skip
+        code, _, err = run(capsys, *argv)
+        assert code == 0, err
+        assert {r["stream"] for r in served.requests[before:]} == {bool(flag)}
 
 
 def test_without_a_terminal_there_is_no_bar_and_a_role_with_fewer_slots_is_named(

@@ -156,6 +156,7 @@ def test_ctrl_c_during_generate_cancels_the_answers_in_flight_and_the_run_resume
         "".join(f'{{"id": "{i}", "question": "{q}"}}\n' for i, q in enumerate(asked)), "utf-8"
     )
     argv = ["generate", "--questions", str(questions), "--system", "LawLuo", "--out", str(out), "--quiet"]
+    argv.append("--stream")  # streamed answers: the cancel token closes their connections (whole ones: below)
     running = threading.Event()
 
     def ctrl_c() -> None:  # as a terminal's Ctrl-C: SIGINT to the main thread, once both answers stream
@@ -180,3 +181,41 @@ def test_ctrl_c_during_generate_cancels_the_answers_in_flight_and_the_run_resume
     server.tokens_per_second = None
     assert main(argv) == 0  # the same command answers every question
     assert len(out.read_text(encoding="utf-8").splitlines()) == 3
+
+
+def test_ctrl_c_during_generate_with_whole_answers_exits_at_once_and_the_server_stops(tmp_path):
+    """Whole answers (the batch default) cannot be cancelled by closing a stream: the request waits for the
+    server's one response. The batch's workers are not waited for, so the command exits on Ctrl-C while
+    the server still generates, and the process's exit closes the connections (the server stops too)."""
+    import subprocess
+    import sys
+
+    from .conftest import ROOT
+    from .fakes.firm_models import FirmResponder
+    from .fakes.live_app import model_environ
+
+    questions, out = tmp_path / "q.jsonl", tmp_path / "answers.jsonl"
+    questions.write_text(
+        "".join(f'{{"id": "{i}", "question": "醉酒驾驶会被判刑吗？"}}\n' for i in range(3)), "utf-8"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LAWLUO_", "OPENAI_"))}
+    with FakeOpenAIServer(latency=60) as server:  # an answer would take a minute
+        server.responder = FirmResponder()
+        env.update(model_environ(server), LAWLUO_DEFAULT_TIMEOUT="120")
+        argv = ["generate", "--questions", questions, "--system", "S", "--baseline", "--out", out,
+                "--concurrency", "2", "--quiet"]  # fmt: skip
+        process = subprocess.Popen(
+            [sys.executable, "-m", "lawluo", *map(str, argv)],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            until(lambda: len(server.requests) == 2 or process.poll() is not None, "both questions sent", 60)
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=30)  # well before the server's answers
+        finally:
+            process.kill()
+        until(lambda: server.abandoned == 2, "the server saw both connections close")
+        assert process.returncode == 130 and "interrupted (Ctrl-C)" in err and "Traceback" not in err, err
+        assert server.finished == 0 and len(server.requests) == 2
+        assert {r["stream"] for r in server.requests} == {False}
+    assert not out.exists() or out.read_text(encoding="utf-8") == ""

@@ -54,6 +54,31 @@ def test_default_section_is_merged_into_roles_with_the_same_backend(tmp_path):
     assert lawyer.api_key is None
 
 
+def test_whole_answers_turns_streaming_off_and_waits_long_enough_for_a_whole_answer(tmp_path):
+    """What the batch commands use (``generate``/``evaluate`` without ``--stream``): every role that streams
+    asks for whole answers, waiting at least the given seconds; the rest of its settings are kept."""
+    path = write(
+        tmp_path,
+        """
+        models:
+          default: {backend: openai, model: m, base_url: "http://gpu:8000/v1", timeout: 30}
+          judge: {timeout: 900, temperature: 0}
+          secretary: {stream: false}
+          lawyer: {backend: transformers, model: ./base}
+        """,
+    )
+    models = load_settings(path, environ={}).models
+    whole = models.whole_answers(600)
+    assert whole.clarifier.options == OpenAIOptions(
+        model="m", base_url="http://gpu:8000/v1", timeout=600, stream=False
+    )
+    assert whole.judge.options.timeout == 900 and whole.judge.options.temperature == 0  # its longer wait kept
+    assert whole.secretary == models.secretary  # already whole answers, with the wait its owner chose
+    assert whole.lawyer == models.lawyer  # a local model: no stream option to turn off
+    assert not whole.boss.options.stream
+    assert models.clarifier.options.stream  # a copy: the settings themselves are unchanged
+
+
 def test_api_keys_never_appear_in_the_repr_of_settings(tmp_path):
     settings = load_settings(
         environ={

@@ -283,6 +283,14 @@ def test_tokens_per_second_paces_the_stream(server, client):
     assert time.perf_counter() - start >= (len(MIXED_TOKENS) - 1) / 200
 
 
+def test_a_whole_answer_comes_when_its_last_token_would_have_been_streamed(server, client):
+    server.tokens_per_second = 200
+    server.script(Reply(MIXED))
+    start = time.perf_counter()
+    assert ask(client).choices[0].message.content == MIXED
+    assert time.perf_counter() - start >= (len(MIXED_TOKENS) - 1) / 200
+
+
 def test_each_token_reaches_the_client_before_the_next_is_sent(server, client):
     server.tokens_per_second = 1
     server.script(Reply("一 二 三"))

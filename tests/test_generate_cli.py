@@ -199,8 +199,9 @@ def test_a_write_that_fails_midway_keeps_every_complete_answer_and_the_same_comm
     assert "2 answers written" in message and "run the same command again" in message
     # The half-written third answer was cut back off: the file is two complete lines.
     assert out.read_bytes().endswith(b"\n") and [r["id"] for r in rows_of(out)] == ["q0", "q1"]
-    # Once the file could not be written no further question was sent: the probe and q0–q2 only.
-    assert server.responder.calls["lawyer"] == 1 + 3
+    # Once the file could not be written no further question was sent: the probe, q0–q2, and at most the
+    # one the worker had taken as its answer to q2 came in (a worker does not wait for the write).
+    assert 1 + 3 <= server.responder.calls["lawyer"] <= 1 + 3 + 1
     code, (summary,), err = generate(capsys, *command)
     assert code == 0, err
     assert summary["written"] == 8 and summary["already_answered"] == 2

@@ -145,6 +145,64 @@ def test_gather_keeps_order_and_can_return_failures_in_place():
     assert gather([]) == []
 
 
+def test_as_finished_yields_each_result_as_it_ends_and_a_caller_that_stops_waits_for_nothing():
+    from contextlib import closing
+
+    from lawluo.llm.parallel import as_finished
+
+    release = threading.Event()
+
+    def work(n):
+        if n == 0:
+            release.wait(30)  # a slow call
+        if n == 3:
+            raise ValueError("three")
+        return n * 10
+
+    got = []
+    with closing(as_finished(work, range(5), workers=2)) as done:
+        for n, future in done:
+            got.append(n)
+            if n == 3:
+                assert isinstance(future.exception(), ValueError)
+            else:
+                assert future.result() == n * 10
+            if len(got) == 4:
+                release.set()  # the slow one ends last
+    assert got == [1, 2, 3, 4, 0]
+
+    # A caller that stops takes no further item and does not wait for the one in flight.
+    gates, taken = [threading.Event() for _ in range(10)], []
+
+    def gated(n):
+        gates[n].wait(30)
+        return n
+
+    def items():
+        for n in range(10):
+            taken.append(n)
+            yield n
+
+    gates[0].set()
+    with closing(as_finished(gated, items(), workers=1, name="stopping")) as done:
+        for n, _ in done:
+            if n == 2:
+                break  # item 3 may be in flight, its gate shut: not waited for
+            gates[n + 1].set()
+    for gate in gates:
+        gate.set()
+    for thread in [t for t in threading.enumerate() if t.name.startswith("stopping")]:
+        thread.join(10)
+    assert taken in ([0, 1, 2], [0, 1, 2, 3])  # none after the one in flight, though every gate is open
+
+    def broken():
+        yield 1
+        raise OSError("unreadable questions")
+
+    with pytest.raises(OSError, match="unreadable"):
+        list(as_finished(lambda n: n, broken(), workers=1))
+
+
 def test_importing_lawluo_and_building_the_app_without_models_imports_no_torch():
     code = (
         "import sys, app\n"

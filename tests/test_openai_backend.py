@@ -135,10 +135,11 @@ def test_a_stream_is_retried_when_it_fails_before_its_first_piece(server):
     ],
     ids=["429", "500", "malformed-body"],
 )
-def test_faults_that_persist_end_in_a_typed_error_after_max_retries(server, fault, error, message):
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+def test_faults_that_persist_end_in_a_typed_error_after_max_retries(server, fault, error, message, stream):
     server.script(*[fault] * 3)
     with pytest.raises(error, match=message) as caught:
-        backend(server, max_retries=2).chat(HELLO)
+        backend(server, max_retries=2, stream=stream).chat(HELLO)
     assert "fake-model" in str(caught.value)
     assert len(server.requests) == 3
 

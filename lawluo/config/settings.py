@@ -8,7 +8,7 @@ environment behind its back.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from lawluo.llm.options import NoModelOptions
@@ -56,6 +56,18 @@ class ModelsConfig:
     def items(self) -> Iterator[tuple[str, RoleConfig]]:
         for f in fields(self):
             yield f.name, getattr(self, f.name)
+
+    def whole_answers(self, timeout: float) -> ModelsConfig:
+        """These roles with every model that streams asking for whole answers instead (``stream: false``),
+        each waited for up to ``timeout`` seconds (or the role's own ``timeout``, if longer): what the batch
+        commands use, where nobody watches an answer being written."""
+        changed = {}
+        for role, config in self.items():
+            options = config.options
+            if getattr(options, "stream", False):
+                wait = max(options.timeout, timeout)
+                changed[role] = replace(config, options=replace(options, stream=False, timeout=wait))
+        return replace(self, **changed)
 
 
 @dataclass(frozen=True)

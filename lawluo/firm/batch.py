@@ -28,8 +28,9 @@ import contextvars
 import itertools
 import time
 from collections import Counter, deque
-from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from lawluo.agents.answer_check import HOLD_REASONS, check_answer, reported_cut
 from lawluo.config import ROLES
 from lawluo.jsonl import JSONLAppender, JSONLError, drop_partial_last_line, read_jsonl, report
 from lawluo.llm import AuthenticationFailed, LLMError, ModelUnavailable
+from lawluo.llm.parallel import as_finished
 
 from .firm import Firm, Retrieval
 from .state import Consultation
@@ -163,6 +165,30 @@ class BatchGenerator:
             "seconds": round(time.perf_counter() - start, 3),
         }
 
+    def _ahead(
+        self, todo: list[tuple[str, str]], n: int, prep: ThreadPoolExecutor
+    ) -> Iterator[tuple[str, str, Future]]:
+        """``todo`` with each question's :meth:`prepare` started ``n`` questions ahead of its turn, one after
+        another in ``prep``'s thread while answers stream: with every worker doing its own, 64 answers
+        ending together (a server's latencies are alike) left the server idle ~1 s while 64 retrievals
+        shared the GIL. Those not reached (the run stopped) are cancelled."""
+        caller = contextvars.copy_context()  # its cancel token reaches the model calls of routing
+        pending, window = iter(todo), deque[tuple[str, str, Future]]()
+
+        def fill() -> None:
+            for qid, question in itertools.islice(pending, n - len(window)):
+                window.append((qid, question, prep.submit(caller.copy().run, self.prepare, question)))
+
+        try:
+            fill()
+            while window:
+                item = window.popleft()
+                fill()
+                yield item
+        finally:
+            for _, _, ready in window:
+                ready.cancel()
+
     def _keep(self, future: Future, qid: str, out: JSONLAppender, report_: BatchReport) -> None:
         """Append one finished question's answer to the file, or record why there is none."""
         try:
@@ -203,53 +229,16 @@ class BatchGenerator:
             on_start(len(todo))
         Path(out_path).parent.mkdir(parents=True, exist_ok=True)
         workers = max(1, self.concurrency)
-        pending, running = iter(todo), dict[Future, str]()
-        # The next `workers` questions are prepared (routed, retrieved) one after another in a thread of
-        # their own while answers stream: with every worker doing its own, 64 answers ending together
-        # (a server's latencies are alike) left the server idle ~1 s while 64 retrievals shared the GIL.
-        ahead: deque[tuple[str, str, Future | None]] = deque()
-
-        def top_up() -> None:
-            for qid, question in itertools.islice(pending, workers - len(ahead)):
-                ready = (
-                    None
-                    if self.baseline
-                    else prep.submit(contextvars.copy_context().run, self.prepare, question)
-                )
-                ahead.append((qid, question, ready))
-
-        def send(n: int) -> None:  # questions are sent as others finish: at most `workers` at once
-            for _ in range(n):
-                top_up()
-                if not ahead:
-                    return
-                qid, question, ready = ahead.popleft()
-                # in the caller's context: its cancel token (the CLI's Ctrl-C) reaches the model calls
-                running[pool.submit(contextvars.copy_context().run, self.answer, qid, question, ready)] = qid
-            top_up()
-
-        with (
-            JSONLAppender(out_path) as out,
-            ThreadPoolExecutor(workers) as pool,
-            ThreadPoolExecutor(1, thread_name_prefix="prepare") as prep,
-        ):
-            send(workers)
-            try:
-                while running:
-                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        self._keep(future, running.pop(future), out, report_)
-                        if on_done is not None:
-                            on_done()
-                        if not (report_.stopped or report_.write_error):
-                            # one question out for each answer kept, not after all of them: each row is
-                            # fsynced (~6 ms), and 64 answers ending together held the next 64 back 0.4 s
-                            send(1)
+        with JSONLAppender(out_path) as out, ThreadPoolExecutor(1, thread_name_prefix="prepare") as prep:
+            prepared = todo if self.baseline else self._ahead(todo, workers, prep)
+            # the answers in flight when the run stops (or on Ctrl-C) are dropped, not waited for
+            with closing(as_finished(lambda item: self.answer(*item), prepared, workers)) as answers:
+                for item, future in answers:
+                    self._keep(future, item[0], out, report_)
+                    if on_done is not None:
+                        on_done()
                     if report_.stopped or report_.write_error:
-                        break
-            finally:  # stopped early (or Ctrl-C): no further question is sent; answers in flight are dropped
-                for future in [*running, *(ready for _, _, ready in ahead if ready is not None)]:
-                    future.cancel()
+                        break  # no further question is sent
         report_.seconds = time.perf_counter() - start
         report_.calls = self.calls() - calls
         return report_

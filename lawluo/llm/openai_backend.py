@@ -343,8 +343,7 @@ class OpenAIBackend(ChatBackend):
         watchdog closes the connection when they run out while no piece arrives."""
         timeout = _timeout(call.read_timeout(self.options.timeout))
         if not request["stream"]:
-            response = self.client.chat.completions.create(**request, timeout=timeout)
-            content, reason = self._content(response)
+            content, reason = self._content(self._post(request, timeout))
             if content:
                 yield content
             return Finish(reason, request["max_tokens"])
@@ -369,15 +368,24 @@ class OpenAIBackend(ChatBackend):
         return Finish(reason, request["max_tokens"])
 
     def _open_stream(self, request: dict[str, Any], timeout: httpx.Timeout) -> openai.Stream[object]:
-        """The streamed answer, its chunks as plain dicts: the SDK's low-level ``post`` (its README's
-        "undocumented requests") with ``cast_to=object``. ``chat.completions.create`` builds a pydantic
-        object per chunk (0.4 ms of CPU under the GIL, measured: 7 ms of an 18 ms judge call), which
-        capped a batch at concurrency 64 below the server's rate (docs/results/evaluate_speed.md)."""
+        """The streamed answer, its chunks as plain dicts."""
+        stream = self._post(request, timeout, stream=True)
+        _read_to_end(getattr(stream, "response", None))
+        return stream
+
+    def _post(self, request: dict[str, Any], timeout: httpx.Timeout, stream: bool = False) -> Any:
+        """The chat completion (a stream of chunks when ``stream``), as plain dicts: the SDK's low-level
+        ``post`` (its README's "undocumented requests") with ``cast_to=object``. ``chat.completions.create``
+        turns the request into typed params and builds a pydantic object per response or streamed chunk
+        (0.4 ms of CPU a chunk under the GIL, measured: 7 ms of an 18 ms judge call), which capped a batch
+        at concurrency 64 below the server's rate (docs/results/evaluate_speed.md)."""
         body = {k: v for k, v in request.items() if k != "extra_body"}
         options: dict[str, Any] = {"timeout": timeout}
         if request.get("extra_body"):
             options["extra_json"] = request["extra_body"]
-        stream = self.client.post(
+        if not stream:
+            return self.client.post("/chat/completions", body=body, cast_to=object, options=options)  # type: ignore[arg-type]
+        return self.client.post(
             "/chat/completions",
             body=body,
             cast_to=object,
@@ -385,8 +393,6 @@ class OpenAIBackend(ChatBackend):
             stream=True,
             stream_cls=openai.Stream[object],
         )
-        _read_to_end(getattr(stream, "response", None))
-        return stream
 
     # -- errors and retries -------------------------------------------------------------------
     def _should_retry(self, error: LLMError, attempt: int, exc: BaseException, call: _Call) -> bool:
@@ -412,15 +418,19 @@ class OpenAIBackend(ChatBackend):
         return True
 
     def _content(self, response: Any) -> tuple[str, str | None]:
+        """The answer and finish reason of a whole chat completion (a dict, as the server sent it)."""
         try:
-            choice = response.choices[0]
-            content = choice.message.content
-        except (AttributeError, IndexError, TypeError):
+            choice = response["choices"][0]
+            content = choice["message"]["content"]
+            if not isinstance(content, (str, type(None))):
+                raise TypeError(type(content).__name__)
+        except (KeyError, IndexError, TypeError):
             raise MalformedResponse(
                 f"{self.describe()} answered with something that is not a chat completion "
                 f"({type(response).__name__}). Is base_url an OpenAI-compatible /v1 endpoint?"
             ) from None
-        return content or "", getattr(choice, "finish_reason", None)
+        reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+        return content or "", reason if isinstance(reason, str) else None
 
     def _translate(self, exc: BaseException) -> LLMError:
         """One typed error, with a message saying what to change, for anything the SDK raised.

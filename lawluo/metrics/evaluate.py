@@ -18,15 +18,15 @@ every call (no model, a rejected key) stops that metric with a note while the ot
 
 from __future__ import annotations
 
-import contextvars
 import sys
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from lawluo.law.checker import CitationChecker
+from lawluo.llm.parallel import as_finished
 
 from . import registry
 from .inputs import Inputs
@@ -155,22 +155,17 @@ class Evaluator:
                 leave=False,
                 mininterval=0.5,
             ) as bar,
-            ThreadPoolExecutor(workers, thread_name_prefix="lawluo-eval") as pool,
+            # on workers the caller's Ctrl-C does not wait for; in its context: its cancel token reaches the
+            # judge's calls
+            closing(
+                as_finished(lambda pair: fn(pair[1]), enumerate(items), workers, name="lawluo-eval")
+            ) as done,
         ):
-            # in the caller's context: its cancel token (the CLI's Ctrl-C) reaches the judge's calls
-            futures = {
-                pool.submit(contextvars.copy_context().run, fn, item): i for i, item in enumerate(items)
-            }
-            try:
-                for future in as_completed(futures):
-                    out[futures[future]] = future.result()
-                    if self.judge is not None and not bar.disable:
-                        bar.set_postfix_str(self.judge.tally(), refresh=False)
-                    bar.update()
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
+            for (i, _), future in done:
+                out[i] = future.result()
+                if self.judge is not None and not bar.disable:
+                    bar.set_postfix_str(self.judge.tally(), refresh=False)
+                bar.update()
         return out
 
     # -- summary -------------------------------------------------------------------------------

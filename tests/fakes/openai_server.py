@@ -233,7 +233,8 @@ class FakeOpenAIServer:
     """A running fake OpenAI server on ``127.0.0.1`` (an ephemeral port unless ``port`` is given).
 
     ``latency``: seconds slept before each chat answer starts. ``tokens_per_second``: pace of
-    streamed content chunks (None or 0: as fast as possible). ``api_key``: when set, requests must
+    streamed content chunks (None or 0: as fast as possible); a whole answer (``stream: false``) comes
+    when its last token would have been streamed. ``api_key``: when set, requests must
     carry ``Authorization: Bearer <api_key>``. ``models``: when set, the only model names accepted
     (and listed by ``/v1/models``). Attributes may be changed between requests.
     """
@@ -563,8 +564,12 @@ class _Handler(BaseHTTPRequestHandler):
             item = _cut(item, body.get("max_tokens"))
         if stream:
             self._stream(fake, body, model, item)
-        else:
-            self._json(200, self._completion(body, model, item))
+            return
+        tps, tokens = fake.tokens_per_second, len(tokenize(item.content))
+        if tps and tokens > 1 and not self._wait(fake, (tokens - 1) / tps):  # generated as streamed, unseen
+            self.close_connection = True
+            return
+        self._json(200, self._completion(body, model, item))
 
     def _emulated_request(self, emulate: Emulation, body: dict) -> dict | None:
         """``body`` as the emulated server's model sees it, or None after answering with its error."""
