@@ -18,6 +18,8 @@ the first piece and for each next one, and a call that is cancelled (:mod:`.canc
 ``call_timeout`` or, for a whole answer, of the step's budget (:mod:`.budget`) closes its connection, which
 stops generation on llama.cpp's and vLLM's servers. A watchdog thread closes the socket even while no
 piece arrives (prompt reading on a CPU takes minutes, and llama-cpp-python sends keep-alive pings meanwhile).
+The batch commands turn it off (:meth:`lawluo.config.ModelsConfig.whole_answers`): a whole answer costs the
+client less CPU than one event per token, and they do not wait for a call in flight when stopped.
 
 **Fitting the server** (:mod:`.server_probe`, asked once per backend): ``system_message: auto`` merges
 system messages into the first user message for servers whose chat template drops or rejects them, and
