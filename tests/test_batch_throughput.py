@@ -16,6 +16,7 @@ import pytest
 
 from lawluo.cli import main
 from lawluo.firm import Firm
+from lawluo.llm import cancel
 from lawluo.llm.openai_backend import OpenAIBackend
 from lawluo.llm.options import OpenAIOptions
 from lawluo.llm.parallel import gather
@@ -119,11 +120,12 @@ def test_the_pipeline_prepares_the_next_questions_in_a_thread_of_its_own(
     the workers only wait on the model (64 answers ending together no longer leave the server idle while
     64 retrievals share the GIL)."""
     served.responder, served.latency = FirmResponder(), 0.2
-    threads = []
+    threads, tokens = [], []
     retrieve = Firm.retrieve
 
     def recording(self, state):
         threads.append(threading.current_thread().name)
+        tokens.append(cancel.current())  # the CLI's Ctrl-C token reaches a model the retrieval may ask
         return retrieve(self, state)
 
     monkeypatch.setattr(Firm, "retrieve", recording)
@@ -138,6 +140,7 @@ def test_the_pipeline_prepares_the_next_questions_in_a_thread_of_its_own(
     assert code == 0, err
     assert summary["written"] == n and served.finished == summary["model_calls"] >= n
     assert len(threads) == n and all(name.startswith("prepare") for name in threads)
+    assert None not in tokens and len(set(map(id, tokens))) == 1
 
 
 def test_the_batch_commands_ask_for_whole_answers_unless_told_to_stream(

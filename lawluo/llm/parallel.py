@@ -59,8 +59,8 @@ def as_finished(
     Each worker takes its next item as soon as its last one is done, without waiting for the caller to
     take the result: 64 answers of a served model ending together are parsed one after another under
     the GIL, and a next request waiting for the caller's turn left the server idle meanwhile. ``items``
-    is read by one worker at a time (a generator may prepare what it yields), and ``work`` runs in a copy
-    of the caller's context (its cancel token and time budget).
+    is read by one worker at a time (a generator may prepare what it yields); it and ``work`` run in the
+    caller's context (its cancel token and time budget; ``work`` in a copy per item).
 
     When the caller stops reading (a ``break``, an error, Ctrl-C), no further item is taken, and the
     calls in flight are not waited for: the workers are daemon threads, so an interrupted command exits
@@ -73,8 +73,8 @@ def as_finished(
     context = contextvars.copy_context()
 
     def take() -> object:
-        with lock:
-            return _END if stop.is_set() else next(source, _END)
+        with lock:  # `items` too runs in the caller's context (one thread at a time enters it)
+            return _END if stop.is_set() else context.run(next, source, _END)
 
     def loop() -> None:
         try:
