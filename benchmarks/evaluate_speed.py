@@ -12,7 +12,8 @@ statute database and jieba, the metrics, writing the outputs), as a researcher w
 ROUGE-L (target: ≤ 60 s) and once with METEOR added.
 
 Parts ``judge`` and ``generate`` serve the model from the fake OpenAI server of the tests (every call
-waits ``--latency`` seconds, then streams its answer, at ``--tokens-per-second`` or at once) and run the
+waits ``--latency`` seconds, then sends its answer, at ``--tokens-per-second`` or at once: whole, the batch
+commands' default, or streamed with ``--stream``) and run the
 command in a fresh process at each ``--concurrency`` C (every role's ``concurrency`` set to C), with
 ``--waves`` × C items (``--items`` to fix the number). Throughput counts **model calls the server
 answered**, not items, over the span from the first call's arrival to the last one's end (the server's
