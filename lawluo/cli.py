@@ -390,6 +390,11 @@ def _rate(calls: int, seconds: float) -> str:
 #: How long a batch command waits for a whole answer (a role's longer ``timeout`` wins): 1,024 tokens at
 #: 2 tokens/s, a busy server's slowest stream.
 WHOLE_ANSWER_TIMEOUT_S = 600.0
+#: ``--stream`` of the batch commands (generate, evaluate), which turns :func:`_batch_settings` off.
+STREAM_HELP = (
+    "stream each answer as the roles' settings say (default: whole answers, one response a call: "
+    "less CPU per answer for this client, and Ctrl-C still stops at once)"
+)
 
 
 def _batch_settings(settings: Settings, args: argparse.Namespace) -> Settings:
@@ -886,12 +891,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--quiet", action="store_true", help="no progress bars (drawn only when stderr is a terminal)"
     )
-    evaluate.add_argument(
-        "--stream",
-        action="store_true",
-        help="stream each answer as the roles' settings say (default: whole answers, one response a call: "
-        "less CPU per answer for this client, and Ctrl-C still stops at once)",
-    )
+    evaluate.add_argument("--stream", action="store_true", help=STREAM_HELP)
     evaluate.set_defaults(func=cmd_evaluate)
 
     generate = sub.add_parser(
@@ -910,12 +910,7 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument(
         "--quiet", action="store_true", help="no progress bar (drawn only when stderr is a terminal)"
     )
-    generate.add_argument(
-        "--stream",
-        action="store_true",
-        help="stream each answer as the roles' settings say (default: whole answers, one response a call: "
-        "less CPU per answer for this client, and Ctrl-C still stops at once)",
-    )
+    generate.add_argument("--stream", action="store_true", help=STREAM_HELP)
     generate.set_defaults(func=cmd_generate)
 
     bench = sub.add_parser(
