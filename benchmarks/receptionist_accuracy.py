@@ -33,6 +33,8 @@ from pathlib import Path
 
 from _common import DATA, ROOT, percentile, read_jsonl
 
+READER_LABELS = ROOT / "benchmarks" / "data" / "domain_reader_labels.dev.jsonl"
+
 LOAD = """
 import time; t = time.perf_counter()
 from lawluo.config import Settings
@@ -67,11 +69,55 @@ def confusion(gold: list[str], pred: list[str], labels: list[str]) -> list[list[
     return [[counts[(g, p)] for p in labels] for g in labels]
 
 
+def reader_agreement(
+    ids: list[str], gold: list[str], best: list[str], rows: list[dict], labels: list[str]
+) -> None:
+    """LawBench's labels against a second reader's (``benchmarks/data/README.md`` says who and how), and the
+    cross-validated predictions against each: how much of the error is disagreement about the label."""
+    reader = {r["id"]: r["domain"] for r in rows}
+    missing = [i for i in ids if i not in reader]
+    if missing or any(reader[i] not in labels for i in ids):
+        raise SystemExit(f"reader labels: {len(missing)} dev questions without a label, or an unknown domain")
+    second = [reader[i] for i in ids]
+    same = [a == b for a, b in zip(gold, second, strict=True)]
+    n, agree = len(ids), sum(same)
+    print(
+        f"\nsecond reader (blind to the LawBench label): agrees with LawBench on {agree}/{n} = {agree / n:.3f}; "
+        f"Cohen's kappa {kappa(gold, second, labels):.3f}"
+    )
+    hit = [b == g for b, g in zip(best, gold, strict=True)]
+    print(
+        f"  receptionist (the CV predictions above) right by LawBench {sum(hit)}/{n} = {sum(hit) / n:.3f}; "
+        f"by the second reader {sum(b == r for b, r in zip(best, second, strict=True)) / n:.3f}; "
+        f"by either {sum(b in (g, r) for b, g, r in zip(best, gold, second, strict=True)) / n:.3f}"
+    )
+    on = [h for h, s in zip(hit, same, strict=True) if s]
+    off = [h for h, s in zip(hit, same, strict=True) if not s]
+    print(
+        f"  on the {len(on)} questions both readers label alike: {sum(on) / len(on):.3f}; "
+        f"on the {len(off)} they label differently (by LawBench's label): {sum(off) / max(len(off), 1):.3f}"
+    )
+
+
+def kappa(a: list[str], b: list[str], labels: list[str]) -> float:
+    """Cohen's kappa of two labellings (scikit-learn's)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    return float(cohen_kappa_score(a, b, labels=labels))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--no-tune", action="store_true", help="fixed settings instead of inner-CV tuning")
     parser.add_argument("--no-law-vote", action="store_true", help="the linear model alone (today's recipe)")
+    parser.add_argument(
+        "--reader-labels",
+        type=Path,
+        default=READER_LABELS,
+        help="a second reader's domain for each dev question (id, domain): how far the two labellings "
+        "agree, and the receptionist against each (default: %(default)s; a missing file skips it)",
+    )
     args = parser.parse_args()
 
     import numpy as np
@@ -85,7 +131,7 @@ def main() -> None:
     from training import train_receptionist as tr
 
     cfg = tr.ReceptionistConfig(tune=not args.no_tune, law_vote=not args.no_law_vote)
-    _, questions, gold = tr.dev_set(DATA, cfg.domains())
+    ids, questions, gold = tr.dev_set(DATA, cfg.domains())
     weak = tr.build_weak_set(cfg, exclude=questions)
     overlap = sum(c["dev_overlap"] for c in weak.counts.values())
     print(
@@ -179,6 +225,9 @@ def main() -> None:
             f"  t={t:.2f}: {below.mean():5.1%} below, best-domain accuracy {acc_below:.3f} below / "
             f"{acc_above:.3f} above; routed accuracy {np.mean(routed_t == y):.3f}"
         )
+
+    if args.reader_labels.exists():
+        reader_agreement(ids, gold, best, read_jsonl(args.reader_labels), labels)
 
     names = [domain(d).name for d in labels]
     print("\nconfusion matrix (pooled; rows: LawBench label → domain, columns: predicted best domain):")
