@@ -10,6 +10,7 @@ import gzip
 import json
 import re
 
+import numpy as np
 import pytest
 
 from lawluo.agents.domains import PACKAGED
@@ -226,12 +227,47 @@ def test_an_unsure_routing_draws_on_the_domain_whose_material_matches_far_better
     assert material.domain_for(LEASE, "contract", 0.3) == "contract"
     assert material.domain_for(CRIMINAL_QUESTION, "criminal", 0.2) == "criminal"  # never away from it
     # a domain among the receptionist's next choices needs only to match better, any other far better
-    unpaid = "我是公司股东，认缴的钱还没到期，公司欠供应商的钱还不上，供应商能找我吗？"
-    assert material.domain_for(unpaid, "debt", 0.3) == "debt"  # company matches better, not 1.5×
-    assert material.domain_for(unpaid, "debt", 0.3, near=("debt", "company")) == "company"
+    slipped = "我在商场里地面有水滑倒摔伤了腰，商场说地上有提示牌，不肯赔医药费。"
+    assert material.domain_for(slipped, "consumer", 0.3) == "consumer"  # tort matches better, not 1.5×
+    assert material.domain_for(slipped, "consumer", 0.3, near=("consumer", "tort")) == "tort"
     # criminal elements only for a question that names a crime (坐牢, 判刑, 罪 …)
     assert material.domain_for("我被一个网友骗走了五万块钱，钱还能要回来吗", "other", 0.1) != CRIMINAL
     assert material.domain_for("我被一个网友骗走了五万块钱，骗子会被判刑吗", "other", 0.1) == CRIMINAL
+
+
+FINED = "我的小吃店因为后厨卫生不合格被罚了五千块，我觉得罚得太重了"
+
+
+def test_the_elements_whose_lay_words_the_question_says_come_first():
+    question = "公司三个月只发了一半工资，我不想干了，经过这件事能要补偿吗"
+    items = [  # the first matches more of the question's words (经过, 补偿), the second names its matter
+        Item("s-1", "labor", "原单位是否经过协商向您支付过补偿？", ("工龄", "换公司"), groups=("a",)),
+        Item("s-2", "labor", "单位是否未足额支付劳动报酬？", ("欠薪", "一半工资"), groups=("b",)),
+        Item("m-1", "labor", "您是否经过协商拿到了补偿？", ("一半工资",), source="answer", support=9),
+    ]
+    material = ClarificationMaterial(items)
+    assert [i.id for i in material.rank(question, "labor", 3)][0] == "s-1"  # BM25 alone
+    assert material.named(question).tolist() == [False, True, False]  # a mined item is never named
+    assert [i.id for i in material.rank(question, "labor", 3, question=question)][0] == "s-2"
+
+
+def test_an_unsure_routing_compares_domains_on_the_elements_the_question_names(material):
+    # 卫生 alone matches a leaking 卫生间 (a building's defects) better than any penalty element does
+    assert material.domain_for(FINED, "administrative", 0.3) == "administrative"
+    assert all("处罚" in i.statement for i in material.rank(FINED, "administrative", 3, question=FINED))
+
+
+def test_a_one_character_lay_word_names_an_entry_only_as_a_word_of_its_own(material):
+    # 告 (to sue) is a keyword; 广告 (an advertisement) does not say it, 去法院告他 does
+    says = [i for i, item in enumerate(material.items) if item.keywords == ("告",) or "告" in item.keywords]
+    assert says, "no entry has the keyword 告 any more: pick another one-character keyword"
+    assert not material.named("我拍的照片被别人拿去做了广告")[says].any()
+    assert material.named("他用了我的照片，我想去法院告他")[says].all()
+
+
+def test_mined_elements_are_never_named(material):
+    mined = np.array([item.source != "statute" for item in material.items])
+    assert mined.any() and not material.named("离婚的时候孩子归谁，抚养费怎么算")[mined].any()
 
 
 def test_the_firm_passes_the_receptionists_confidence_and_none_after_an_override(firm, material):

@@ -304,7 +304,10 @@ class ClarificationMaterial:
         self._keys = [statement_key(i.statement) for i in self.items]
         self._by_key: dict[str, list[int]] = {}
         self._groups: dict[str, list[int]] = {}
+        self._by_keyword: dict[str, list[int]] = {}  # a statute entry's lay word → its elements
         for n, item in enumerate(self.items):
+            for word in item.keywords if item.source == "statute" else ():
+                self._by_keyword.setdefault(word, []).append(n)
             self._by_key.setdefault(self._keys[n], []).append(n)
             for group in item.groups:
                 self._groups.setdefault(group, []).append(n)
@@ -346,7 +349,7 @@ class ClarificationMaterial:
         """The domain whose elements a tree for ``question`` draws on (soft routing): the routed
         ``domain``, unless the receptionist was unsure (``confidence`` below :data:`SWITCH_CONFIDENCE`;
         ``None`` — the client chose the domain — never switches) and another domain's best statute
-        element matches the question better: any better for one of the receptionist's next choices
+        element (among those the question :meth:`named`, when it names any) matches the question better: any better for one of the receptionist's next choices
         ``near`` (its top three), :data:`SWITCH_RATIO` times better for any other. A criminal routing
         is kept; the criminal domain is a target only for a question with a :data:`CRIMINAL_SIGNAL`.
 
@@ -358,8 +361,10 @@ class ClarificationMaterial:
         if self.index is None:
             return domain
         scores = self.index.scores(tokenize(question)) * self._weights
+        named = self.named(question)
+        statute = named if named.any() else self._statute  # the elements the client's words name, if any
         best: dict[str, float] = {}
-        for n in np.flatnonzero(self._statute & (scores > 0)):
+        for n in np.flatnonzero(statute & (scores > 0)):
             d = self.items[n].domain
             best[d] = max(best.get(d, 0.0), float(scores[n]))
         if not CRIMINAL_SIGNAL.search(question):
@@ -371,6 +376,22 @@ class ClarificationMaterial:
             if d != domain and best[d] > (here if d in near else SWITCH_RATIO * here)
         ]
         return max(better, key=lambda d: best[d]) if better else domain
+
+    def named(self, question: str) -> np.ndarray:
+        """The statute elements whose entry the client's words name: one of the entry's keywords (the lay
+        words it was written with, ``statute_elements.yaml``) is in ``question``, as written or
+        :func:`paraphrased`. A BM25 match alone can rest on a word any matter uses (经过…同意 brought
+        调岗 to a photo used without consent; 卫生 brought 卫生间 leaks to a fine for a dirty kitchen):
+        :meth:`rank` puts the named elements first and :meth:`domain_for` compares domains on them.
+        Mined elements are never named: their keywords are the words of the consultations they came from."""
+        out = np.zeros(len(self.items), dtype=bool)
+        texts = (question, paraphrased(question))
+        words = {w for t in texts for w in jieba_words(t)}
+        for word, members in self._by_keyword.items():
+            # a one-character keyword (告, 罚, 撞) only as a word of its own: 告 is not in 广告
+            if word in words if len(word) == 1 else any(word in t for t in texts):
+                out[members] = True
+        return out
 
     def restating(self, question: str) -> Callable[[str], bool]:
         """``statement -> True`` when the element only restates ``question`` (:func:`restates`)."""
@@ -392,9 +413,9 @@ class ClarificationMaterial:
         statutes_only: bool = False,
         question: str = "",
     ) -> list[Item]:
-        """Up to ``k`` items of ``domain`` that match ``query``, best first, none whose
-        :func:`statement_key` is in ``taken`` and none that only restates ``question`` (the client's own
-        words; :meth:`restating`): BM25 × source weight; a mined item only when it scores at least
+        """Up to ``k`` items of ``domain`` that match ``query``, best first — the elements ``question`` names
+        (:meth:`named`) before the others — none whose :func:`statement_key` is in ``taken`` and none
+        that only restates ``question`` (the client's own words; :meth:`restating`): BM25 × source weight; a mined item only when it scores at least
         ``MINED_MIN_SHARE`` of the best statute item, any item only when it scores at least ``MIN_SHARE``
         of the best item (both bars count the taken and the restating items too). ``statutes_only``: the
         statute items with any match, no bars (what is left when the good matches are used up)."""
@@ -407,7 +428,7 @@ class ClarificationMaterial:
         scores[~self._statute & (scores < MINED_MIN_SHARE * best_statute)] = 0.0
         scores[scores < MIN_SHARE * float(scores.max(initial=0.0))] = 0.0
         self._drop(scores, taken)
-        return self._top(scores, k, self.restating(question))
+        return self._top(scores, k, self.restating(question), self.named(question) if question else None)
 
     def follow_ups(
         self,
@@ -460,9 +481,16 @@ class ClarificationMaterial:
             for n in self._by_key.get(key, ()):
                 scores[n] = 0.0
 
-    def _top(self, scores: np.ndarray, k: int, said: Callable[[str], bool]) -> list[Item]:
+    def _top(
+        self, scores: np.ndarray, k: int, said: Callable[[str], bool], first: np.ndarray | None = None
+    ) -> list[Item]:
+        """Up to ``k`` items by score, those of ``first`` (that score at all) before the others."""
         out: list[Item] = []
-        for n in np.argsort(-scores, kind="stable"):
+        order = np.argsort(-scores, kind="stable")
+        if first is not None:
+            ahead = (first & (scores > 0))[order]
+            order = np.concatenate([order[ahead], order[~ahead]])
+        for n in order:
             if len(out) == k or scores[n] <= 0:
                 break
             if not said(self.items[n].statement):
