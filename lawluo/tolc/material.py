@@ -349,9 +349,10 @@ class ClarificationMaterial:
         """The domain whose elements a tree for ``question`` draws on (soft routing): the routed
         ``domain``, unless the receptionist was unsure (``confidence`` below :data:`SWITCH_CONFIDENCE`;
         ``None`` — the client chose the domain — never switches) and another domain's best statute
-        element (among those the question :meth:`named`, when it names any) matches the question better: any better for one of the receptionist's next choices
-        ``near`` (its top three), :data:`SWITCH_RATIO` times better for any other. A criminal routing
-        is kept; the criminal domain is a target only for a question with a :data:`CRIMINAL_SIGNAL`.
+        element (among those the question :meth:`named`, when it names any) matches the question
+        better: any better for one of the receptionist's next choices ``near`` (its top three),
+        :data:`SWITCH_RATIO` times better for any other. A criminal routing is kept; the criminal
+        domain is a target only for a question with a :data:`CRIMINAL_SIGNAL`.
 
         Rule 1 of ``benchmarks/data/README.md`` counts an element of another matter as irrelevant; a
         lay question's words name its matter (租金 + 不还车 is a lease, not a traffic accident) more
@@ -413,10 +414,10 @@ class ClarificationMaterial:
         statutes_only: bool = False,
         question: str = "",
     ) -> list[Item]:
-        """Up to ``k`` items of ``domain`` that match ``query``, best first — the elements ``question`` names
-        (:meth:`named`) before the others — none whose :func:`statement_key` is in ``taken`` and none
-        that only restates ``question`` (the client's own words; :meth:`restating`): BM25 × source weight; a mined item only when it scores at least
-        ``MINED_MIN_SHARE`` of the best statute item, any item only when it scores at least ``MIN_SHARE``
+        """Up to ``k`` items of ``domain`` that match ``query``, best first — the elements ``question``
+        names (:meth:`named`) before the others — none whose :func:`statement_key` is in ``taken`` and
+        none that only restates ``question`` (the client's own words; :meth:`restating`): BM25 × source
+        weight; a mined item only when it scores at least ``MINED_MIN_SHARE`` of the best statute item, any item only when it scores at least ``MIN_SHARE``
         of the best item (both bars count the taken and the restating items too). ``statutes_only``: the
         statute items with any match, no bars (what is left when the good matches are used up)."""
         scores = self._scores(query, domain, frozenset())
