@@ -11,6 +11,7 @@ import pytest
 
 from lawluo.config import load_settings
 from lawluo.firm import Firm
+from lawluo.firm.saved import Status
 from lawluo.llm import LanguageModels
 from lawluo.ui import consult_tab as tab
 
@@ -113,6 +114,19 @@ def test_an_empty_or_overlong_question_gets_a_message_and_stays_in_the_box(firm_
     firm = make_firm(firm_services)
     (out,) = [shown(o) for o in tab.ask(firm, None, question, True, 3, 3)]
     assert expected in out["message"] and out["question"] == question and out["state"] is None
+
+
+def test_a_second_click_of_ask_while_the_tree_awaits_marks_says_what_to_do_next(firm_services):
+    firm = make_firm(firm_services)  # no model: the tree comes from the material
+    state = last(tab.ask(firm, None, QUESTION, True, 3, 3))["state"]
+    assert state.tree is not None and state.status == Status.CLARIFYING
+    (out,) = [shown(o) for o in tab.ask(firm, state, "", True, 3, 3)]  # the box was emptied by the first
+    assert (
+        "请逐条标记" in out["message"]
+        and "warn" not in out["message"]
+        and "请输入您的问题" not in out["message"]
+    )
+    assert out["state"] is state and len(state.turns) == 1  # nothing asked twice
 
 
 def test_hostile_html_in_a_question_and_an_answer_is_shown_as_text(firm_services):

@@ -223,6 +223,9 @@ LAYOUT_CSS = """
 """
 
 EMPTY_MESSAGE = "请输入您的问题。Please type a question first."
+#: What the visitor does next while the tree awaits marks: shown when the tree is ready, and again for an
+#: empty Ask then (a second click of Ask, after the first took the question, is not a missing question).
+MARK_MESSAGE = "请逐条标记“是 / 否 / 不确定”，然后点击“提交已标记的事实”。Mark the facts, then submit them to the lawyer."
 CLOSED_MESSAGE = "本次咨询已结束，请点击“新咨询”开始新的咨询。This consultation has ended: start a new one."
 BUSY_MESSAGE = (
     "上一个操作仍在进行中（生成澄清树、回答或报告），请等它完成后再试。"
@@ -427,7 +430,10 @@ def ask(
         yield _foreign(firm, state, question=question)
         return
     if not text:
-        yield view(firm, state, EMPTY_MESSAGE, "warn", question=question)
+        if state is not None and state.status == Status.CLARIFYING and state.tree is not None:
+            yield view(firm, state, MARK_MESSAGE, question=question)
+        else:
+            yield view(firm, state, EMPTY_MESSAGE, "warn", question=question)
         return
     if len(text) > MAX_QUESTION_CHARS:
         yield view(firm, state, too_long_message(len(text)), "warn", question=question)
@@ -504,10 +510,7 @@ def _clarify_or_answer(
         for _tree in firm.clarify(state, tree_height, tree_k, deadline):
             building = "正在生成澄清树… Building the clarification tree…"
             yield view(firm, state, building, working=True, question="")
-        done = (
-            "请逐条标记“是 / 否 / 不确定”，然后点击“提交已标记的事实”。"
-            "Mark the facts, then submit them to the lawyer."
-        )
+        done = MARK_MESSAGE
         late = deadline.expired and state.tree is not None and state.tree.source == "model"
         if late:
             done = f"{deadline.exceeded()} 部分要素改由相似案例生成 Some elements come from similar cases. {done}"
