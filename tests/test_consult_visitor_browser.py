@@ -81,6 +81,19 @@ def idle(page) -> None:
     page.wait_for_function("!window.__llSteps && !document.querySelector('#ll-ask').disabled")
 
 
+def settled_copy(page, quiet_ms: int = 500) -> str:
+    """The browser's copy of the consultation (``gr.BrowserState``, encrypted) once it has stopped changing."""
+    read = "key => localStorage.getItem(key)"
+    page.wait_for_function(read, arg=tab.STORAGE_KEY)
+    copy = page.evaluate(read, tab.STORAGE_KEY)
+    while True:
+        page.wait_for_timeout(quiet_ms)
+        now = page.evaluate(read, tab.STORAGE_KEY)
+        if now == copy:
+            return copy
+        copy = now
+
+
 def ask_with_tree(page, question: str = QUESTION) -> None:
     page.fill("#ll-question textarea", question)
     page.click("#ll-ask")
@@ -140,10 +153,13 @@ def test_new_and_the_trash_button_ask_first_and_a_no_keeps_everything(browser, a
 def test_a_reload_brings_the_consultation_back(browser, app):
     context, page = open_page(browser, app.url, "reload")
     ask_with_tree(page)
+    idle(page)
+    before = settled_copy(page)  # the browser's copy with the tree
     page.click('#ll-tree button[data-node="1"][data-mark="yes"]')
     page.wait_for_selector('#ll-tree .ll-node[data-node="1"][data-mark="yes"]')
     idle(page)
-    page.wait_for_timeout(300)  # the browser's copy is written once the step is done
+    # the copy is written once the step is done: wait for the one with the mark, however slow the machine
+    page.wait_for_function("([key, old]) => localStorage.getItem(key) !== old", arg=[tab.STORAGE_KEY, before])
     page.reload()
     page.wait_for_selector('#ll-tree .ll-node[data-node="1"][data-mark="yes"]')
     page.shot("reloaded")
