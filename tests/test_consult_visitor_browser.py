@@ -81,10 +81,14 @@ def idle(page) -> None:
     page.wait_for_function("!window.__llSteps && !document.querySelector('#ll-ask').disabled")
 
 
-def settled_copy(page, quiet_ms: int = 500) -> str:
-    """The browser's copy of the consultation (``gr.BrowserState``, encrypted) once it has stopped changing."""
+def settled_copy(page, after: str | None = None, quiet_ms: int = 500) -> str:
+    """The browser's copy of the consultation (``gr.BrowserState``, encrypted) once it differs from ``after``
+    and has stopped changing: a reload then brings back what the page showed."""
     read = "key => localStorage.getItem(key)"
-    page.wait_for_function(read, arg=tab.STORAGE_KEY)
+    page.wait_for_function(
+        "([key, old]) => localStorage.getItem(key) && localStorage.getItem(key) !== old",
+        arg=[tab.STORAGE_KEY, after],
+    )
     copy = page.evaluate(read, tab.STORAGE_KEY)
     while True:
         page.wait_for_timeout(quiet_ms)
@@ -158,15 +162,17 @@ def test_a_reload_brings_the_consultation_back(browser, app):
     page.click('#ll-tree button[data-node="1"][data-mark="yes"]')
     page.wait_for_selector('#ll-tree .ll-node[data-node="1"][data-mark="yes"]')
     idle(page)
-    # the copy is written once the step is done: wait for the one with the mark, however slow the machine
-    page.wait_for_function("([key, old]) => localStorage.getItem(key) !== old", arg=[tab.STORAGE_KEY, before])
+    settled_copy(page, after=before)  # written once the step is done: the one with the mark, however slow
     page.reload()
     page.wait_for_selector('#ll-tree .ll-node[data-node="1"][data-mark="yes"]')
     page.shot("reloaded")
     assert "已恢复此浏览器中保存的咨询" in message(page) and page.locator(USER).count() == 1
     assert "劳动纠纷" in page.inner_text("#ll-routing")
+    before = settled_copy(page)
     page.click("#ll-submit")  # and it goes on where it stopped
     answered(page, 1)
+    idle(page)
+    settled_copy(page, after=before)  # the one with the answer
     page.reload()
     page.wait_for_selector(BOT)
     assert "二倍的工资" in page.inner_text("#ll-chat")
