@@ -82,6 +82,8 @@ SWITCH_CONFIDENCE = 0.6
 #: the material's domain then agrees with the labelled one on 88 (the receptionist alone: 75; 1.5×
 #: for every domain: 86; 1.2×: 87; 2×: 84).
 SWITCH_RATIO = 1.5
+#: How many questions' :meth:`ClarificationMaterial.named` are kept (a tree asks it once per node).
+NAMED_CACHE = 64
 #: Words only a criminal matter uses: a question must say one of them before criminal elements
 #: (自首, 前科…) may be drawn for it from another routing (得罪 is not a crime).
 CRIMINAL_SIGNAL = re.compile(r"判刑|坐牢|犯罪|刑拘|刑事|逮捕|批捕|取保候审|看守所|公诉|立案侦查|(?<!得)罪")
@@ -305,6 +307,7 @@ class ClarificationMaterial:
         self._by_key: dict[str, list[int]] = {}
         self._groups: dict[str, list[int]] = {}
         self._by_keyword: dict[str, list[int]] = {}  # a statute entry's lay word → its elements
+        self._named: dict[str, np.ndarray] = {}  # the last questions' named() (one tree asks it many times)
         for n, item in enumerate(self.items):
             for word in item.keywords if item.source == "statute" else ():
                 self._by_keyword.setdefault(word, []).append(n)
@@ -385,6 +388,8 @@ class ClarificationMaterial:
         调岗 to a photo used without consent; 卫生 brought 卫生间 leaks to a fine for a dirty kitchen):
         :meth:`rank` puts the named elements first and :meth:`domain_for` compares domains on them.
         Mined elements are never named: their keywords are the words of the consultations they came from."""
+        if (known := self._named.get(question)) is not None:
+            return known
         out = np.zeros(len(self.items), dtype=bool)
         texts = (question, paraphrased(question))
         words = {w for t in texts for w in jieba_words(t)}
@@ -392,6 +397,10 @@ class ClarificationMaterial:
             # a one-character keyword (告, 罚, 撞) only as a word of its own: 告 is not in 广告
             if word in words if len(word) == 1 else any(word in t for t in texts):
                 out[members] = True
+        out.flags.writeable = False  # shared by the callers of the cache
+        if len(self._named) >= NAMED_CACHE:
+            self._named.clear()
+        self._named[question] = out
         return out
 
     def restating(self, question: str) -> Callable[[str], bool]:
