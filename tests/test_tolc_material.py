@@ -265,6 +265,13 @@ def test_a_one_character_lay_word_names_an_entry_only_as_a_word_of_its_own(mater
     assert material.named("他用了我的照片，我想去法院告他")[says].all()
 
 
+def test_a_questions_named_elements_are_kept_and_cannot_be_changed_by_a_caller(material):
+    first = material.named(FINED)
+    assert material.named(FINED) is first  # a tree asks once per node: the answer is kept
+    with pytest.raises(ValueError):
+        first[0] = not first[0]
+
+
 def test_mined_elements_are_never_named(material):
     mined = np.array([item.source != "statute" for item in material.items])
     assert mined.any() and not material.named("离婚的时候孩子归谁，抚养费怎么算")[mined].any()
