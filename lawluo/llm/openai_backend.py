@@ -385,15 +385,13 @@ class OpenAIBackend(ChatBackend):
         options: dict[str, Any] = {"timeout": timeout}
         if request.get("extra_body"):
             options["extra_json"] = request["extra_body"]
-        if not stream:
-            return self.client.post("/chat/completions", body=body, cast_to=object, options=options)  # type: ignore[arg-type]
         return self.client.post(
             "/chat/completions",
             body=body,
             cast_to=object,
             options=options,  # type: ignore[arg-type]  # a RequestOptions TypedDict
-            stream=True,
-            stream_cls=openai.Stream[object],
+            stream=stream,
+            stream_cls=openai.Stream[object] if stream else None,
         )
 
     # -- errors and retries -------------------------------------------------------------------
