@@ -251,6 +251,43 @@ def test_the_elements_whose_lay_words_the_question_says_come_first():
     assert [i.id for i in material.rank(question, "labor", 3, question=question)][0] == "s-2"
 
 
+def test_a_named_element_is_offered_even_when_it_shares_no_search_term_with_the_question():
+    # jieba reads 帮信罪 as one word, so the entry written with 帮信 shares no BM25 term with the question;
+    # its keyword still names it, and it comes before a mined element that matches a common word
+    question = "我儿子被同学骗去帮人取钱，现在公安说他涉嫌帮信罪"
+    items = [
+        Item("s-1", "criminal", "您是否知道对方用账户从事诈骗？", ("帮信",), groups=("a",)),
+        Item("m-1", "criminal", "是否涉嫌犯罪？", ("涉嫌",), source="dialogue", support=9),
+    ]
+    material = ClarificationMaterial(items)
+    assert material.named(question).tolist() == [True, False]
+    assert [i.id for i in material.rank(question, "criminal", 3, question=question)] == ["s-1", "m-1"]
+    assert [i.id for i in material.rank(question, "criminal", 3)] == ["m-1"]  # no question: BM25 alone
+
+
+def _named_refs(material, question: str) -> str:
+    """The citations (``《法》第N、M条``) of the statute entries ``question`` names, one per line."""
+    return "\n".join(sorted({material.items[n].ref for n in np.flatnonzero(material.named(question))}))
+
+
+@pytest.mark.parametrize(
+    ("question", "names", "not_names"),
+    [
+        # a word any matter uses names no entry of its own (物业 is a party here, not a fee dispute)
+        ("我的车停在小区里被物业的垃圾车倒车撞了", None, "《中华人民共和国民法典》第942、944条"),
+        ("我爸去世后发现他欠了银行几十万，银行让我们还", None, "《医疗纠纷预防和处理条例》"),  # autopsy
+        # issues the material now covers
+        ("我转账的时候账号输错了，钱转给了别人，对方把我拉黑了", "《中华人民共和国民法典》第985条", None),
+        ("我在银行存了定期，到期去取发现变成了保险", "《中华人民共和国保险法》", None),
+        ("公司要增资，大股东不让我按比例认购", "《中华人民共和国公司法》第227、66条", None),
+    ],
+)
+def test_what_a_questions_words_name(material, question, names, not_names):
+    refs = _named_refs(material, question)
+    assert names is None or names in refs
+    assert not_names is None or not_names not in refs
+
+
 def test_an_unsure_routing_compares_domains_on_the_elements_the_question_names(material):
     # 卫生 alone matches a leaking 卫生间 (a building's defects) better than any penalty element does
     assert material.domain_for(FINED, "administrative", 0.3) == "administrative"

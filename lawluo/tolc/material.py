@@ -434,11 +434,15 @@ class ClarificationMaterial:
             scores[~self._statute] = 0.0
             self._drop(scores, taken)
             return self._top(scores, k, self.restating(question))
+        named = self.named(question) if question else None
+        if named is not None:  # named without a BM25 term in common (帮信 said as 帮信罪): kept, at the bar
+            unmatched = named & self.scope(domain) & (scores <= 0)
+            scores[unmatched] = MIN_SHARE * float(scores.max(initial=0.0)) or 1.0
         best_statute = float(scores[self._statute].max(initial=0.0))  # taken ones included: the bar stays
         scores[~self._statute & (scores < MINED_MIN_SHARE * best_statute)] = 0.0
         scores[scores < MIN_SHARE * float(scores.max(initial=0.0))] = 0.0
         self._drop(scores, taken)
-        return self._top(scores, k, self.restating(question), self.named(question) if question else None)
+        return self._top(scores, k, self.restating(question), named)
 
     def follow_ups(
         self,
