@@ -20,7 +20,7 @@ from lawluo.agents.lawyer import (
     retrieve_cases,
 )
 from lawluo.config import load_settings
-from lawluo.firm import Firm
+from lawluo.firm import Consultation, Firm
 from lawluo.llm import LanguageModels
 from lawluo.ui import consult_tab as tab
 
@@ -160,3 +160,37 @@ def test_a_no_model_consultation_in_the_tab_answers_in_chinese_in_the_chat(firm)
         assert "No language model" not in shown and "LAWLUO_" not in shown and "lawyer role" not in shown
     assert not DEVELOPER_TEXT.search(re.sub(r"\s+", "", turn.text))
     assert "核实无误" in final.citations and "引用核查：核实无误" in answer
+
+
+@pytest.mark.parametrize(
+    ("question", "element_has", "article"),
+    [
+        # 不当得利 shares no word with 转错账: only the confirmed element brings the article
+        ("我转账的时候账号输错了，钱转给了别人，对方把我拉黑了，怎么办？", "误转", "第九百八十五条"),
+        ("我儿子被同学骗去帮人取钱，现在公安说他涉嫌帮信罪，他才十九岁。", "诈骗", "第二百八十七条之二"),
+    ],
+)
+def test_the_statute_whose_condition_the_client_confirmed_leads_the_answer(
+    firm, question, element_has, article
+):
+    state = firm.new()
+    firm.receive(state, question)
+    *_, tree = firm.clarify(state, height=2)
+    node = next(n for n in tree.level(1) if element_has in n.statement)
+    assert article not in [s["article_label"] for s in firm.retrieve(state).statutes]  # the search alone
+    firm.mark(state, node.id, "yes")
+    first = firm.retrieve(state).statutes[0]
+    assert first["article_label"] == article and first["confirmed"]
+    reply = "".join(firm.answer(state))
+    assert f"{article}规定" in reply  # quoted in the extract, with the database's text
+    saved = Consultation.from_json(state.to_json())  # the saved consultation keeps the mark
+    assert saved.turns[-1].statutes[0]["confirmed"]
+
+
+def test_a_denied_element_brings_no_statute(firm):
+    state = firm.new()
+    firm.receive(state, "我转账的时候账号输错了，钱转给了别人，对方把我拉黑了，怎么办？")
+    *_, tree = firm.clarify(state, height=2)
+    node = next(n for n in tree.level(1) if "误转" in n.statement)
+    firm.mark(state, node.id, "no")
+    assert not any(s.get("confirmed") for s in firm.retrieve(state).statutes)

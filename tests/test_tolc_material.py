@@ -27,6 +27,7 @@ from lawluo.tolc.material import (
     MATERIAL_NOTE,
     ClarificationMaterial,
     Item,
+    first_article,
     is_yes_no,
     load_material,
     question_words,
@@ -109,6 +110,13 @@ def test_every_statute_element_cites_an_article_the_database_has(db):
                     missing.append(f"{domain}: 《{entry['law']}》 {article}")
     assert missing == []
     assert len(statute_items()) == sum(len(e["elements"]) for entries in data.values() for e in entries)
+
+
+def test_every_statute_entrys_first_article_is_found_by_its_citation(statute_searcher):
+    # what a confirmed element brings to the lawyer's statutes (Firm._confirmed_statutes)
+    refs = sorted({i.ref for i in statute_items()})
+    missing = [ref for ref in refs if statute_searcher.cited(first_article(ref)) is None]
+    assert len(refs) > 200 and missing == []
 
 
 def test_a_corrupt_line_is_refused_naming_the_file_and_line(tmp_path):

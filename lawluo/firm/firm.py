@@ -258,10 +258,30 @@ class Firm:
         lawyer_domain = self.domains[domain]
         with self._step(state, "retrieval", "statutes and cases") as event:
             statutes = retrieve_statutes(self.statute_searcher, lawyer_domain, query, STATUTES_K)
+            confirmed = self._confirmed_statutes(state)
+            if confirmed:
+                named = {(s["law"], s["article_label"]) for s in confirmed}
+                rest = [s for s in statutes if (s["law"], s["article_label"]) not in named]
+                statutes = (confirmed + rest)[:STATUTES_K]
             cases = retrieve_cases(self.case_searcher, lawyer_domain, query, CASES_K, self._criminal_name())
-            event.summary = f"{len(statutes)} statutes, {len(cases)} cases for {len(query)} characters"
+            event.summary = (
+                f"{len(statutes)} statutes ({len(confirmed)} of the confirmed elements), "
+                f"{len(cases)} cases for {len(query)} characters"
+            )
         notices = lookup_notices(self.statute_searcher, state.client_turns[-1])
         return Retrieval(query, domain, statutes, cases, notices)
+
+    def _confirmed_statutes(self, state: Consultation) -> list[dict]:
+        """The articles whose conditions the client confirmed in the tree: each confirmed element written
+        from a statute entry (:meth:`~lawluo.tolc.material.ClarificationMaterial.statute_refs`) brings its
+        entry's first article, looked up by law and number. The search alone can miss it — a wrong
+        transfer's 不当得利 (民法典 985) shares no word with 转错账 — and the client's yes is the firmest sign
+        that the article applies."""
+        cited = getattr(self.statute_searcher, "cited", None)  # a searcher of a test may not look up
+        if self.material is None or cited is None or not state.confirmed:
+            return []
+        hits = (cited(cite) for cite in self.material.statute_refs(state.confirmed))
+        return [{**hit.as_dict(), "preferred": True, "confirmed": True} for hit in hits if hit is not None]
 
     def _retrieval_key(self, state: Consultation) -> tuple[str, str]:
         """What a retrieval depends on: its query (the latest question and the facts confirmed so far) and

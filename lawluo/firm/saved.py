@@ -102,7 +102,8 @@ class _SavedArticle(_Strict):
 
 
 class SavedStatute(_SavedArticle):
-    """A retrieved article (``StatuteHit.as_dict()``, plus ``preferred`` from the lawyer's retrieval)."""
+    """A retrieved article (``StatuteHit.as_dict()``, plus ``preferred`` and ``confirmed`` from the lawyer's
+    retrieval)."""
 
     in_force: bool = True
     level: Short | None = None
@@ -110,6 +111,7 @@ class SavedStatute(_SavedArticle):
     preferred: bool = False
     exact: bool = False
     repeal: Line = ""
+    confirmed: bool = False  # one of the articles of the elements the client confirmed (Firm.retrieve)
 
 
 class SavedCase(_Strict):

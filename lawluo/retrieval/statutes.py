@@ -344,6 +344,16 @@ class StatuteSearcher:
                 break
         return out
 
+    def cited(self, citation: str, score: float = 1.0) -> StatuteHit | None:
+        """The article ``citation`` names by law and number (its first, :meth:`lookup`) as an ``exact`` hit
+        with ``score``; ``None`` when the database has no such article. No ranking is done."""
+        article = next((x.article for x in self.lookup(citation) if x.article is not None), None)
+        return (
+            None
+            if article is None
+            else StatuteHit(article, score, exact=True, repeal=self._repeal_of(article))
+        )
+
     def _repeal_of(self, article: Article) -> str:
         if article.law.in_force:
             return ""

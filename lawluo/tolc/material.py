@@ -41,6 +41,7 @@ import numpy as np
 
 from ..agents.domains import OTHER
 from ..files import write_gzip_lines
+from ..law.numerals import article_label
 from ..retrieval.bm25 import BM25Index
 from ..retrieval.statutes import load_colloquial
 from ..retrieval.tokenize import STOPWORDS, jieba_words, tokenize
@@ -84,6 +85,8 @@ SWITCH_CONFIDENCE = 0.6
 SWITCH_RATIO = 1.5
 #: How many questions' :meth:`ClarificationMaterial.named` are kept (a tree asks it once per node).
 NAMED_CACHE = 64
+#: At most this many articles of the elements a client confirmed lead the lawyer's statutes.
+TREE_STATUTES = 2
 #: Words only a criminal matter uses: a question must say one of them before criminal elements
 #: (自首, 前科…) may be drawn for it from another routing (得罪 is not a crime).
 CRIMINAL_SIGNAL = re.compile(r"判刑|坐牢|犯罪|刑拘|刑事|逮捕|批捕|取保候审|看守所|公诉|立案侦查|(?<!得)罪")
@@ -403,6 +406,21 @@ class ClarificationMaterial:
         self._named[question] = out
         return out
 
+    def statute_refs(self, statements: Iterable[str], limit: int = TREE_STATUTES) -> list[str]:
+        """The first article of each statute entry one of ``statements`` (elements the client confirmed)
+        was written from, as a citation the statute search looks up (``《中华人民共和国民法典》第九百八十五条``),
+        in the order of ``statements``, at most ``limit``. The lawyer's statutes then begin with the articles
+        whose conditions the client said yes to, whatever words the search would match."""
+        out: list[str] = []
+        for statement in statements:
+            n = next((n for n in self._by_key.get(statement_key(statement), ()) if self._statute[n]), None)
+            cite = None if n is None else first_article(self.items[n].ref)
+            if cite is not None and cite not in out:
+                out.append(cite)
+                if len(out) == limit:
+                    break
+        return out
+
     def restating(self, question: str) -> Callable[[str], bool]:
         """``statement -> True`` when the element only restates ``question`` (:func:`restates`)."""
         words = question_words(question, self.colloquial) if question else frozenset()
@@ -510,6 +528,24 @@ class ClarificationMaterial:
             if not said(self.items[n].statement):
                 out.append(self.items[n])
         return out
+
+
+_REF = re.compile(r"^《(?P<law>.+)》第(?P<number>\d+)(?:条之(?P<suffix>\d+))?(?:、|条|$)")
+
+
+def first_article(ref: str) -> str | None:
+    """A statute entry's citation (``Item.ref``, as :mod:`.mining` writes it) cut to its first article, with
+    the article number written as the statute database writes it; ``None`` for anything else.
+
+    >>> first_article("《中华人民共和国公司法》第227、66条"), first_article("《中华人民共和国刑法》第287条之2")
+    ('《中华人民共和国公司法》第二百二十七条', '《中华人民共和国刑法》第二百八十七条之二')
+    >>> first_article("案例 12") is None
+    True
+    """
+    m = _REF.match(ref)
+    if m is None:
+        return None
+    return f"《{m['law']}》" + article_label(int(m["number"]), int(m["suffix"] or 0))
 
 
 #: How the clarifier's prompt names where a mined element came from.

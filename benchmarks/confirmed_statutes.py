@@ -1,0 +1,91 @@
+"""Does the answer quote the statute whose condition the client confirmed? (issue 18, session 17)
+
+    python benchmarks/confirmed_statutes.py          # ≈ 1 min, no model
+
+For every question of the clarification benchmark (``benchmarks/clarification_relevance.py``: 448 everyday
+questions, each first-level element hand-labelled relevant or not), a client routed by the receptionist
+says yes to every first-level element labelled relevant that was written from a statute entry; then the
+lawyer's statutes are retrieved twice: by the search alone (``retrieve_statutes``, what the answer quoted
+before) and by ``Firm.retrieve`` (the first article of each confirmed entry first, at most two). Printed:
+how many confirmed entries there were, how often the search alone had the entry's first article among the
+statutes the extract quotes (the first three) or among the five the lawyer's prompt gets, the same with the
+confirmed articles first, and the time ``retrieve`` takes (p50, both ways).
+
+The "confirmed first" figure is 100 % by construction when every lookup resolves; the figure that says what
+the change adds is how often the search alone missed the article of a condition the client had confirmed.
+"""
+
+from __future__ import annotations
+
+import time
+
+from _common import percentile, read_jsonl
+from clarification_relevance import LABELS, QUESTIONS
+
+from lawluo.agents.lawyer import REPLY_STATUTES, retrieve_statutes
+from lawluo.config import Settings
+from lawluo.firm import Firm
+from lawluo.firm.firm import STATUTES_K
+from lawluo.tolc.material import TREE_STATUTES, first_article
+
+
+def main() -> None:
+    questions = [q for path in QUESTIONS for q in read_jsonl(path)]
+    labels = {(r["id"], r["element"]): int(r["relevant"]) for path in LABELS for r in read_jsonl(path)}
+    firm = Firm.from_settings(Settings.load(environ={}))  # no model configured
+    material, searcher = firm.material, firm.statute_searcher
+    statute_of = {i.statement: i for i in material.items if i.source == "statute"}
+    fresh = {"held_out11", "held_out12", "held_out13"}
+    counts = {name: [0, 0, 0, 0, 0] for name in ("all", "held-out 11–13")}  # entries, alone@3, @5, first@3, q
+    times = {"alone": [], "confirmed first": []}
+    for q in questions:
+        state = firm.new()
+        firm.receive(state, q["question"])
+        *_, tree = firm.clarify(state, height=2)
+        yes = [n for n in tree.level(1) if labels.get((q["id"], n.statement)) and n.statement in statute_of]
+        if not yes:
+            continue
+        for node in yes:
+            firm.mark(state, node.id, "yes")
+        wanted = material.statute_refs(state.confirmed)[:TREE_STATUTES]
+        labels_of = {
+            (h.article.law.name, h.article.label)
+            for cite in wanted
+            for h in searcher.search(cite, 1)
+            if h.exact
+        }
+        query, domain = firm._retrieval_key(state)
+        start = time.perf_counter()
+        alone = retrieve_statutes(searcher, firm.domains[domain], query, STATUTES_K)
+        times["alone"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        first = firm.retrieve(state).statutes
+        times["confirmed first"].append(time.perf_counter() - start)
+        keys = [[(s["law"], s["article_label"]) for s in found] for found in (alone, first)]
+        for name in ("all", "held-out 11–13"):
+            if name == "all" or q["split"] in fresh:
+                c = counts[name]
+                c[0] += len(labels_of)
+                c[1] += len(labels_of & set(keys[0][:REPLY_STATUTES]))
+                c[2] += len(labels_of & set(keys[0][:STATUTES_K]))
+                c[3] += len(labels_of & set(keys[1][:REPLY_STATUTES]))
+                c[4] += 1
+    assert all(first_article(i.ref) for i in statute_of.values())
+    print(
+        f"{len(questions)} questions; a client says yes to the first-level statute elements labelled relevant; "
+        f"the extract quotes the first {REPLY_STATUTES} statutes, the prompt gets {STATUTES_K}"
+    )
+    for name, (n, alone3, alone5, first3, nq) in counts.items():
+        print(
+            f"{name}: {nq} questions with a confirmed statute element, {n} confirmed entries' first articles; "
+            f"search alone: in the quoted {alone3}/{n} = {alone3 / n:.1%}, in the prompt's {alone5}/{n} = "
+            f"{alone5 / n:.1%}; confirmed first: quoted {first3}/{n} = {first3 / n:.1%}"
+        )
+    for name, values in times.items():
+        print(
+            f"retrieve, {name}: p50 {percentile(values, 50) * 1000:.1f} ms, p90 {percentile(values, 90) * 1000:.1f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()
