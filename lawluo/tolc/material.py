@@ -445,7 +445,8 @@ class ClarificationMaterial:
         names (:meth:`named`) before the others — none whose :func:`statement_key` is in ``taken`` and
         none that only restates ``question`` (the client's own words; :meth:`restating`): BM25 × source
         weight; a mined item only when it scores at least ``MINED_MIN_SHARE`` of the best statute item, any item only when it scores at least ``MIN_SHARE``
-        of the best item (both bars count the taken and the restating items too). ``statutes_only``: the
+        of the best item (both bars count the taken and the restating items too); a named element that
+        shares no BM25 term with ``query`` is kept at that bar, after the named ones that match. ``statutes_only``: the
         statute items with any match, no bars (what is left when the good matches are used up)."""
         scores = self._scores(query, domain, frozenset())
         if statutes_only:
