@@ -1,6 +1,6 @@
 """Does the answer quote the statute whose condition the client confirmed? (issue 18, session 17)
 
-    python benchmarks/confirmed_statutes.py          # ≈ 1 min, no model
+    python benchmarks/confirmed_statutes.py          # ≈ 20 s, no model
 
 For every question of the clarification benchmark (``benchmarks/clarification_relevance.py``: 448 everyday
 questions, each first-level element hand-labelled relevant or not), a client routed by the receptionist
