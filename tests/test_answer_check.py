@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from lawluo.agents import answer_check
+from lawluo.agents import lawyer as lawyer_module
 from lawluo.agents.answer_check import (
     ECHO_RATIO,
     HOLD_REASONS,
@@ -56,7 +57,7 @@ def held(answer: str, b: Brief | None = None, cut_at: int | None = None) -> str 
 
 
 def test_the_docstrings_examples_hold():
-    for module in (answer_check, tree, builder):
+    for module in (answer_check, lawyer_module, tree, builder):
         assert doctest.testmod(module).failed == 0, module.__name__
 
 

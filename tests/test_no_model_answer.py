@@ -13,7 +13,9 @@ from lawluo.agents.domains import PACKAGED
 from lawluo.agents.lawyer import (
     REPLY_NO_LINK,
     REPLY_NO_MODEL,
+    REPLY_SOURCE,
     Brief,
+    Lawyer,
     as_statement,
     grounded_reply,
     link_facts,
@@ -22,6 +24,7 @@ from lawluo.agents.lawyer import (
 from lawluo.config import load_settings
 from lawluo.firm import Consultation, Firm
 from lawluo.llm import LanguageModels
+from lawluo.llm.no_model import NoModel
 from lawluo.ui import consult_tab as tab
 
 DIVORCE = "我和老公准备离婚，婚后买的房子和存款怎么分？孩子抚养权归谁？"
@@ -75,6 +78,50 @@ def test_the_reply_quotes_each_statute_links_each_marked_fact_and_says_no_model_
     assert "离婚纠纷案：准予离婚，子女由母亲抚养。" in reply and "盗窃案：刑期：6个月" in reply
     assert reply.endswith(REPLY_NO_MODEL) and "关于" in REPLY_NO_MODEL
     assert not DEVELOPER_TEXT.search(reply)
+
+
+def test_a_marked_fact_is_linked_to_the_quoted_article_its_statute_entry_begins_with():
+    statutes = [
+        statute(
+            "中华人民共和国民法典",
+            "第九百八十五条",
+            "得利人没有法律根据取得不当利益的，受损失的人可以请求得利人返还。",
+        ),
+        statute("中华人民共和国民法典", "第一千零七十九条", "夫妻一方要求离婚的，可以由有关组织进行调解。"),
+        statute("中华人民共和国民法典", "第一千零八十七条", "离婚时，夫妻的共同财产由双方协议处理。"),
+    ]
+    brief = Brief(
+        PACKAGED["debt"],
+        "我转账时账号输错了，钱转给了别人，对方把我拉黑了。",
+        confirmed=["对方是否拒绝退还或已把您拉黑？", "是否有共同财产？"],
+        denied=["是否有转账记录证明这笔钱是误转给对方的？"],
+        statutes=statutes,
+        # the first and the denied fact come from the 不当得利 entry; the second names an article not quoted
+        sources={
+            "对方是否拒绝退还或已把您拉黑？": "《中华人民共和国民法典》第九百八十五条",
+            "是否有转账记录证明这笔钱是误转给对方的？": "《中华人民共和国民法典》第九百八十五条",
+            "是否有共同财产？": "《中华人民共和国民法典》第一千零六十二条",
+        },
+    )
+    reply = grounded_reply(brief)
+    source = REPLY_SOURCE.format(ref="①")
+    assert f"- 您确认：对方拒绝退还或已把您拉黑 —— {source}" in reply  # shares no word with ①
+    assert f"- 您否认：有转账记录证明这笔钱是误转给对方的 —— {source}" in reply
+    assert "- 您确认：有共同财产 —— 与法条③有关（都提到“共同财产”）。" in reply  # by words, as before
+
+
+def test_a_model_is_told_which_article_each_marked_fact_was_drawn_from():
+    cite = "《中华人民共和国民法典》第九百八十五条"
+    brief = Brief(
+        PACKAGED["debt"],
+        "我转账时账号输错了，钱转给了别人。",
+        confirmed=["对方是否拒绝退还或已把您拉黑？"],
+        denied=["是否报警？"],
+        sources={"对方是否拒绝退还或已把您拉黑？": cite},
+    )
+    turn = Lawyer(NoModel(None, role="lawyer")).messages(brief)[-1]["content"]
+    assert f"- 对方是否拒绝退还或已把您拉黑？（澄清要素出自{cite}）" in turn
+    assert "- 是否报警？" in turn.splitlines()  # a fact of no statute entry, as before
 
 
 def test_a_long_statute_is_cut_at_a_clause_and_a_case_outcome_loses_the_courts_citations():
@@ -182,7 +229,9 @@ def test_the_statute_whose_condition_the_client_confirmed_leads_the_answer(
     first = firm.retrieve(state).statutes[0]
     assert first["article_label"] == article and first["confirmed"]
     reply = "".join(firm.answer(state))
-    assert f"{article}规定" in reply  # quoted in the extract, with the database's text
+    assert f"① 《{first['law']}》{article}规定" in reply  # quoted first, with the database's text
+    # the fact is linked to the article it brought, not to whichever shares its words
+    assert f"您确认：{as_statement(node.statement)} —— {REPLY_SOURCE.format(ref='①')}" in reply
     saved = Consultation.from_json(state.to_json())  # the saved consultation keeps the mark
     assert saved.turns[-1].statutes[0]["confirmed"]
 

@@ -63,6 +63,7 @@ REPLY_STATUTES_HEAD = "**可能适用的法条**"
 REPLY_FACTS_HEAD = "**您标记的事实与这些法条**"
 REPLY_FACT = "您{verb}：{fact} —— {link}"
 REPLY_LINK = "与法条{ref}有关（都提到{words}）。"
+REPLY_SOURCE = "与法条{ref}有关：澄清树依据该条及相关条文提出了这个问题。"
 REPLY_NO_LINK = "上面的法条没有直接提到这一点。"
 REPLY_NO_MARKS = "您还没有在澄清树中标记事实；以上法条只根据问题本身检索。"
 REPLY_CASES_HEAD = "**相似案例**"
@@ -89,6 +90,8 @@ class Brief:
     statutes: list[dict] = field(default_factory=list)  # StatuteHit.as_dict()
     cases: list[dict] = field(default_factory=list)  # CaseHit.as_dict(): quoted only without a model
     notices: list[str] = field(default_factory=list)  # what the statute database says of a named law
+    #: a marked fact → the article its statute entry begins with (``《law》第…条``), for the answer without a model
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 def retrieve_statutes(searcher, domain: Domain, query: str, k: int) -> list[dict]:
@@ -147,8 +150,8 @@ class Lawyer:
                 "content": prompts.render(
                     "lawyer/turn",
                     question=quote(brief.question),
-                    confirmed=quote("\n".join(f"- {s}" for s in brief.confirmed)) or "（无）",
-                    denied=quote("\n".join(f"- {s}" for s in brief.denied)) or "（无）",
+                    confirmed=quote(_facts_block(brief.confirmed, brief.sources)) or "（无）",
+                    denied=quote(_facts_block(brief.denied, brief.sources)) or "（无）",
                     statutes=quote(statutes) or "（未检索到相关法条）",
                 ),
             }
@@ -172,6 +175,16 @@ class Lawyer:
         earlier = [m["content"] for m in messages if m["role"] == "assistant"]
         quotable = "\n".join([quote(_statutes_block(brief)), *earlier])
         return check_answer(answer, own, brief.question, quotable, cut_at)
+
+
+def _facts_block(facts: list[str], sources: dict[str, str]) -> str:
+    """The marked facts as the turn's prompt lists them, each with the article it was drawn from, if any.
+
+    >>> print(_facts_block(["对方是否已把您拉黑？", "是否报警？"], {"对方是否已把您拉黑？": "《民法典》第九百八十五条"}))
+    - 对方是否已把您拉黑？（澄清要素出自《民法典》第九百八十五条）
+    - 是否报警？
+    """
+    return "\n".join(f"- {s}" + (f"（澄清要素出自{sources[s]}）" if s in sources else "") for s in facts)
 
 
 def _statutes_block(brief: Brief) -> str:
@@ -200,13 +213,23 @@ def grounded_reply(brief: Brief, closing: str = REPLY_NO_MODEL) -> str:
 
     A short lead; the statutes quoted (the first :data:`REPLY_STATUTES`, plus any other a marked fact
     links to), each as ``①《law》第…条规定：“…”`` so that the checker finds and verifies it; each fact
-    the client confirmed or denied with the quoted statute it shares the most words with
-    (:func:`link_facts`), or a line saying none does; the cases with their outcomes; and ``closing``
+    the client confirmed or denied with the article its statute entry begins with when that article is
+    among the statutes (``brief.sources``; a confirmed element brings it, ``Firm.retrieve``), else with the
+    quoted statute it shares the most words with (:func:`link_facts`), or a line saying none does; the
+    cases with their outcomes; and ``closing``
     (:data:`REPLY_NO_MODEL`; :data:`REPLY_HELD_BACK` in place of a model's answer that was held back).
     Nothing in it is a legal conclusion.
     """
     marked = [("确认", fact) for fact in brief.confirmed] + [("否认", fact) for fact in brief.denied]
-    links = link_facts([fact for _, fact in marked], brief.statutes)
+    position = {
+        f"《{s['law']}》{s['article_label']}": i for i, s in reversed(list(enumerate(brief.statutes)))
+    }
+    links = [
+        (position[cite], []) if (cite := brief.sources.get(fact)) in position else link
+        for (_, fact), link in zip(
+            marked, link_facts([fact for _, fact in marked], brief.statutes), strict=True
+        )
+    ]
     linked = {i for i, _ in links if i is not None}
     shown = [i for i in range(len(brief.statutes)) if i < REPLY_STATUTES or i in linked][: len(CIRCLED)]
     ref = {i: CIRCLED[n] for n, i in enumerate(shown)}
@@ -224,11 +247,12 @@ def grounded_reply(brief: Brief, closing: str = REPLY_NO_MODEL) -> str:
     if marked:
         lines = []
         for (verb, fact), (i, words) in zip(marked, links, strict=True):
-            link = (
-                REPLY_LINK.format(ref=ref[i], words="".join(f"“{w}”" for w in words))
-                if i is not None and i in ref
-                else REPLY_NO_LINK
-            )
+            if i is None or i not in ref:
+                link = REPLY_NO_LINK
+            elif words:
+                link = REPLY_LINK.format(ref=ref[i], words="".join(f"“{w}”" for w in words))
+            else:  # the article the fact's statute entry begins with
+                link = REPLY_SOURCE.format(ref=ref[i])
             lines.append("- " + REPLY_FACT.format(verb=verb, fact=as_statement(fact), link=link))
         out.append("\n".join(lines))
     else:

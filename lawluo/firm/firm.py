@@ -283,6 +283,14 @@ class Firm:
         hits = (cited(cite) for cite in self.material.statute_refs(state.confirmed))
         return [{**hit.as_dict(), "preferred": True, "confirmed": True} for hit in hits if hit is not None]
 
+    def _sources(self, facts: list[str]) -> dict[str, str]:
+        """Each marked fact written from a statute entry → that entry's first article, as a citation
+        (:meth:`~lawluo.tolc.material.ClarificationMaterial.source`): the answer without a model says which
+        quoted article a fact belongs to by where the fact came from, not only by the words they share."""
+        if self.material is None:
+            return {}
+        return {fact: cite for fact in facts if (cite := self.material.source(fact)) is not None}
+
     def _retrieval_key(self, state: Consultation) -> tuple[str, str]:
         """What a retrieval depends on: its query (the latest question and the facts confirmed so far) and
         the lawyer's domain."""
@@ -329,6 +337,7 @@ class Firm:
             statutes,
             cases,
             retrieval.notices,
+            self._sources([*state.confirmed, *state.denied]),
         )
         try:
             if not self.lawyer.available:  # an extract of the statutes and cases, checked like any answer

@@ -413,13 +413,18 @@ class ClarificationMaterial:
         whose conditions the client said yes to, whatever words the search would match."""
         out: list[str] = []
         for statement in statements:
-            n = next((n for n in self._by_key.get(statement_key(statement), ()) if self._statute[n]), None)
-            cite = None if n is None else first_article(self.items[n].ref)
+            cite = self.source(statement)
             if cite is not None and cite not in out:
                 out.append(cite)
                 if len(out) == limit:
                     break
         return out
+
+    def source(self, statement: str) -> str | None:
+        """The first article of the statute entry ``statement`` was written from, as a citation
+        (``《中华人民共和国民法典》第九百八十五条``); ``None`` for an element of no entry (mined, a case's)."""
+        n = next((n for n in self._by_key.get(statement_key(statement), ()) if self._statute[n]), None)
+        return None if n is None else first_article(self.items[n].ref)
 
     def restating(self, question: str) -> Callable[[str], bool]:
         """``statement -> True`` when the element only restates ``question`` (:func:`restates`)."""
