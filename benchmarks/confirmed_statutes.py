@@ -15,6 +15,11 @@ confirmed articles first, and what the lookups cost: the statute search of the l
 
 The "confirmed first" figure is 100 % by construction when every lookup resolves; the figure that says what
 the change adds is how often the search alone missed the article of a condition the client had confirmed.
+
+Then the extract's lines on the confirmed facts (``grounded_reply``, session 18): how many link the fact to a
+quoted statute when links come from shared words only (``link_facts``, before session 18) and now (a fact
+written from a statute entry goes with that entry's first article when it is quoted: ``Brief.sources``), and
+how many of the shared-word links went to the fact's own entry's article.
 """
 
 from __future__ import annotations
@@ -24,7 +29,14 @@ import time
 from _common import percentile, read_jsonl
 from clarification_relevance import LABELS, QUESTIONS
 
-from lawluo.agents.lawyer import REPLY_STATUTES, retrieve_statutes
+from lawluo.agents.lawyer import (
+    REPLY_NO_LINK,
+    REPLY_STATUTES,
+    Brief,
+    grounded_reply,
+    link_facts,
+    retrieve_statutes,
+)
 from lawluo.config import Settings
 from lawluo.firm import Firm
 from lawluo.firm.firm import STATUTES_K
@@ -39,6 +51,8 @@ def main() -> None:
     fresh = {"held_out11", "held_out12", "held_out13"}
     counts = {name: [0, 0, 0, 0, 0] for name in ("all", "held-out 11–13")}  # entries, alone@3, @5, first@3, q
     times = {"statute search": [], "confirmed elements' lookups": []}
+    facts = {"by shared words only": [0, 0], "by statute entry, then words": [0, 0]}  # linked, facts
+    own = [0, 0]  # shared words linked the fact to its own entry's article, facts
     for q in questions:
         state = firm.new()
         firm.receive(state, q["question"])
@@ -55,6 +69,25 @@ def main() -> None:
         start = time.perf_counter()
         hits = [searcher.cited(cite) for cite in material.statute_refs(state.confirmed)]
         times["confirmed elements' lookups"].append(time.perf_counter() - start)
+        words_only = Brief(
+            firm.domains[retrieval.domain],
+            q["question"],
+            confirmed=state.confirmed,
+            statutes=retrieval.statutes,
+        )
+        for name, reply in (
+            ("by shared words only", grounded_reply(words_only)),
+            ("by statute entry, then words", "".join(firm.answer(state))),
+        ):
+            lines = [line for line in reply.splitlines() if line.startswith("- 您确认：")]
+            facts[name][0] += sum(not line.endswith(REPLY_NO_LINK) for line in lines)
+            facts[name][1] += len(lines)
+        position = {f"《{s['law']}》{s['article_label']}": i for i, s in enumerate(retrieval.statutes)}
+        for fact, (i, _) in zip(
+            state.confirmed, link_facts(state.confirmed, retrieval.statutes), strict=True
+        ):
+            own[0] += i is not None and i == position.get(material.source(fact))
+            own[1] += 1
         labels_of = {(h.article.law.name, h.article.label) for h in hits if h is not None}
         keys = [[(s["law"], s["article_label"]) for s in found] for found in (alone, retrieval.statutes)]
         for name in ("all", "held-out 11–13"):
@@ -75,6 +108,13 @@ def main() -> None:
             f"search alone: in the quoted {alone3}/{n} = {alone3 / n:.1%}, in the prompt's {alone5}/{n} = "
             f"{alone5 / n:.1%}; confirmed first: quoted {first3}/{n} = {first3 / n:.1%}"
         )
+    for name, (linked, n) in facts.items():
+        print(
+            f"the extract's confirmed facts linked to a quoted statute, {name}: {linked}/{n} = {linked / n:.1%}"
+        )
+    print(
+        f"  shared words alone linked a fact to its own entry's article: {own[0]}/{own[1]} = {own[0] / own[1]:.1%}"
+    )
     for name, values in times.items():
         print(
             f"{name}: p50 {percentile(values, 50) * 1000:.1f} ms, p90 {percentile(values, 90) * 1000:.1f} ms"
