@@ -25,7 +25,7 @@ from lawluo.agents.domains import PACKAGED
 from lawluo.agents.lawyer import Brief, Lawyer
 from lawluo.llm import LLMError, StructuredOutputError
 from lawluo.llm.no_model import NoModel
-from lawluo.tolc import builder, tree
+from lawluo.tolc import builder, from_cases, tree
 from lawluo.tolc.builder import why_not_model
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -57,7 +57,7 @@ def held(answer: str, b: Brief | None = None, cut_at: int | None = None) -> str 
 
 
 def test_the_docstrings_examples_hold():
-    for module in (answer_check, lawyer_module, tree, builder):
+    for module in (answer_check, lawyer_module, tree, builder, from_cases):
         assert doctest.testmod(module).failed == 0, module.__name__
 
 

@@ -22,6 +22,8 @@ from .tree import statement_key
 
 PATTERNS_FILE = Path(__file__).with_name("fact_patterns.yaml")
 FOCUS = re.compile(r"争议焦点(?:之一)?(?:是|为|在于)[：:]?(.{4,60}?)[。；;\n]")
+#: A dispute focus the client can answer yes or no (``张某…能否主张加班费``), unlike ``如何分配…的举证责任``.
+YES_NO_FOCUS = re.compile(r"是否|有没有|有无|能否|可否|能不能|可不可以|是不是|应否|应当否")
 NO_MODEL_NOTE = (
     "未配置语言模型：以下法律要素由检索到的相似案例（争议焦点、关键事实、案由或罪名）生成，仅供参考。"
 )
@@ -42,8 +44,17 @@ def fact_patterns() -> tuple[tuple[re.Pattern[str], str, frozenset[str]], ...]:
 
 def candidates(case: Case, domain: str | None = None) -> list[Candidate]:
     """The yes/no elements one case offers: its decisive facts (phrased for any client; with ``domain``,
-    those of that domain), then its dispute focus (phrased with the case's parties), then its cause of
-    action or charges."""
+    those of that domain), then its dispute focus (phrased with the case's parties) when it asks a yes/no
+    question (:data:`YES_NO_FOCUS`; 如何分配…的举证责任 has no yes or no for the client), then its cause of
+    action or charges.
+
+    >>> case = Case("c1", "test", "案", "劳动争议", "劳动纠纷", "", "本案的争议焦点是如何分配林某与某公司的举证责任。")
+    >>> [c.statement for c in candidates(case)]
+    ['您的情况是否涉及「劳动争议」？']
+    >>> case = Case("c2", "test", "案", "劳动争议", "劳动纠纷", "", "本案的争议焦点是张某能否主张加班费。")
+    >>> [c.statement for c in candidates(case)]
+    ['是否存在加班而未获得加班费的情况？', '张某能否主张加班费？', '您的情况是否涉及「劳动争议」？']
+    """
     body = f"{case.facts}\n{case.outcome}"
     out = [
         Candidate(element, case.id)
@@ -51,7 +62,7 @@ def candidates(case: Case, domain: str | None = None) -> list[Candidate]:
         if (domain is None or not domains or domain in domains) and pattern.search(body)
     ]
     focus = FOCUS.search(case.outcome or "")
-    if focus:
+    if focus and YES_NO_FOCUS.search(focus.group(1)):
         text = focus.group(1).strip("，, ")
         out.append(Candidate(text if text.endswith("？") else f"{text}？", case.id))
     for cause in re.split(r"[；;]", case.cause or ""):
