@@ -378,6 +378,27 @@ def test_without_material_or_domain_the_tree_is_still_read_off_the_cases(case_se
     assert TreeBuilder(search, None, height=2, k=3).build(LABOUR, PACKAGED["labor"]).source == "cases"
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "我在超市买了一箱牛奶，回家发现已经过期三天了，超市说给我换一箱就行。",
+        "我老公出轨了，我想离婚，可是他不同意，我们有一个三岁的孩子，我想要抚养权。",
+    ],
+)
+def test_with_material_no_level_asks_whether_the_matter_involves_a_cause_of_action(
+    firm, case_searcher, question
+):
+    state = clarify(firm, question)  # height 3: the second level draws on the domain's cases too
+    assert state.tree.level(2) and any(n.source == "cases" for n in state.tree.level(2))
+    assert not [n.statement for n in state.tree.elements if n.statement.startswith("您的情况是否涉及")]
+
+    def search(q, k):
+        return [h.case for h in case_searcher.search(q, k)]
+
+    old = TreeBuilder(search, None, height=3, k=3).build(question)  # no material: the cases' causes stay
+    assert any(n.statement.startswith("您的情况是否涉及") for n in old.elements)
+
+
 def test_a_tree_from_the_material_is_saved_and_resumed(firm):
     state = clarify(firm, LABOUR)
     again = Consultation.from_json(state.to_json())

@@ -42,11 +42,11 @@ def fact_patterns() -> tuple[tuple[re.Pattern[str], str, frozenset[str]], ...]:
     return tuple((re.compile(r["pattern"]), r["element"], frozenset(r.get("domains", ()))) for r in rows)
 
 
-def candidates(case: Case, domain: str | None = None) -> list[Candidate]:
+def candidates(case: Case, domain: str | None = None, causes: bool = True) -> list[Candidate]:
     """The yes/no elements one case offers: its decisive facts (phrased for any client; with ``domain``,
     those of that domain), then its dispute focus (phrased with the case's parties) when it asks a yes/no
-    question (:data:`YES_NO_FOCUS`; 如何分配…的举证责任 has no yes or no for the client), then its cause of
-    action or charges.
+    question (:data:`YES_NO_FOCUS`; 如何分配…的举证责任 has no yes or no for the client), then, with ``causes``,
+    its cause of action or charges (您的情况是否涉及「劳动争议」？).
 
     >>> case = Case("c1", "test", "案", "劳动争议", "劳动纠纷", "", "本案的争议焦点是如何分配林某与某公司的举证责任。")
     >>> [c.statement for c in candidates(case)]
@@ -65,18 +65,19 @@ def candidates(case: Case, domain: str | None = None) -> list[Candidate]:
     if focus and YES_NO_FOCUS.search(focus.group(1)):
         text = focus.group(1).strip("，, ")
         out.append(Candidate(text if text.endswith("？") else f"{text}？", case.id))
-    for cause in re.split(r"[；;]", case.cause or ""):
+    for cause in re.split(r"[；;]", case.cause or "") if causes else ():
         if cause.strip():
             out.append(Candidate(f"您的情况是否涉及「{cause.strip()}」？", case.id))
     return out
 
 
 def elements_from_cases(
-    cases: list[Case], k: int, taken: set[str], domain: str | None = None
+    cases: list[Case], k: int, taken: set[str], domain: str | None = None, causes: bool = True
 ) -> list[Candidate]:
     """Up to ``k`` candidates from ``cases`` (in rank order, round-robin) whose :func:`statement_key` is not
-    in ``taken``; with ``domain`` (an id), only that domain's decisive facts."""
-    per_case = [candidates(case, domain) for case in cases]
+    in ``taken``; with ``domain`` (an id), only that domain's decisive facts; without ``causes``, no
+    您的情况是否涉及「…」？ (:func:`candidates`)."""
+    per_case = [candidates(case, domain, causes) for case in cases]
     chosen: list[Candidate] = []
     seen = set(taken)
     for rank in range(max((len(c) for c in per_case), default=0)):
