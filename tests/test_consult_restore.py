@@ -104,7 +104,7 @@ def test_a_closed_consultation_takes_no_mark_and_no_domain_and_says_so(firm):
     assert ended.domain["elem_classes"] == ["ll-off"]  # UNLOCK_JS leaves it disabled
     assert " disabled " in ended.tree and 'data-mark="yes" aria-pressed' in ended.tree
     marked = tab.mark(firm, state, "1", "no", ALICE)
-    moved = tab.set_domain(firm, state, "contract", ALICE)
+    moved = list(tab.set_domain(firm, state, "contract", ALICE))[-1]
     assert tab.CLOSED_MESSAGE in marked.message and tab.CLOSED_MESSAGE in moved.message
     assert state.domain == "labor" and state.tree.node("1").mark != "no"
     restored = tab.restore_consultation(firm, None, tab.remembered(state, ALICE), ALICE)

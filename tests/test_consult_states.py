@@ -76,7 +76,7 @@ HANDLERS = {  # each handler of the tab, and the firm's step it calls
     "answer": lambda tab, f, s: list(tab.answer(f, s))[-1],
     "regenerate": lambda tab, f, s: list(tab.regenerate(f, s))[-1],
     "mark": lambda tab, f, s: tab.mark(f, s, "1", "yes"),
-    "set_domain": lambda tab, f, s: tab.set_domain(f, s, "contract"),
+    "set_domain": lambda tab, f, s: list(tab.set_domain(f, s, "contract"))[-1],
     "close": lambda tab, f, s: tab.end(f, s),
 }
 

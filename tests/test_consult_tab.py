@@ -13,6 +13,7 @@ from lawluo.config import load_settings
 from lawluo.firm import Firm
 from lawluo.firm.saved import Status
 from lawluo.llm import LanguageModels
+from lawluo.tolc import TreeBuilder
 from lawluo.ui import consult_tab as tab
 
 from .fakes.firm_models import FirmResponder
@@ -162,9 +163,94 @@ def test_without_a_model_the_tree_comes_from_the_domains_material_and_the_answer
 def test_the_domain_can_be_overridden_and_the_change_is_shown(firm_services):
     firm = make_firm(firm_services)
     state = last(tab.ask(firm, None, QUESTION, True, 2, 1))["state"]
-    out = shown(tab.set_domain(firm, state, "contract"))
+    out = last(tab.set_domain(firm, state, "contract"))
     assert state.domain == "contract" and "合同纠纷" in out["routing"] and "改派" in out["routing"]
-    assert "请先提问" in shown(tab.set_domain(firm, None, "contract"))["message"]
+    assert "请先提问" in last(tab.set_domain(firm, None, "contract"))["message"]
+
+
+#: Routed to 劳动纠纷 (unsure), its tree drawn from 消费权益 (超市 names a food-safety entry): soft routing.
+CASHIER = "我在超市当收银员，老板说我少收了钱，要从我工资里扣两千块赔偿。"
+
+
+def statements(state) -> list[str]:
+    return [n.statement for n in state.tree.elements]
+
+
+def test_choosing_a_domain_while_the_tree_awaits_marks_rebuilds_it_and_keeps_the_marks_that_still_apply(
+    firm_services,
+):
+    firm = make_firm(firm_services)
+    state = last(
+        tab.ask(firm, None, "我老婆起诉离婚，我不同意，我们有一套婚后买的房子和一个孩子。", True, 3, 3)
+    )["state"]
+    assert state.domain == "marriage_family"
+    first = state.tree.level(1)
+    tab.mark(firm, state, first[0].id, "yes")
+    kept = first[0].statement
+    steps = [shown(v) for v in tab.set_domain(firm, state, "real_estate")]
+    assert tab.REBUILDING in steps[0]["message"]  # shown while the new tree grows
+    assert state.domain == "real_estate" and state.status == Status.CLARIFYING
+    assert not set(statements(state)) & {n.statement for n in first[1:]}  # another domain's elements
+    assert "已改派为「房产纠纷」" in steps[-1]["message"] and kept not in statements(state)
+    assert "保留了 0 / 1 个标记" in steps[-1]["message"]
+    assert 'data-complete="true"' in steps[-1]["tree"] and " disabled " not in steps[-1]["tree"]
+    # back to the first domain: its elements again, and a mark on one of them is kept
+    tab.mark(firm, state, state.tree.level(1)[0].id, "no")
+    back = last(tab.set_domain(firm, state, "marriage_family"))
+    assert kept in statements(state) and state.tree.level(1)[0].statement == kept
+    assert "保留了 0 / 1 个标记" in back["message"]  # the real-estate "no" had no place in this tree
+
+
+def test_a_mark_on_an_element_of_both_trees_survives_the_rebuild(firm_services):
+    firm = make_firm(firm_services)
+    state = last(tab.ask(firm, None, CASHIER, True, 2, 3))["state"]
+    node = state.tree.level(1)[1]
+    tab.mark(firm, state, node.id, "yes")
+    last(tab.set_domain(firm, state, "consumer"))  # the domain the tree was drawn from: the same elements
+    assert node.statement in state.confirmed and state.domain == "consumer"
+    assert any(e.action == "marks kept" and e.summary == "1 of 1" for e in state.trace)
+
+
+def test_choosing_the_routed_domain_again_replaces_elements_drawn_from_another_domain(firm_services):
+    firm = make_firm(firm_services)
+    state = last(tab.ask(firm, None, CASHIER, True, 2, 3))["state"]
+    assert state.domain == "labor" and "消费权益" in state.tree.notes[-1]  # soft routing moved the tree
+    assert "购物小票" in "".join(statements(state))
+    out = last(tab.set_domain(firm, state, "labor"))  # the same domain, chosen by the client
+    assert "已改派为「劳动纠纷」" in out["message"] and state.domain == "labor"
+    assert not any("消费权益" in note for note in state.tree.notes)
+    assert "购物小票" not in "".join(statements(state))
+    assert any("工资" in s for s in statements(state))  # the labour material's wage elements
+    rebuilt = statements(state)
+    last(tab.set_domain(firm, state, "labor"))  # chosen once more: nothing left to replace
+    assert statements(state) == rebuilt and sum(e.action == "override" for e in state.trace) == 1
+
+
+def test_after_the_answer_a_domain_change_applies_to_the_next_answers_and_the_tree_stays(firm_services):
+    firm = make_firm(firm_services)
+    state = last(tab.ask(firm, None, QUESTION, True, 2, 2))["state"]
+    last(tab.answer(firm, state))
+    before = statements(state)
+    out = last(tab.set_domain(firm, state, "contract"))
+    assert state.domain == "contract" and statements(state) == before
+    assert tab.DOMAIN_CHANGED in out["message"]
+
+
+def test_a_rebuild_that_fails_puts_the_old_tree_and_its_marks_back(firm_services, monkeypatch):
+    firm = make_firm(firm_services)
+    state = last(tab.ask(firm, None, QUESTION, True, 2, 2))["state"]
+    tab.mark(firm, state, "1", "yes")
+    before = state.tree.to_dict()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the case bank went away")
+        yield  # a generator, like the real one
+
+    monkeypatch.setattr(TreeBuilder, "levels", broken)
+    out = last(tab.set_domain(firm, state, "contract"))
+    assert "出错了，当前咨询未受影响" in out["message"] and "the case bank went away" in out["message"]
+    assert state.tree.to_dict() == before and state.confirmed == [state.tree.node("1").statement]
+    assert state.status == Status.CLARIFYING
 
 
 def test_regenerate_replaces_the_last_answer(firm_services, firm_server):

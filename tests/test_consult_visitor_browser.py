@@ -195,6 +195,26 @@ def test_a_closed_consultation_takes_no_marks_and_no_domain_change(browser, app)
     context.close()
 
 
+def test_choosing_a_domain_while_the_tree_awaits_marks_rebuilds_the_tree(browser, plain_app):
+    context, page = open_page(browser, plain_app.url, "domain-rebuild")
+    ask_with_tree(page)
+    first = page.inner_text('#ll-tree [data-node="1"]')
+    page.click('#ll-tree button[data-node="1"][data-mark="yes"]')
+    idle(page)
+    page.click("#ll-domain input")
+    page.get_by_role("option", name="合同纠纷").click()
+    wait_message(page, "已改派为「合同纠纷」")
+    idle(page)
+    page.shot("rebuilt")
+    assert page.inner_text('#ll-tree [data-node="1"]') != first  # the contract domain's elements
+    assert page.locator("#ll-tree button[data-mark]:not([disabled])").count() > 0  # ready to mark
+    assert "由您选择" in page.inner_text("#ll-routing") and "保留了 0 / 1 个标记" in message(page)
+    page.reload()  # the rebuilt tree is what comes back
+    page.wait_for_selector('#ll-tree [data-complete="true"]')
+    assert page.inner_text('#ll-tree [data-node="1"]') != first
+    context.close()
+
+
 # -- 7. model output is inert ---------------------------------------------------------------------
 
 

@@ -66,7 +66,7 @@ def test_after_an_override_the_chosen_domain_shows_without_a_confidence(firm):
     state = list(tab.ask(firm, None, QUESTION, True, 2, 2))[-1].state
     before = tab.view(firm, state).routing
     assert "置信度" in before and "劳动纠纷" in before
-    after = tab.set_domain(firm, state, "contract").routing
+    after = list(tab.set_domain(firm, state, "contract"))[-1].routing
     chosen = after.split('class="ll-domain"')[1].split("</div>")[0]
     assert "合同纠纷" in chosen and "由您选择" in chosen
     assert "置信度" not in after and "%" not in after

@@ -49,7 +49,7 @@ from ..agents.secretary import ReportInput, Secretary, load_examples
 from ..law.checker import CitationChecker
 from ..llm import Cancelled, Deadline, LanguageModels, LLMError, StreamInterrupted
 from ..llm.budget import within
-from ..tolc import Tree, TreeBuilder
+from ..tolc import Tree, TreeBuilder, statement_key
 from ..tolc.material import CRIMINAL
 from .saved import MAX_ANSWER_CHARS, MAX_TRACE, MAX_TURN_CHARS, MAX_TURNS, Status
 from .state import Consultation, TraceEvent, Turn
@@ -199,11 +199,14 @@ class Firm:
         height: int | None = None,
         k: int | None = None,
         deadline: Deadline | None = None,
+        routed: bool = True,
     ) -> Iterator[Tree]:
         """Build the clarification tree for the latest question; yields it after each level.
 
         ``height``/``k`` override the firm's tree size for this tree (the UI's settings panel). Within
         ``deadline`` a node whose model call does not finish in time gets elements from similar cases.
+        ``routed=False``: the elements come from the consultation's domain as the client chose it, never
+        from another domain (no soft routing, :meth:`~lawluo.tolc.material.ClarificationMaterial.domain_for`).
         """
         _require(state, OPEN, "clarifying")
         if not state.client_turns:
@@ -216,7 +219,9 @@ class Firm:
         state.status = Status.CLARIFYING
         start = time.perf_counter()
         tree = None
-        levels = builder.levels(question, self.domains[state.domain or OTHER], *_routed(state))
+        levels = builder.levels(
+            question, self.domains[state.domain or OTHER], *(_routed(state) if routed else (None, ()))
+        )
         while True:
             with within(deadline):  # activated per level: the budget must not span a yield
                 tree_or_none = next(levels, None)
@@ -237,6 +242,30 @@ class Firm:
                 at=_now(),
             )
         )
+
+    def reclarify(self, state: Consultation, deadline: Deadline | None = None) -> Iterator[Tree]:
+        """The latest question's tree built again after the client chose the domain (改派领域) while the
+        tree awaited their marks: elements of the chosen domain (never another's), the same height and
+        width, and the marks of the elements still in it (matched by :func:`~lawluo.tolc.statement_key`, a
+        parent's before its children's). Yields the tree after each level. If the rebuild fails, the old
+        tree and its marks are put back before the error goes on."""
+        _require(state, (Status.CLARIFYING,), "rebuilding the clarification tree")
+        old = state.tree
+        if old is None:
+            raise StepNotAllowed("there is no clarification tree to rebuild")
+        marks = {statement_key(n.statement): n.mark for n in old.visible() if n.mark != "unknown"}
+        try:
+            yield from self.clarify(state, old.height, old.k, deadline, routed=False)
+        except BaseException:
+            state.tree, state.status = old, Status.CLARIFYING
+            raise
+        tree, kept = state.tree, 0
+        for node in tree.elements:  # in the order they were added: a parent before its children
+            value = marks.get(statement_key(node.statement))
+            if value is not None and not tree.pruned(node.id):
+                tree.mark(node.id, value)
+                kept += 1
+        state.trace.append(TraceEvent("client", "marks kept", f"{kept} of {len(marks)}", 0.0, at=_now()))
 
     def mark(self, state: Consultation, node_id: str, value: str) -> None:
         """The client marks an element of the tree out for clarification (not one already answered)."""

@@ -66,7 +66,10 @@ MIN_ELEMENT_CJK = 4  # Chinese characters a model's element needs to be shown (s
 #: Cases retrieved per node when they are filtered to the consultation's domain (then the best ``k``).
 CASE_POOL = 30
 #: Shown when the material comes from another domain than the routed one (soft routing).
-SWITCH_NOTE = "您的问题与「{name}」领域的法律要素更相符，以下要素取自该领域。"
+SWITCH_NOTE = (
+    "您的问题与「{name}」领域的法律要素更相符，以下要素取自该领域；"
+    "如需按「{routed}」的要素澄清，请在“改派领域”中选择「{routed}」。"
+)
 #: Added to the tree's notes when a node's model call failed (once per distinct wording).
 FAILED_NOTE = "部分要素改由{sources}生成：{why}（{error}）"
 
@@ -135,7 +138,7 @@ class TreeBuilder:
             drawn = scope.material.domain_for(question, domain.id, confidence, near)
             if drawn != domain.id:
                 scope = _Scope(domain, self.material, drawn)
-                tree.notes.append(SWITCH_NOTE.format(name=_name(drawn)))
+                tree.notes.append(SWITCH_NOTE.format(name=_name(drawn), routed=domain.name))
         if not self.uses_model:
             tree.source = "material" if scope.material else "cases"
             tree.notes.insert(0, MATERIAL_NOTE if scope.material else NO_MODEL_NOTE)
@@ -238,6 +241,13 @@ class TreeBuilder:
             from_cases = [c for c in from_cases if not said(c.statement)]
         out += [(c.statement, [c.case_id], "cases", why) for c in from_cases[: self.k]]
         return out + [(item.statement, [], "material", why) for item in weak]
+
+
+def drawn_elsewhere(tree: Tree) -> bool:
+    """Whether ``tree``'s elements came from another domain than the consultation's (soft routing: its
+    notes say so, :data:`SWITCH_NOTE`)."""
+    prefix = SWITCH_NOTE.split("{", 1)[0]
+    return any(note.startswith(prefix) for note in tree.notes)
 
 
 def plausible_element(statement: str, question: str) -> bool:

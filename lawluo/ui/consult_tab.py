@@ -81,7 +81,7 @@ from ..firm.firm import ConsultationClosed, ConsultationTooLong, StepNotAllowed
 from ..firm.saved import MAX_TURN_CHARS, SavedConsultationError, Status
 from ..llm import Deadline, LanguageModels
 from ..llm.cancel import Cancelled
-from ..tolc.builder import MAX_HEIGHT, MAX_K
+from ..tolc.builder import MAX_HEIGHT, MAX_K, drawn_elsewhere
 from . import consult_render as cr
 from .copy import UICopy
 from .render import CSS, error_text, inert_links, notice
@@ -227,6 +227,13 @@ EMPTY_MESSAGE = "请输入您的问题。Please type a question first."
 #: empty Ask then (a second click of Ask, after the first took the question, is not a missing question).
 MARK_MESSAGE = "请逐条标记“是 / 否 / 不确定”，然后点击“提交已标记的事实”。Mark the facts, then submit them to the lawyer."
 CLOSED_MESSAGE = "本次咨询已结束，请点击“新咨询”开始新的咨询。This consultation has ended: start a new one."
+DOMAIN_CHANGED = "已改派领域，之后的回答由该领域律师作答。Domain changed."
+REBUILDING = "正在按新领域重新生成澄清树… Rebuilding the clarification tree for the chosen domain…"
+#: After an override while the tree awaited marks: the tree was built again from the chosen domain.
+TREE_REBUILT = (
+    "已改派为「{name}」：澄清树已按该领域的要素重新生成（{kept}），之后的回答由该领域律师作答。"
+    "Domain changed: the tree was rebuilt from its elements ({kept_en})."
+)
 BUSY_MESSAGE = (
     "上一个操作仍在进行中（生成澄清树、回答或报告），请等它完成后再试。"
     "Your previous request is still running: wait for it to finish, then try again."
@@ -667,21 +674,58 @@ def set_domain(
     visit: Visit = DIRECT,
     *,
     visitors: Visitors | None = None,
-) -> ConsultView:
-    """The client overrides the receptionist's domain."""
+) -> Iterator[ConsultView]:
+    """The client overrides the receptionist's domain. While the tree awaits the client's marks it is
+    built again from the chosen domain's elements, keeping the marks of the elements still in it
+    (:meth:`Firm.reclarify`); so is it when the client chooses the routed domain itself and the tree's
+    elements came from another (soft routing, :func:`~lawluo.tolc.builder.drawn_elsewhere`). Once the
+    lawyer has answered, the choice applies to the next answers. Yields views; the last is sent once the
+    step is over."""
+    visitors = visitors or Visitors()
     if not owner_of(state, visit):
-        return _foreign(firm, state)
+        yield _foreign(firm, state)
+        return
     if state is None or not state.turns:
-        return view(firm, state, "请先提问，再调整领域。Ask first, then change the domain.", "warn")
+        yield view(firm, state, "请先提问，再调整领域。Ask first, then change the domain.", "warn")
+        return
     if _is_busy(visitors, visit):
-        return _busy(firm, state)
-    if not domain_id or domain_id == state.domain:
-        return view(firm, state)
-    try:
-        firm.set_domain(state, domain_id)
-    except (KeyError, ValueError) as exc:
-        return refused(firm, state, exc, "domain")
-    return view(firm, state, "已改派领域，之后的回答由该领域律师作答。Domain changed.")
+        yield _busy(firm, state)
+        return
+    tree = state.tree if state.status == Status.CLARIFYING else None
+    rebuild = tree is not None and (domain_id != state.domain or drawn_elsewhere(tree))
+    if not domain_id or (domain_id == state.domain and not rebuild):
+        yield view(firm, state)
+        return
+    if not rebuild:
+        try:
+            firm.set_domain(state, domain_id)
+        except (KeyError, ValueError) as exc:
+            yield refused(firm, state, exc, "domain")
+            return
+        yield view(firm, state, DOMAIN_CHANGED)
+        return
+
+    def run(step: Step) -> Generator[ConsultView, None, ConsultView]:
+        marked = sum(n.mark != "unknown" for n in tree.visible())
+        try:
+            firm.set_domain(state, domain_id)
+        except (KeyError, ValueError) as exc:
+            return refused(firm, state, exc, "domain")
+        try:
+            for _tree in firm.reclarify(state, _deadline(visitors, "澄清树 The clarification tree", step)):
+                yield view(firm, state, REBUILDING, working=True)
+        except Exception as exc:  # noqa: BLE001 — the old tree and its marks are back: say what happened
+            return _failed(firm, state, exc)
+        kept = sum(n.mark != "unknown" for n in state.tree.visible())
+        name = firm.domains[state.domain].name
+        words = f"保留了 {kept} / {marked} 个标记" if marked else "请重新标记"
+        return view(
+            firm,
+            state,
+            TREE_REBUILT.format(name=name, kept=words, kept_en=f"{kept} of {marked} marks kept"),
+        )
+
+    yield from _one_step(visitors, visit, "domain", run, lambda: _busy(firm, state))
 
 
 def end(
@@ -1103,7 +1147,8 @@ def build_consult_tab(
             return mark_clicked(firm, session, evt, visit_of(request), visitors=visitors).outputs(STEPPED)
 
         def on_domain(session, domain_id, request: gr.Request):
-            return set_domain(firm, session, domain_id, visit_of(request), visitors=visitors).outputs(STEPPED)
+            for shown in set_domain(firm, session, domain_id, visit_of(request), visitors=visitors):
+                yield shown.outputs(STEPPED)
 
         def on_consultation(session, request: gr.Request):
             return consultation_json(session, visit_of(request))
@@ -1134,7 +1179,7 @@ def build_consult_tab(
         step([chat.clear], on_new, [state], RESTARTED, api_visibility="private")
         step([resume_btn.upload], on_resume, [state, resume_btn], STEPPED, api_name="resume_consultation")
         step([tree.click], on_tree_click, [state], STEPPED, api_visibility="private")
-        step([domain_box.input], on_domain, [state, domain_box], STEPPED, api_name="set_domain")
+        step([domain_box.input], on_domain, [state, domain_box], STEPPED, api_name="set_domain", **llm)
         # scripts only (hidden buttons), and saving, which changes nothing: no lock
         mark_api.click(on_mark, [state, node_box, mark_box], outputs(STEPPED), api_name="mark")
         save_btn.click(on_save, [state], outputs(SAVED), api_name="save_consultation")
