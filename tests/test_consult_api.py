@@ -71,3 +71,15 @@ def test_bad_calls_get_messages_not_errors(app):
     assert "无法标记" in client.predict("9.9", "yes", api_name="/mark")[-1]
     assert "无法标记" in client.predict("1", "maybe", api_name="/mark")[-1]
     client.close()
+
+
+def test_set_domain_before_the_answer_returns_the_rebuilt_tree(app):
+    client = client_for(app)
+    client.predict(QUESTION, True, 2, 2, api_name="/ask")
+    client.predict("1", "yes", api_name="/mark")
+    *_, tree, _, _, _, message = client.predict("contract", api_name="/set_domain")
+    assert "已改派为「合同纠纷」" in message and 'data-complete="true"' in tree
+    state = client.predict(api_name="/consultation")
+    assert state["domain"] == "contract" and state["status"] == "clarifying"
+    assert any(e["action"] == "marks kept" for e in state["trace"])
+    client.close()
