@@ -250,7 +250,20 @@ def test_a_rebuild_that_fails_puts_the_old_tree_and_its_marks_back(firm_services
     out = last(tab.set_domain(firm, state, "contract"))
     assert "出错了，当前咨询未受影响" in out["message"] and "the case bank went away" in out["message"]
     assert state.tree.to_dict() == before and state.confirmed == [state.tree.node("1").statement]
-    assert state.status == Status.CLARIFYING
+    assert state.status == Status.CLARIFYING and state.domain == "labor"  # the choice did not happen
+    assert "咨询人改派" not in out["routing"] and "置信度" in out["routing"]
+
+
+def test_a_rebuild_stopped_halfway_by_a_page_that_left_leaves_the_consultation_as_it_was(firm_services):
+    firm = make_firm(firm_services)
+    state = last(tab.ask(firm, None, QUESTION, True, 3, 2))["state"]
+    tab.mark(firm, state, "1", "yes")
+    before, trace = state.tree.to_dict(), len(state.trace)
+    steps = tab.set_domain(firm, state, "contract")
+    assert tab.REBUILDING in next(steps).message  # the first level of the new tree exists
+    assert state.domain == "contract" and state.tree.to_dict() != before
+    steps.close()  # Gradio closes the handler when the page goes away
+    assert state.domain == "labor" and state.tree.to_dict() == before and len(state.trace) == trace
 
 
 def test_regenerate_replaces_the_last_answer(firm_services, firm_server):

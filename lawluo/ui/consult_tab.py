@@ -707,14 +707,21 @@ def set_domain(
 
     def run(step: Step) -> Generator[ConsultView, None, ConsultView]:
         marked = sum(n.mark != "unknown" for n in tree.visible())
+        domain, traced = state.domain, len(state.trace)
         try:
             firm.set_domain(state, domain_id)
         except (KeyError, ValueError) as exc:
             return refused(firm, state, exc, "domain")
+        rebuild = firm.reclarify(state, _deadline(visitors, "澄清树 The clarification tree", step))
         try:
-            for _tree in firm.reclarify(state, _deadline(visitors, "澄清树 The clarification tree", step)):
+            for _tree in rebuild:
                 yield view(firm, state, REBUILDING, working=True)
-        except Exception as exc:  # noqa: BLE001 — the old tree and its marks are back: say what happened
+        except BaseException as exc:  # failed, or the page left halfway: the old tree, marks and domain
+            rebuild.close()  # a rebuild stopped halfway puts the old tree back too (Firm.reclarify)
+            state.domain = domain
+            del state.trace[traced:]
+            if not isinstance(exc, Exception):  # the page left: nothing more is shown
+                raise
             return _failed(firm, state, exc)
         kept = sum(n.mark != "unknown" for n in state.tree.visible())
         name = firm.domains[state.domain].name
