@@ -10,7 +10,7 @@
    that answer instantly, so the time measured is everything but model time. Questions are the first
    ``--turns`` of LawBench consult.dev. Target: p50 ≤ 50 ms.
 3. Rebuild after an override (session 18): no model, the tree (H=3, K=3) of each of those questions marked
-   on its first element, then the domain changed to another (``Firm.set_domain`` + ``Firm.reclarify``):
+   on its first element, then the domain changed to another (``Firm.reclarify``):
    the tree built again from the chosen domain's material, the marks that still apply kept. Measured:
    p50 of the rebuild beside p50 of the first build of the same trees.
 """
@@ -119,8 +119,7 @@ def rebuild_times(questions: list[str]) -> tuple[list[float], list[float]]:
         firm.mark(state, "1", "yes")
         other = "contract" if state.domain != "contract" else "labor"
         start = time.perf_counter()
-        firm.set_domain(state, other)
-        for _ in firm.reclarify(state):
+        for _ in firm.reclarify(state, other):
             pass
         rebuilt = time.perf_counter() - start
         assert state.domain == other and state.tree.complete

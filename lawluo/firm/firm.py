@@ -243,21 +243,35 @@ class Firm:
             )
         )
 
-    def reclarify(self, state: Consultation, deadline: Deadline | None = None) -> Iterator[Tree]:
-        """The latest question's tree built again after the client chose the domain (改派领域) while the
-        tree awaited their marks: elements of the chosen domain (never another's), the same height and
-        width, and the marks of the elements still in it (matched by :func:`~lawluo.tolc.statement_key`, a
-        parent's before its children's). Yields the tree after each level. If the rebuild fails, the old
-        tree and its marks are put back before the error goes on."""
+    def reclarify(
+        self, state: Consultation, domain_id: str, deadline: Deadline | None = None
+    ) -> Iterator[Tree]:
+        """Change the domain to ``domain_id`` (:meth:`set_domain`) while the tree awaits the client's marks,
+        and build the latest question's tree again: elements of the chosen domain (never another's), the
+        same height and width, and the marks of the elements still in it (matched by
+        :func:`~lawluo.tolc.statement_key`, a parent's before its children's). Returns the rebuild, which
+        yields the tree after each level.
+
+        What :meth:`set_domain` refuses is raised here, before anything changes. If the rebuild fails, or is
+        closed before it ends (the page left), the consultation is put back as it was — its domain, tree,
+        marks and trace — before the error goes on."""
         _require(state, (Status.CLARIFYING,), "rebuilding the clarification tree")
-        old = state.tree
-        if old is None:
+        if state.tree is None:
             raise StepNotAllowed("there is no clarification tree to rebuild")
+        before = (state.domain, state.tree, len(state.trace))
+        self.set_domain(state, domain_id)
+        return self._rebuild(state, before, deadline)
+
+    def _rebuild(
+        self, state: Consultation, before: tuple[str | None, Tree, int], deadline: Deadline | None
+    ) -> Iterator[Tree]:
+        domain, old, traced = before
         marks = {statement_key(n.statement): n.mark for n in old.visible() if n.mark != "unknown"}
         try:
             yield from self.clarify(state, old.height, old.k, deadline, routed=False)
         except BaseException:
-            state.tree, state.status = old, Status.CLARIFYING
+            state.domain, state.tree, state.status = domain, old, Status.CLARIFYING
+            del state.trace[traced:]
             raise
         tree, kept = state.tree, 0
         for node in tree.elements:  # in the order they were added: a parent before its children

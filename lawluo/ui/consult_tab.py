@@ -707,19 +707,17 @@ def set_domain(
 
     def run(step: Step) -> Generator[ConsultView, None, ConsultView]:
         marked = sum(n.mark != "unknown" for n in tree.visible())
-        domain, traced = state.domain, len(state.trace)
         try:
-            firm.set_domain(state, domain_id)
+            building = firm.reclarify(
+                state, domain_id, _deadline(visitors, "澄清树 The clarification tree", step)
+            )
         except (KeyError, ValueError) as exc:
             return refused(firm, state, exc, "domain")
-        rebuild = firm.reclarify(state, _deadline(visitors, "澄清树 The clarification tree", step))
         try:
-            for _tree in rebuild:
+            for _tree in building:
                 yield view(firm, state, REBUILDING, working=True)
-        except BaseException as exc:  # failed, or the page left halfway: the old tree, marks and domain
-            rebuild.close()  # a rebuild stopped halfway puts the old tree back too (Firm.reclarify)
-            state.domain = domain
-            del state.trace[traced:]
+        except BaseException as exc:  # failed, or the page left halfway
+            building.close()  # a rebuild closed before it ends puts the consultation back (Firm.reclarify)
             if not isinstance(exc, Exception):  # the page left: nothing more is shown
                 raise
             return _failed(firm, state, exc)
