@@ -68,7 +68,10 @@ first level is built, K=3), in four set-ups:
 Printed per set-up and split: relevant / labelled elements, the share, and the number of elements with
 no label (the figure counts only when that is 0), and for the no-model set-ups the coverage: elements
 shown per question and the questions shown none. ``--routing labelled`` uses the question's labelled
-domain instead of the receptionist's.
+domain instead of the receptionist's. ``--issue labelled`` has the visitor then choose, in the tree's 问题类型
+menu (``Firm.issue_menu``/``Firm.reissue``), the issue ``ISSUES`` names for the question (held-out 11–13; none
+when no issue of the material fits, or when the menu does not offer it) and prints the figures for the
+questions where an issue fits and where none does.
 """
 
 from __future__ import annotations
@@ -76,7 +79,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from _common import ROOT, read_jsonl
@@ -137,7 +140,26 @@ SPLITS = {
     "dev": "dev, tuned on",
     "all": "all",
 }
+#: The issue a visitor would choose in the tree's 问题类型 menu for each question of held-out 11–13 (``""``: no
+#: issue of the material fits), chosen from the question's labelled domain (any domain for 其他) by the
+#: labeller, from the issues' titles and elements, before the figures below were taken (README).
+ISSUES = DATA / "clarification_issues.heldout11-13.jsonl"
 _MATERIAL = re.compile(r"【本领域可参考的法律要素[^】]*】\n<<<\n(.*?)\n>>>", re.S)
+
+
+def read_issues(firm: Firm) -> dict[str, str]:
+    """``ISSUES`` as ``{question id: issue id}``, each issue checked against the material's title (the ids
+    are entry positions in ``statute_elements.yaml``: an edit that moves an entry must update the file)."""
+    out = {}
+    for row in read_jsonl(ISSUES):
+        if row["issue"]:
+            issue = firm.material.issue(row["issue"])
+            if issue is None or issue.title != row["title"]:
+                raise SystemExit(
+                    f"{ISSUES.name}: {row['id']}: {row['issue']} is no longer 「{row['title']}」"
+                )
+        out[row["id"]] = row["issue"]
+    return out
 
 
 def parrot(k: int):
@@ -161,8 +183,18 @@ class Unfiltered(ClarificationMaterial):
         return lambda statement: False
 
 
-def first_levels(firm: Firm, questions: list[dict], routing: str, builder: TreeBuilder | None = None) -> dict:
-    """``{question id: (domain, [first-level statements])}`` through ``firm`` (its receptionist routes)."""
+def first_levels(
+    firm: Firm,
+    questions: list[dict],
+    routing: str,
+    builder: TreeBuilder | None = None,
+    issues: dict[str, str] | None = None,
+    chosen: Counter | None = None,
+) -> dict:
+    """``{question id: (domain, [first-level statements])}`` through ``firm`` (its receptionist routes).
+    With ``issues`` (question id → the issue a visitor would choose, ``ISSUES``), the visitor then
+    chooses that issue in the tree's 问题类型 menu when the menu offers it and the tree is not already
+    drawn from it (:meth:`Firm.reissue`); ``chosen`` counts what happened."""
     out = {}
     for q in questions:
         state = firm.new()
@@ -173,6 +205,18 @@ def first_levels(firm: Firm, questions: list[dict], routing: str, builder: TreeB
             *_, tree = firm.clarify(state, height=2)
         else:
             tree = builder.build(q["question"])
+        pick = (issues or {}).get(q["id"], "")
+        if builder is None and pick:
+            menu, current = firm.issue_menu(state)
+            if pick == current:
+                what = "already the tree's issue"
+            elif pick in {i.id for i in menu}:
+                *_, tree = firm.reissue(state, pick)
+                what = "chosen"
+            else:
+                what = "not in the menu (another domain)"
+            if chosen is not None:
+                chosen[what] += 1
         out[q["id"]] = (state.domain, [n.statement for n in tree.level(1)])
     return out
 
@@ -218,6 +262,12 @@ def table(results: dict[str, dict], sizes: dict[str, int]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--routing", choices=["receptionist", "labelled"], default="receptionist")
+    parser.add_argument(
+        "--issue",
+        choices=["tree", "labelled"],
+        default="tree",
+        help="labelled: the visitor then chooses the issue of ISSUES in the tree's 问题类型 menu (held-out 11–13)",
+    )
     parser.add_argument("--unlabelled", type=Path, help="write the elements that have no label here")
     parser.add_argument("--show", action="store_true", help="print every question's first level")
     args = parser.parse_args()
@@ -230,7 +280,9 @@ def main() -> None:
     }
     settings = Settings.load(environ={})
     firm = Firm.from_settings(settings)  # no model configured
-    systems = {"material, no model": first_levels(firm, questions, args.routing)}
+    picks = read_issues(firm) if args.issue == "labelled" else None
+    chosen: Counter = Counter()
+    systems = {"material, no model": first_levels(firm, questions, args.routing, None, picks, chosen)}
     cases = firm.case_searcher
     old = TreeBuilder(lambda q, k: [h.case for h in cases.search(q, k)], None, height=2, k=3)  # the old path
     systems["cases, no model (old)"] = first_levels(firm, questions, args.routing, old)
@@ -243,7 +295,7 @@ def main() -> None:
         statute_searcher=firm.statute_searcher,
         checker=firm.checker,
     )
-    systems["material, no filter"] = first_levels(unfiltered, questions, args.routing)
+    systems["material, no filter"] = first_levels(unfiltered, questions, args.routing, None, picks)
     with FakeOpenAIServer() as server:
         server.responder = parrot(3)
         env = {
@@ -262,7 +314,7 @@ def main() -> None:
             statute_searcher=firm.statute_searcher,
             checker=firm.checker,
         )
-        systems["fake model (smoke)"] = first_levels(modelled, questions, args.routing)
+        systems["fake model (smoke)"] = first_levels(modelled, questions, args.routing, None, picks)
         prompts = [r["messages"][-1]["content"] for r in server.requests]
         carried = sum(bool((m := _MATERIAL.search(p)) and m.group(1).startswith("- ")) for p in prompts)
     sizes = {s: sum(q["split"] == s or s == "all" for q in questions) for s in SPLITS}
@@ -270,9 +322,18 @@ def main() -> None:
         f"{len(questions)} questions, {len({q['domain'] for q in questions})} domains, K=3, "
         f"routing: {args.routing}; {len(labels)} labels; relevant / labelled first-level elements"
     )
+    if picks is not None:
+        print(
+            f"issue: the visitor's choice of {ISSUES.name} ({sum(map(bool, picks.values()))} of {len(picks)} "
+            "questions have an issue that fits; the others keep the tree), no model: "
+            + ", ".join(f"{n} {what}" for what, n in sorted(chosen.items()))
+        )
     results = {name: score(levels, questions, labels) for name, levels in systems.items()}
     headline = results["material, no model"]["held_out13"]
-    print(f"HEADLINE  material, no model, {SPLITS['held_out13']} ({sizes['held_out13']} q): {cell(headline)}")
+    chooses = ", the visitor then choosing the issue" if picks is not None else ""
+    print(
+        f"HEADLINE  material, no model{chooses}, {SPLITS['held_out13']} ({sizes['held_out13']} q): {cell(headline)}"
+    )
     print(table(results, sizes))
     for name in ("material, no model", "material, no filter"):  # the abstaining set-ups: coverage
         cover = []
@@ -300,6 +361,12 @@ def main() -> None:
             if (q["id"], s) not in labels
         ]
     print(f"fake server: {carried} of {len(prompts)} clarifier prompts carried reference elements")
+    if picks is not None:  # held-out 11–13, material, no model: where an issue fits and where none does
+        levels = systems["material, no model"]
+        for fits, what in ((True, "an issue fits"), (False, "no issue fits")):
+            asked = [q for q in questions if q["id"] in picks and bool(picks[q["id"]]) == fits]
+            rel, lab, _ = score({q["id"]: levels[q["id"]] for q in asked}, asked, labels)["all"]
+            print(f"held-out 11–13, {what} ({len(asked)} q), material, no model: {cell([rel, lab, _])}")
     if args.show:
         for q in questions:
             print(q["id"], q["domain"], q["question"])

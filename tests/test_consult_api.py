@@ -13,6 +13,7 @@ ENDPOINTS = {
     "/mark",
     "/regenerate",
     "/set_domain",
+    "/set_issue",
     "/end_consultation",
     "/new_consultation",
     "/consultation",
@@ -82,4 +83,22 @@ def test_set_domain_before_the_answer_returns_the_rebuilt_tree(app):
     state = client.predict(api_name="/consultation")
     assert state["domain"] == "contract" and state["status"] == "clarifying"
     assert any(e["action"] == "marks kept" for e in state["trace"])
+    client.close()
+
+
+def test_set_issue_rebuilds_the_tree_from_the_chosen_issue_and_refuses_one_the_menu_lacks(app):
+    client = client_for(app)
+    client.predict(
+        "公司的大股东要把股份卖给外面的人，我作为老股东想买，他说外面的人出价更高。",
+        True,
+        2,
+        3,
+        api_name="/ask",
+    )
+    *_, message = client.predict("statute:labor:22", api_name="/set_issue")
+    assert "无法按该问题类型重新生成" in message
+    *_, tree, _, _, _, message = client.predict("statute:company:3", api_name="/set_issue")
+    assert "股权转让、转股、卖股份" in message and 'value="statute:company:3" selected' in tree
+    state = client.predict(api_name="/consultation")
+    assert state["tree"]["issue"] == "statute:company:3" and state["status"] == "clarifying"
     client.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from lawluo.firm.state import TraceEvent
 from lawluo.llm.models import RoleStatus
 from lawluo.tolc import Tree
+from lawluo.tolc.material import Issue
 from lawluo.ui import consult_render as cr
 
 HOSTILE = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
@@ -39,6 +40,21 @@ def test_model_text_in_the_tree_routing_and_trace_is_escaped():
     html = cr.tree_html(tree) + cr.trace_html([TraceEvent("lawyer", "answer", HOSTILE, 12.0, ok=False)])
     html += cr.routing_html({"name": "x", "confidence": 0.5, "top": [{"name": HOSTILE, "p": 0.5}]}, "labor")
     assert "<img" not in html and "<script>" not in html and "&lt;img src=x" in html
+
+
+def test_the_issue_menu_selects_the_trees_issue_escapes_titles_and_is_disabled_with_the_marks():
+    issues = [Issue("statute:labor:1", "labor", "劳动合同、没签合同"), Issue('x"><script>', "labor", HOSTILE)]
+    html = cr.tree_html(small_tree(), markable=True, issues=issues, issue="statute:labor:1")
+    assert '<option value="statute:labor:1" selected>劳动合同、没签合同</option>' in html
+    assert "<script>" not in html and "<img" not in html and 'value="x&quot;&gt;&lt;script&gt;"' in html
+    assert (
+        "<select data-issue" in html and '<select data-issue aria-label="问题类型 Issue" disabled' not in html
+    )
+    frozen = cr.tree_html(small_tree(), markable=False, issues=issues, issue="")
+    assert (
+        'aria-label="问题类型 Issue" disabled' in frozen and '<option value="" selected disabled>' in frozen
+    )
+    assert "data-issue" not in cr.tree_html(small_tree())  # no issues, no menu
 
 
 def test_supporting_cases_are_one_click_away():

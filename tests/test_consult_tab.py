@@ -266,6 +266,104 @@ def test_a_rebuild_stopped_halfway_by_a_page_that_left_leaves_the_consultation_a
     assert state.domain == "labor" and state.tree.to_dict() == before and len(state.trace) == trace
 
 
+#: Routed to 公司法; its first level asks about a nominal shareholder, the question is a sale to an outsider.
+SHARES = "公司的大股东要把股份卖给外面的人，我作为老股东想买，他说外面的人出价更高。"
+TRANSFER = "statute:company:3"  # 股权转让、转股、卖股份: the right of first refusal (公司法 84)
+
+
+def test_the_issue_menu_offers_the_domains_issues_and_choosing_one_rebuilds_the_tree_from_it(firm_services):
+    firm = make_firm(firm_services)
+    asked = last(tab.ask(firm, None, SHARES, True, 3, 3))
+    state = asked["state"]
+    issues, current = firm.issue_menu(state)
+    assert state.domain == "company" and {i.domain for i in issues} == {"company"}
+    assert current and current != TRANSFER and TRANSFER in {i.id for i in issues}
+    assert "data-issue" in asked["tree"] and "股权转让、转股、卖股份" in asked["tree"]
+    tab.mark(firm, state, state.tree.level(1)[0].id, "yes")
+    steps = [shown(v) for v in tab.choose_issue(firm, state, TRANSFER)]
+    assert tab.ISSUE_REBUILDING in steps[0]["message"] and " disabled" in steps[0]["tree"]
+    entry = [i.statement for i in firm.material.issue_elements(TRANSFER, SHARES, question=SHARES)]
+    assert [n.statement for n in state.tree.level(1)] == entry[:3] and state.tree.issue == TRANSFER
+    assert "已按问题类型「股权转让、转股、卖股份」重新生成澄清树" in steps[-1]["message"]
+    assert f'<option value="{TRANSFER}" selected>' in steps[-1]["tree"]
+    assert state.status == Status.CLARIFYING and state.domain == "company"
+    assert any(e.action == "issue" and TRANSFER in e.summary for e in state.trace)
+    assert firm.issue_menu(state)[1] == TRANSFER
+    # saved and read back, the choice is still the tree's
+    assert type(state).from_json(state.to_json(), firm.domains).tree.issue == TRANSFER
+
+
+def test_an_issue_the_menu_does_not_offer_is_refused_and_changes_nothing(firm_services):
+    firm = make_firm(firm_services)
+    state = last(tab.ask(firm, None, SHARES, True, 2, 3))["state"]
+    before, trace = state.tree.to_dict(), len(state.trace)
+    for hostile in ("statute:labor:22", "<script>alert(1)</script>", "x" * 10_000):
+        out = last(tab.choose_issue(firm, state, hostile))
+        assert "无法按该问题类型重新生成" in out["message"] and "<script>" not in out["message"]
+    assert state.tree.to_dict() == before and len(state.trace) == trace
+    current = firm.issue_menu(state)[1]
+    assert (
+        last(tab.choose_issue(firm, state, current))["message"] == ""
+    )  # the tree's own issue: nothing to do
+    assert state.tree.to_dict() == before
+
+
+def test_after_soft_routing_the_menu_offers_both_domains_and_an_issue_of_the_routed_one_can_be_chosen(
+    firm_services,
+):
+    firm = make_firm(firm_services)
+    state = last(tab.ask(firm, None, CASHIER, True, 2, 3))["state"]
+    issues, current = firm.issue_menu(state)
+    assert firm.material.issue(current).domain == "consumer"  # the tree drawn from 消费权益
+    assert [i.domain for i in issues] == sorted((i.domain for i in issues), key=lambda d: d != "consumer")
+    assert "statute:labor:22" in {i.id for i in issues}  # 扣工资、扣我工资、扣钱
+    last(tab.choose_issue(firm, state, "statute:labor:22"))
+    assert state.domain == "labor" and "购物小票" not in "".join(statements(state))
+    assert "每月扣除的部分是否超过了当月工资的百分之二十？" in statements(state)
+
+
+def test_after_the_answer_there_is_no_issue_menu_and_a_choice_is_refused(firm_services):
+    firm = make_firm(firm_services)
+    state = last(tab.ask(firm, None, SHARES, True, 2, 2))["state"]
+    out = last(tab.answer(firm, state))
+    assert firm.issue_menu(state) == ([], "") and "data-issue" not in out["tree"]
+    before = state.tree.to_dict()
+    assert "无法按该问题类型重新生成" in last(tab.choose_issue(firm, state, TRANSFER))["message"]
+    assert state.tree.to_dict() == before
+
+
+def test_an_issue_rebuild_that_fails_puts_the_old_tree_and_its_marks_back(firm_services, monkeypatch):
+    firm = make_firm(firm_services)
+    state = last(tab.ask(firm, None, SHARES, True, 2, 2))["state"]
+    tab.mark(firm, state, "1", "yes")
+    before, trace = state.tree.to_dict(), len(state.trace)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the material went away")
+        yield  # a generator, like the real one
+
+    monkeypatch.setattr(TreeBuilder, "levels", broken)
+    out = last(tab.choose_issue(firm, state, TRANSFER))
+    assert "出错了，当前咨询未受影响" in out["message"]
+    assert state.tree.to_dict() == before and len(state.trace) == trace and state.status == Status.CLARIFYING
+
+
+def test_with_a_model_the_chosen_issues_elements_lead_the_clarifiers_reference_material(
+    firm_services, firm_server
+):
+    firm = make_firm(firm_services, firm_server)
+    state = last(tab.ask(firm, None, SHARES, True, 2, 2))["state"]
+    out = shown(tab.view(firm, state))
+    assert '<option value="" selected disabled>' in out["tree"]  # a model's elements belong to no issue
+    sent = len(firm_server.requests)
+    last(tab.choose_issue(firm, state, TRANSFER))
+    prompt = firm_server.requests[sent]["messages"][-1]["content"]  # the first level's call
+    block = prompt.split("【本领域可参考的法律要素", 1)[1]
+    first = firm.material.issue_elements(TRANSFER, SHARES, question=SHARES)[0].statement
+    assert block.split("\n- ", 1)[1].startswith(first)
+    assert state.tree.issue == TRANSFER and firm.issue_menu(state)[1] == TRANSFER
+
+
 def test_regenerate_replaces_the_last_answer(firm_services, firm_server):
     firm = make_firm(firm_services, firm_server)
     state = last(tab.ask(firm, None, QUESTION, False, 3, 3))["state"]

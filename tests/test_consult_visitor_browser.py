@@ -215,6 +215,27 @@ def test_choosing_a_domain_while_the_tree_awaits_marks_rebuilds_the_tree(browser
     context.close()
 
 
+def test_choosing_an_issue_in_the_tree_rebuilds_it_from_that_issue_on_a_phone(browser, plain_app):
+    context, page = open_page(browser, plain_app.url, "issue-rebuild", viewport=PHONE)
+    ask_with_tree(page, "公司的大股东要把股份卖给外面的人，我作为老股东想买，他说外面的人出价更高。")
+    menu = "#ll-tree select[data-issue]"
+    assert page.locator(menu).is_enabled() and page.locator(menu).is_visible()
+    page.click('#ll-tree button[data-node="1"][data-mark="yes"]')
+    idle(page)
+    page.select_option(menu, "statute:company:3")  # 股权转让、转股、卖股份
+    wait_message(page, "已按问题类型「股权转让、转股、卖股份」重新生成澄清树")
+    idle(page)
+    page.shot("rebuilt")
+    assert "公司是否是有限责任公司？" in page.inner_text('#ll-tree [data-node="1"]')
+    assert page.eval_on_selector(menu, "e => e.value") == "statute:company:3"
+    settled_copy(page)
+    page.reload()  # the rebuilt tree and its issue are what comes back
+    page.wait_for_selector('#ll-tree [data-complete="true"]')
+    assert "公司是否是有限责任公司？" in page.inner_text('#ll-tree [data-node="1"]')
+    assert page.eval_on_selector(menu, "e => e.value") == "statute:company:3"
+    context.close()
+
+
 # -- 7. model output is inert ---------------------------------------------------------------------
 
 

@@ -176,6 +176,36 @@ def test_the_generalist_draws_on_every_domain_but_the_criminal(material):
     assert any(i.domain == "tort" for i in ranked)  # 高空坠物 is a tort element
 
 
+def test_the_issue_menu_lists_every_entry_of_the_domain_those_the_question_names_first(material):
+    question = "公司一直没给我交社保，我想辞职，能要补偿吗？"
+    issues = material.issues(question, "labor")
+    entries = {i.groups[0] for i in material.items if i.source == "statute" and i.domain == "labor"}
+    assert {i.id for i in issues} == entries and len(issues) == len(entries)
+    said = material.named(question)
+    named = {i.groups[0] for n, i in enumerate(material.items) if said[n] and i.domain == "labor"}
+    assert named and {i.id for i in issues[: len(named)]} == named  # the entries whose lay words it says lead
+    assert all(i.domain == "labor" and i.title for i in issues)
+    assert "社保" in issues[0].title or "辞职" in issues[0].title
+
+
+def test_the_generalists_issue_menu_is_its_best_matches_across_domains_but_the_criminal(material):
+    issues = material.issues("我偷了东西去自首，楼上花盆掉下来砸坏了我的车", "other")
+    assert 0 < len(issues) <= 20 and all(i.domain != CRIMINAL for i in issues)
+    assert any(i.domain == "tort" and "高空抛物" in i.title for i in issues)
+
+
+def test_an_issues_elements_are_its_entrys_best_matches_first_never_a_restatement(material):
+    question = "我被辞退时还在试用期，公司说我不符合录用条件。"
+    issue = next(i for i in material.issues(question, "labor") if "试用期" in i.title)
+    elements = material.issue_elements(issue.id, question, question=question)
+    entry = [i.statement for i in material.items if i.groups and i.groups[0] == issue.id]
+    assert elements and {e.statement for e in elements} < set(entry)
+    assert "您被辞退时是否还在试用期内？" in entry and "您被辞退时是否还在试用期内？" not in [
+        e.statement for e in elements
+    ]
+    assert material.issue_elements("statute:labor:999", question) == [] and material.issue("<b>") is None
+
+
 def test_deeper_levels_follow_the_element_asked(material):
     statute = next(i for i in material.items if i.statement == "孩子是否不满两周岁？")
     follow = material.follow_ups(statute, "离婚 孩子 抚养权", "marriage_family", 3)

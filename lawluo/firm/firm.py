@@ -50,7 +50,7 @@ from ..law.checker import CitationChecker
 from ..llm import Cancelled, Deadline, LanguageModels, LLMError, StreamInterrupted
 from ..llm.budget import within
 from ..tolc import Tree, TreeBuilder, statement_key
-from ..tolc.material import CRIMINAL
+from ..tolc.material import CRIMINAL, Issue
 from .saved import MAX_ANSWER_CHARS, MAX_TRACE, MAX_TURN_CHARS, MAX_TURNS, Status
 from .state import Consultation, TraceEvent, Turn
 
@@ -200,6 +200,7 @@ class Firm:
         k: int | None = None,
         deadline: Deadline | None = None,
         routed: bool = True,
+        issue: str = "",
     ) -> Iterator[Tree]:
         """Build the clarification tree for the latest question; yields it after each level.
 
@@ -207,6 +208,7 @@ class Firm:
         ``deadline`` a node whose model call does not finish in time gets elements from similar cases.
         ``routed=False``: the elements come from the consultation's domain as the client chose it, never
         from another domain (no soft routing, :meth:`~lawluo.tolc.material.ClarificationMaterial.domain_for`).
+        ``issue``: the statute entry the client chose in the tree's 问题类型 menu (:meth:`reissue`).
         """
         _require(state, OPEN, "clarifying")
         if not state.client_turns:
@@ -220,7 +222,10 @@ class Firm:
         start = time.perf_counter()
         tree = None
         levels = builder.levels(
-            question, self.domains[state.domain or OTHER], *(_routed(state) if routed else (None, ()))
+            question,
+            self.domains[state.domain or OTHER],
+            *(_routed(state) if routed else (None, ())),
+            issue=issue,
         )
         while True:
             with within(deadline):  # activated per level: the budget must not span a yield
@@ -262,13 +267,59 @@ class Firm:
         self.set_domain(state, domain_id)
         return self._rebuild(state, before, deadline)
 
+    def issue_menu(self, state: Consultation) -> tuple[list[Issue], str]:
+        """The tree's 问题类型 menu while it awaits the client's marks: the issues (statute entries) of the
+        domain whose material the tree draws on, then (after soft routing) of the consultation's, best matches first
+        (:meth:`~lawluo.tolc.material.ClarificationMaterial.issues`), and the id of the one its first
+        level comes from (the client's choice, else the issue of its first material element; ``""`` for a
+        tree of a model's or a case's elements). ``([], "")`` when there is nothing to choose from."""
+        tree, material = state.tree, self.material
+        if tree is None or material is None or state.status != Status.CLARIFYING:
+            return [], ""
+        current = material.issue(tree.issue) or next(
+            (found for n in tree.level(1) if (found := material.issue_of(n.statement))), None
+        )
+        domains = [state.domain or OTHER]
+        if domains[0] != OTHER and current is not None and current.domain != domains[0]:
+            domains.insert(
+                0, current.domain
+            )  # soft routing drew the tree from another domain: its issues first
+        issues: list[Issue] = []
+        for domain in domains:
+            if domain == OTHER or material.covers(domain):
+                issues += [i for i in material.issues(tree.question, domain) if i not in issues]
+        if current is not None and current not in issues:
+            issues.insert(0, current)
+        return issues, current.id if current is not None else ""
+
+    def reissue(self, state: Consultation, issue_id: str, deadline: Deadline | None = None) -> Iterator[Tree]:
+        """The client chose ``issue_id`` in the tree's 问题类型 menu (:meth:`issue_menu`) while the tree awaits
+        marks: the tree is built again with that issue's elements first, the same height and width, and
+        the marks of the elements still in it kept, as :meth:`reclarify` does. An issue the menu does not
+        offer is refused (``ValueError``) before anything changes; a failed or abandoned rebuild puts the
+        consultation back as it was."""
+        _require(state, (Status.CLARIFYING,), "choosing the issue")
+        if state.tree is None:
+            raise StepNotAllowed("there is no clarification tree to rebuild")
+        issues, _ = self.issue_menu(state)
+        chosen = next((i for i in issues if i.id == issue_id), None)
+        if chosen is None:
+            raise ValueError(f"{str(issue_id)[:60]!r} is not an issue of this consultation's menu")
+        before = (state.domain, state.tree, len(state.trace))
+        state.trace.append(TraceEvent("client", "issue", f"{chosen.id} ({chosen.title})", 0.0, at=_now()))
+        return self._rebuild(state, before, deadline, chosen.id)
+
     def _rebuild(
-        self, state: Consultation, before: tuple[str | None, Tree, int], deadline: Deadline | None
+        self,
+        state: Consultation,
+        before: tuple[str | None, Tree, int],
+        deadline: Deadline | None,
+        issue: str = "",
     ) -> Iterator[Tree]:
         domain, old, traced = before
         marks = {statement_key(n.statement): n.mark for n in old.visible() if n.mark != "unknown"}
         try:
-            yield from self.clarify(state, old.height, old.k, deadline, routed=False)
+            yield from self.clarify(state, old.height, old.k, deadline, routed=False, issue=issue)
         except BaseException:
             state.domain, state.tree, state.status = domain, old, Status.CLARIFYING
             del state.trace[traced:]

@@ -197,6 +197,7 @@ class SavedTree(_Strict):
     notes: Annotated[list[Line], Field(max_length=100)] = []
     complete: bool = False
     failures: Annotated[int, Field(ge=0, le=MAX_NODES)] = 0
+    issue: Short = ""  # the statute entry chosen in the 问题类型 menu; an unknown one only selects nothing
 
     @model_validator(mode="after")
     def _shape(self) -> SavedTree:

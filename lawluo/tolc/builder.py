@@ -113,8 +113,9 @@ class TreeBuilder:
         domain: Domain | None = None,
         confidence: float | None = None,
         near: Sequence[str] = (),
+        issue: str = "",
     ) -> Tree:
-        *_, tree = self.levels(question, domain, confidence, near)
+        *_, tree = self.levels(question, domain, confidence, near, issue)
         return tree
 
     def levels(
@@ -123,6 +124,7 @@ class TreeBuilder:
         domain: Domain | None = None,
         confidence: float | None = None,
         near: Sequence[str] = (),
+        issue: str = "",
     ) -> Iterator[Tree]:
         """The tree after each level is expanded (the last one has ``complete=True``).
 
@@ -131,10 +133,17 @@ class TreeBuilder:
         for that routing (``None`` when the client chose the domain) and ``near`` its next choices:
         when it is unsure and another domain's material matches the question better, the material
         comes from that domain (:meth:`~.material.ClarificationMaterial.domain_for`) and the tree says
-        so in ``notes``."""
+        so in ``notes``. ``issue``: the statute entry the client chose in the tree's 问题类型 menu
+        (:meth:`~.material.ClarificationMaterial.issues`); its elements open the first level (a model gets
+        them first among its reference elements), its domain's material is used, and ``tree.issue`` keeps it."""
         tree = Tree.start(question, self.height, self.k)
         scope = _Scope(domain, self.material)
-        if scope.material is not None:
+        chosen = self.material.issue(issue) if self.material is not None and issue else None
+        if chosen is not None and scope.material is not None:
+            tree.issue = chosen.id
+            drawn = None if chosen.domain == domain.id else chosen.domain
+            scope = _Scope(domain, self.material, drawn, chosen.id)
+        elif scope.material is not None:
             drawn = scope.material.domain_for(question, domain.id, confidence, near)
             if drawn != domain.id:
                 scope = _Scope(domain, self.material, drawn)
@@ -290,6 +299,7 @@ class _Scope:
     domain: Domain | None
     all_material: ClarificationMaterial | None
     drawn: str | None = None  # the domain whose material is used, when not the consultation's
+    issue: str = ""  # the statute entry the client chose: its elements open the first level
 
     @property
     def material(self) -> ClarificationMaterial | None:
@@ -312,6 +322,8 @@ class _Scope:
         if item is not None:
             domain = item.domain  # the generalist's tree stays with the issue its first level chose
             out += material.follow_ups(item, query, domain, n, taken, question)
+        elif parent is None and self.issue:
+            out += material.issue_elements(self.issue, query, taken, question)[:n]
         seen = taken | {statement_key(i.statement) for i in out}
         out += material.rank(query, domain, n - len(out), seen, question=question)
         if parent is None and not out:

@@ -85,6 +85,10 @@ SWITCH_CONFIDENCE = 0.6
 SWITCH_RATIO = 1.5
 #: How many questions' :meth:`ClarificationMaterial.named` are kept (a tree asks it once per node).
 NAMED_CACHE = 64
+#: An issue's title (:meth:`ClarificationMaterial.issues`) is its entry's first keywords, a client's words.
+ISSUE_TITLE_KEYWORDS = 3
+#: The generalist (其他) draws on every domain's entries: its issue menu lists the best matches only.
+OTHER_ISSUES = 20
 #: At most this many articles of the elements a client confirmed lead the lawyer's statutes.
 TREE_STATUTES = 2
 #: Words only a criminal matter uses: a question must say one of them before criminal elements
@@ -288,6 +292,16 @@ def load_material(path: Path) -> list[Item]:
     return items
 
 
+@dataclass(frozen=True)
+class Issue:
+    """One statute entry of the material as a client sees it in the tree's issue menu (问题类型): the
+    ``id`` its elements share (``statute:labor:22``), its domain and a ``title`` in a client's words."""
+
+    id: str
+    domain: str
+    title: str
+
+
 @dataclass
 class ClarificationMaterial:
     """The items and their BM25 index; ``rank`` and ``follow_ups`` answer within one domain.
@@ -311,7 +325,11 @@ class ClarificationMaterial:
         self._groups: dict[str, list[int]] = {}
         self._by_keyword: dict[str, list[int]] = {}  # a statute entry's lay word → its elements
         self._named: dict[str, np.ndarray] = {}  # the last questions' named() (one tree asks it many times)
+        self._issues: dict[str, Issue] = {}  # a statute entry's group → the entry as an issue
         for n, item in enumerate(self.items):
+            if item.source == "statute" and item.groups and item.groups[0] not in self._issues:
+                title = "、".join(item.keywords[:ISSUE_TITLE_KEYWORDS]) or item.statement
+                self._issues[item.groups[0]] = Issue(item.groups[0], item.domain, title)
             for word in item.keywords if item.source == "statute" else ():
                 self._by_keyword.setdefault(word, []).append(n)
             self._by_key.setdefault(self._keys[n], []).append(n)
@@ -425,6 +443,47 @@ class ClarificationMaterial:
         (``《中华人民共和国民法典》第九百八十五条``); ``None`` for an element of no entry (mined, a case's)."""
         n = next((n for n in self._by_key.get(statement_key(statement), ()) if self._statute[n]), None)
         return None if n is None else first_article(self.items[n].ref)
+
+    def issue(self, issue_id: str) -> Issue | None:
+        """The statute entry ``issue_id`` (a group of :meth:`issues`), or ``None`` for any other value."""
+        return self._issues.get(issue_id) if isinstance(issue_id, str) else None
+
+    def issue_of(self, statement: str) -> Issue | None:
+        """The statute entry ``statement`` was written from (any domain), or ``None`` (mined, a case's)."""
+        n = next((n for n in self._by_key.get(statement_key(statement), ()) if self._statute[n]), None)
+        return None if n is None else self._issues.get(self.items[n].groups[0])
+
+    def issues(self, question: str, domain: str) -> list[Issue]:
+        """The issues a client of ``domain`` may choose from for ``question`` (the tree's 问题类型 menu),
+        best first: the entries whose keywords the question names (:meth:`named`), then by their best BM25
+        match, then the rest of the domain's entries in the order written. For the generalist (其他), whose
+        tree may draw on any domain but the criminal's, the :data:`OTHER_ISSUES` best matches."""
+        scores = self._scores(question, domain, frozenset()) if question else np.zeros(len(self.items))
+        named = self.named(question) if question else np.zeros(len(self.items), dtype=bool)
+        allowed = self.scope(domain) & self._statute
+        best: dict[str, tuple[bool, float, int]] = {}
+        for n in np.flatnonzero(allowed):
+            group = self.items[n].groups[0]
+            was = best.get(group, (False, 0.0, n))
+            best[group] = (was[0] or bool(named[n]), max(was[1], float(scores[n])), min(was[2], n))
+        order = sorted(best, key=lambda g: (not best[g][0], -best[g][1], best[g][2]))
+        if domain == OTHER:
+            order = [g for g in order if best[g][0] or best[g][1] > 0][:OTHER_ISSUES]
+        return [self._issues[g] for g in order]
+
+    def issue_elements(
+        self, issue_id: str, query: str, taken: set[str] = frozenset(), question: str = ""
+    ) -> list[Item]:
+        """The elements of the entry ``issue_id`` (the client chose it in the 问题类型 menu), those that match
+        ``query`` best first, then in the order written; none whose :func:`statement_key` is in ``taken`` and
+        none that only restates ``question``."""
+        members = self._groups.get(issue_id, []) if self.issue(issue_id) else []
+        scores = self.index.scores(tokenize(query)) if self.index is not None and query else None
+        order = sorted(members, key=lambda n: (-(scores[n] if scores is not None else 0.0), n))
+        said = self.restating(question)
+        return [
+            self.items[n] for n in order if self._keys[n] not in taken and not said(self.items[n].statement)
+        ]
 
     def restating(self, question: str) -> Callable[[str], bool]:
         """``statement -> True`` when the element only restates ``question`` (:func:`restates`)."""

@@ -76,6 +76,7 @@ class Tree:
     notes: list[str] = field(default_factory=list)
     complete: bool = False
     failures: int = 0  # nodes whose model call failed (their children were read off similar cases)
+    issue: str = ""  # the statute entry the client chose (问题类型), "" when the builder chose the elements
 
     @classmethod
     def start(cls, question: str, height: int, k: int) -> Tree:

@@ -33,11 +33,16 @@ from ..agents.secretary import md_text
 from ..firm.state import Consultation, TraceEvent, Turn
 from ..law.verdicts import BY_CODE, VERDICTS
 from ..tolc import TREE_SOURCES, Node, Tree
+from ..tolc.material import Issue
 from ..tolc.tree import FALLBACK_REASONS, NODE_SOURCES
 from .render import badge, case_card, esc, inert_md, notice, statute_card
 
 MARK_LABELS = (("yes", "是"), ("no", "否"), ("unknown", "不确定"))
 MARK_TEXT = {"yes": "是", "no": "否", "unknown": "未标记"}
+#: Under the tree's 问题类型 menu.
+ISSUE_HINT = (
+    "要素与您的问题不对题？选择更贴近的问题类型，澄清树会按它重新生成。Not your issue? Choose a closer one."
+)
 CASE_FACTS_CHARS = 220
 
 CONSULT_CSS = """
@@ -68,6 +73,9 @@ CONSULT_CSS = """
   border-radius: 6px; padding: 0 6px; }
 .ll-node details { flex-basis: 100%; margin: 2px 0 0 2.2em; font-size: 0.9em; }
 .ll-node summary { cursor: pointer; color: #1d4ed8; }
+.ll-issue { margin: 4px 0 8px 0; }
+.ll-issue select { max-width: 100%; margin-left: 4px; padding: 2px 4px; }
+.ll-issue .ll-hint { display: block; color: #5b6472; font-size: 0.85em; }
 .ll-folded { color: #5b6472; font-size: 0.88em; margin: 2px 0 0 2.2em; }
 .ll-root { font-weight: 700; margin-bottom: 6px; }
 .ll-trace { width: 100%; border-collapse: collapse; font-size: 0.9em; }
@@ -157,12 +165,17 @@ def routing_html(
 
 
 def tree_html(
-    tree: Tree | None, case_lookup: Callable[[str], object | None] = lambda _id: None, markable: bool = True
+    tree: Tree | None,
+    case_lookup: Callable[[str], object | None] = lambda _id: None,
+    markable: bool = True,
+    issues: Sequence[Issue] = (),
+    issue: str = "",
 ) -> str:
     """The tree as nested lists with mark buttons; a 否 folds the element's subtree away.
 
     With ``markable`` false (the tree is answered, closed or still growing) the buttons show the marks
-    but are disabled.
+    but are disabled, and so is the 问题类型 menu: ``issues`` (the statute entries the client may choose the
+    tree's first level from, :meth:`~lawluo.firm.Firm.issue_menu`) with ``issue`` selected.
     """
     if tree is None:
         return notice(
@@ -176,9 +189,27 @@ def tree_html(
         meta += " · 正在生成下一层… building the next level…"
     parts.append(f'<div class="ll-meta" data-complete="{str(tree.complete).lower()}">{esc(meta)}</div>')
     parts.extend(notice(n, "warn") for n in tree.notes)
+    if issues:
+        parts.append(_issue_menu(issues, issue, markable))
     parts.append(_subtree(tree, "0", case_lookup, markable))
     parts.append("</div>")
     return "".join(parts)
+
+
+def _issue_menu(issues: Sequence[Issue], current: str, markable: bool) -> str:
+    """The 问题类型 menu: choosing an issue builds the tree again from its elements (the page's tree script
+    sends the choice)."""
+    options = [] if current else ['<option value="" selected disabled>（请选择 choose）</option>']
+    options += [
+        f'<option value="{esc(i.id)}"{" selected" if i.id == current else ""}>{esc(i.title)}</option>'
+        for i in issues
+    ]
+    disabled = "" if markable else " disabled"
+    return (
+        '<div class="ll-issue"><label>问题类型 Issue '
+        f'<select data-issue aria-label="问题类型 Issue"{disabled}>{"".join(options)}</select></label>'
+        f'<span class="ll-hint">{esc(ISSUE_HINT)}</span></div>'
+    )
 
 
 def tree_origin(tree: Tree) -> str:

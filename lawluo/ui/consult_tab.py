@@ -119,6 +119,11 @@ element.addEventListener('click', (event) => {
   if (!button || button.disabled || !element.contains(button)) return;
   trigger('click', {node: button.dataset.node, mark: button.dataset.mark});
 });
+element.addEventListener('change', (event) => {
+  const menu = event.target.closest('select[data-issue]');
+  if (!menu || menu.disabled || !menu.value || !element.contains(menu)) return;
+  trigger('select', {issue: menu.value});
+});
 """
 
 #: The page's controls that change the consultation (the tree's mark buttons included), disabled while a step
@@ -133,6 +138,7 @@ CONTROLS = (
     "#ll-domain input",
     "#ll-chat button[aria-label='Clear']",
     "#ll-tree button[data-mark]",
+    "#ll-tree select[data-issue]",
 )
 #: Run in the browser as a step's request is about to leave (``js`` of its event, so only when the step
 #: really starts): every enabled control is disabled and tagged, so no second click (the same button or
@@ -234,6 +240,11 @@ TREE_REBUILT = (
     "已改派为「{name}」：澄清树已按该领域的要素重新生成（{kept}），之后的回答由该领域律师作答。"
     "Domain changed: the tree was rebuilt from its elements ({kept_en})."
 )
+ISSUE_REBUILDING = "正在按所选问题类型重新生成澄清树… Rebuilding the tree for the chosen issue…"
+#: After the client chose an issue in the tree's 问题类型 menu.
+ISSUE_REBUILT = (
+    "已按问题类型「{title}」重新生成澄清树（{kept}）。The tree was rebuilt for the chosen issue ({kept_en})."
+)
 BUSY_MESSAGE = (
     "上一个操作仍在进行中（生成澄清树、回答或报告），请等它完成后再试。"
     "Your previous request is still running: wait for it to finish, then try again."
@@ -255,6 +266,7 @@ REFUSALS = {
     "regenerate": "没有可以重新生成的回答 There is no answer to regenerate",
     "mark": "无法标记 Cannot mark",
     "domain": "无法设置领域 Cannot set the domain",
+    "issue": "无法按该问题类型重新生成 Cannot choose this issue",
     "end": "无法生成报告 Cannot write the report",
 }
 REPORT_FILE, SAVED_FILE = "LawLuo-consultation-report", "LawLuo-consultation.json"
@@ -351,7 +363,12 @@ def view(
             firm.receptionist.notice,
         ),
         domain=domain_menu(state),
-        tree=cr.tree_html(state.tree if state else None, firm.case_searcher.get, markable),
+        tree=cr.tree_html(
+            state.tree if state else None,
+            firm.case_searcher.get,
+            markable,
+            *(firm.issue_menu(state) if state is not None else ((), "")),
+        ),
         citations=cr.citations_html(lawyer_turn),
         retrieved=cr.retrieved_html(lawyer_turn),
         trace=cr.trace_html(state.trace if state else []),
@@ -733,6 +750,77 @@ def set_domain(
     yield from _one_step(visitors, visit, "domain", run, lambda: _busy(firm, state))
 
 
+def choose_issue(
+    firm: Firm,
+    state: Consultation | None,
+    issue_id: str | None,
+    visit: Visit = DIRECT,
+    *,
+    visitors: Visitors | None = None,
+) -> Iterator[ConsultView]:
+    """The client chose an issue in the tree's 问题类型 menu while the tree awaits marks: the tree is built
+    again with that issue's elements first, keeping the marks of the elements still in it
+    (:meth:`Firm.reissue`). Choosing the issue the tree already has changes nothing. Yields views; the last
+    is sent once the step is over."""
+    visitors = visitors or Visitors()
+    if not owner_of(state, visit):
+        yield _foreign(firm, state)
+        return
+    if state is None or state.tree is None:
+        yield view(firm, state, "请先提问，再选择问题类型。Ask first, then choose the issue.", "warn")
+        return
+    if _is_busy(visitors, visit):
+        yield _busy(firm, state)
+        return
+    issue_id = str(issue_id or "")[:200]
+    if not issue_id or issue_id == firm.issue_menu(state)[1]:
+        yield view(firm, state)
+        return
+    tree = state.tree
+
+    def run(step: Step) -> Generator[ConsultView, None, ConsultView]:
+        marked = sum(n.mark != "unknown" for n in tree.visible())
+        try:
+            building = firm.reissue(
+                state, issue_id, _deadline(visitors, "澄清树 The clarification tree", step)
+            )
+        except (ConsultationClosed, StepNotAllowed, ValueError) as exc:
+            return refused(firm, state, exc, "issue")
+        try:
+            for _tree in building:
+                yield view(firm, state, ISSUE_REBUILDING, working=True)
+        except BaseException as exc:  # failed, or the page left halfway: Firm.reissue puts everything back
+            building.close()
+            if not isinstance(exc, Exception):
+                raise
+            return _failed(firm, state, exc)
+        kept = sum(n.mark != "unknown" for n in state.tree.visible())
+        chosen = firm.material.issue(state.tree.issue) if firm.material else None
+        words = f"保留了 {kept} / {marked} 个标记" if marked else "请逐条标记"
+        title = chosen.title if chosen else issue_id
+        return view(
+            firm,
+            state,
+            ISSUE_REBUILT.format(title=title, kept=words, kept_en=f"{kept} of {marked} marks kept"),
+        )
+
+    yield from _one_step(visitors, visit, "issue", run, lambda: _busy(firm, state))
+
+
+def issue_clicked(
+    firm: Firm,
+    state: Consultation | None,
+    evt: gr.EventData,
+    visit: Visit = DIRECT,
+    *,
+    visitors: Visitors | None = None,
+) -> Iterator[ConsultView]:
+    """A choice in the tree's 问题类型 menu (its option's value, sent by the tree's script)."""
+    data = getattr(evt, "_data", None) or {}
+    issue_id = str(data.get("issue", "")) if isinstance(data, dict) else ""
+    yield from choose_issue(firm, state, issue_id, visit, visitors=visitors)
+
+
 def end(
     firm: Firm,
     state: Consultation | None,
@@ -1092,6 +1180,8 @@ def build_consult_tab(
         node_box = gr.Textbox(visible=False)
         mark_box = gr.Textbox(visible=False)
         mark_api = gr.Button(visible=False)
+        issue_box = gr.Textbox(visible=False)
+        issue_api = gr.Button(visible=False)
         state_api = gr.Button(visible=False)
         state_json = gr.JSON(visible=False)
 
@@ -1151,6 +1241,14 @@ def build_consult_tab(
         def on_tree_click(session, evt: gr.EventData, request: gr.Request):
             return mark_clicked(firm, session, evt, visit_of(request), visitors=visitors).outputs(STEPPED)
 
+        def on_issue(session, issue_id, request: gr.Request):
+            for shown in choose_issue(firm, session, issue_id, visit_of(request), visitors=visitors):
+                yield shown.outputs(STEPPED)
+
+        def on_tree_issue(session, evt: gr.EventData, request: gr.Request):
+            for shown in issue_clicked(firm, session, evt, visit_of(request), visitors=visitors):
+                yield shown.outputs(STEPPED)
+
         def on_domain(session, domain_id, request: gr.Request):
             for shown in set_domain(firm, session, domain_id, visit_of(request), visitors=visitors):
                 yield shown.outputs(STEPPED)
@@ -1185,6 +1283,8 @@ def build_consult_tab(
         step([resume_btn.upload], on_resume, [state, resume_btn], STEPPED, api_name="resume_consultation")
         step([tree.click], on_tree_click, [state], STEPPED, api_visibility="private")
         step([domain_box.input], on_domain, [state, domain_box], STEPPED, api_name="set_domain", **llm)
+        step([tree.select], on_tree_issue, [state], STEPPED, api_visibility="private", **llm)
+        step([issue_api.click], on_issue, [state, issue_box], STEPPED, api_name="set_issue", **llm)
         # scripts only (hidden buttons), and saving, which changes nothing: no lock
         mark_api.click(on_mark, [state, node_box, mark_box], outputs(STEPPED), api_name="mark")
         save_btn.click(on_save, [state], outputs(SAVED), api_name="save_consultation")
