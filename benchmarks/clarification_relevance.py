@@ -6,7 +6,12 @@
 Questions (``benchmarks/data/README.md`` says how each was written and used), everyday questions in
 plain colloquial Chinese:
 
-- ``held_out13`` — **the headline**: ``clarification_questions.heldout13.jsonl``, 32 questions (2 per
+- ``held_out14`` — **the headline**: ``clarification_questions.heldout14.jsonl``, 32 questions (2 per
+  domain) written and frozen outside the repository in session 18, never run until session 19 had built
+  the 问题类型 menu and written down, for each question, the issue a visitor would choose
+  (``clarification_issues.heldout14.jsonl``); then run once in every set-up and every element labelled
+  blind to which set-up showed it (``benchmarks/data/README.md``, "Issue 18, session 19");
+- ``held_out13`` — ``clarification_questions.heldout13.jsonl``, 32 questions (2 per
   domain) written in session 17 after its changes were chosen, kept outside the repository, run once on
   the system before the session (22.9 %) and once after it, every element of both labelled blind to
   which system showed it (``benchmarks/data/README.md``, "Issue 18, session 17");
@@ -49,7 +54,7 @@ plain colloquial Chinese:
   misses, and the restatement filter was designed after it (though tuned on ``dev`` only);
 - ``dev`` — the other 30 of that file, the half the ranking and the filter were tuned on.
 
-Labels: ``clarification_labels.jsonl`` (the 64), ``clarification_labels.heldout{2,…,13}.jsonl``
+Labels: ``clarification_labels.jsonl`` (the 64), ``clarification_labels.heldout{2,…,14}.jsonl``
 (32 questions each),
 ``id``, ``element``, ``relevant`` 0/1, labelled by the rule in ``benchmarks/data/README.md``.
 
@@ -69,7 +74,7 @@ Printed per set-up and split: relevant / labelled elements, the share, and the n
 no label (the figure counts only when that is 0), and for the no-model set-ups the coverage: elements
 shown per question and the questions shown none. ``--routing labelled`` uses the question's labelled
 domain instead of the receptionist's. ``--issue labelled`` has the visitor then choose, in the tree's 问题类型
-menu (``Firm.issue_menu``/``Firm.reissue``), the issue ``ISSUES`` names for the question (held-out 11–13; none
+menu (``Firm.issue_menu``/``Firm.reissue``), the issue ``ISSUES`` names for the question (held-out 11–14; none
 when no issue of the material fits, or when the menu does not offer it) and prints the figures for the
 questions where an issue fits and where none does.
 """
@@ -93,6 +98,7 @@ from tests.fakes.openai_server import FakeOpenAIServer
 
 DATA = ROOT / "benchmarks" / "data"
 QUESTIONS = (
+    DATA / "clarification_questions.heldout14.jsonl",
     DATA / "clarification_questions.heldout13.jsonl",
     DATA / "clarification_questions.heldout12.jsonl",
     DATA / "clarification_questions.heldout11.jsonl",
@@ -108,6 +114,7 @@ QUESTIONS = (
     DATA / "clarification_questions.jsonl",
 )
 LABELS = (
+    DATA / "clarification_labels.heldout14.jsonl",
     DATA / "clarification_labels.heldout13.jsonl",
     DATA / "clarification_labels.heldout12.jsonl",
     DATA / "clarification_labels.heldout11.jsonl",
@@ -124,6 +131,7 @@ LABELS = (
 )
 #: The splits in the order printed, with what each one is (the first is the headline).
 SPLITS = {
+    "held_out14": "held-out 14, frozen in session 18, run once in session 19",
     "held_out13": "held-out 13, run once before session 17 and once after it",
     "held_out12": "held-out 12, run once before session 17 and once after it",
     "held_out11": "held-out 11, run once before session 17 and once after it",
@@ -140,10 +148,10 @@ SPLITS = {
     "dev": "dev, tuned on",
     "all": "all",
 }
-#: The issue a visitor would choose in the tree's 问题类型 menu for each question of held-out 11–13 (``""``: no
+#: The issue a visitor would choose in the tree's 问题类型 menu for each question of held-out 11–14 (``""``: no
 #: issue of the material fits), chosen from the question's labelled domain (any domain for 其他) by the
-#: labeller, from the issues' titles and elements, before the figures below were taken (README).
-ISSUES = DATA / "clarification_issues.heldout11-13.jsonl"
+#: labeller, from the issues' titles and elements, before the figures were taken (README).
+ISSUES = (DATA / "clarification_issues.heldout14.jsonl", DATA / "clarification_issues.heldout11-13.jsonl")
 _MATERIAL = re.compile(r"【本领域可参考的法律要素[^】]*】\n<<<\n(.*?)\n>>>", re.S)
 
 
@@ -151,14 +159,15 @@ def read_issues(firm: Firm) -> dict[str, str]:
     """``ISSUES`` as ``{question id: issue id}``, each issue checked against the material's title (the ids
     are entry positions in ``statute_elements.yaml``: an edit that moves an entry must update the file)."""
     out = {}
-    for row in read_jsonl(ISSUES):
-        if row["issue"]:
-            issue = firm.material.issue(row["issue"])
-            if issue is None or issue.title != row["title"]:
-                raise SystemExit(
-                    f"{ISSUES.name}: {row['id']}: {row['issue']} is no longer 「{row['title']}」"
-                )
-        out[row["id"]] = row["issue"]
+    for path in ISSUES:
+        for row in read_jsonl(path):
+            if row["issue"]:
+                issue = firm.material.issue(row["issue"])
+                if issue is None or issue.title != row["title"]:
+                    raise SystemExit(
+                        f"{path.name}: {row['id']}: {row['issue']} is no longer 「{row['title']}」"
+                    )
+            out[row["id"]] = row["issue"]
     return out
 
 
@@ -266,7 +275,7 @@ def main() -> None:
         "--issue",
         choices=["tree", "labelled"],
         default="tree",
-        help="labelled: the visitor then chooses the issue of ISSUES in the tree's 问题类型 menu (held-out 11–13)",
+        help="labelled: the visitor then chooses the issue of ISSUES in the tree's 问题类型 menu (held-out 11–14)",
     )
     parser.add_argument("--unlabelled", type=Path, help="write the elements that have no label here")
     parser.add_argument("--show", action="store_true", help="print every question's first level")
@@ -324,15 +333,16 @@ def main() -> None:
     )
     if picks is not None:
         print(
-            f"issue: the visitor's choice of {ISSUES.name} ({sum(map(bool, picks.values()))} of {len(picks)} "
+            f"issue: the visitor's choice of {', '.join(p.name for p in ISSUES)} "
+            f"({sum(map(bool, picks.values()))} of {len(picks)} "
             "questions have an issue that fits; the others keep the tree), no model: "
             + ", ".join(f"{n} {what}" for what, n in sorted(chosen.items()))
         )
     results = {name: score(levels, questions, labels) for name, levels in systems.items()}
-    headline = results["material, no model"]["held_out13"]
+    headline = results["material, no model"]["held_out14"]
     chooses = ", the visitor then choosing the issue" if picks is not None else ""
     print(
-        f"HEADLINE  material, no model{chooses}, {SPLITS['held_out13']} ({sizes['held_out13']} q): {cell(headline)}"
+        f"HEADLINE  material, no model{chooses}, {SPLITS['held_out14']} ({sizes['held_out14']} q): {cell(headline)}"
     )
     print(table(results, sizes))
     for name in ("material, no model", "material, no filter"):  # the abstaining set-ups: coverage
@@ -361,12 +371,16 @@ def main() -> None:
             if (q["id"], s) not in labels
         ]
     print(f"fake server: {carried} of {len(prompts)} clarifier prompts carried reference elements")
-    if picks is not None:  # held-out 11–13, material, no model: where an issue fits and where none does
+    if picks is not None:  # material, no model: where an issue fits and where none does
         levels = systems["material, no model"]
-        for fits, what in ((True, "an issue fits"), (False, "no issue fits")):
-            asked = [q for q in questions if q["id"] in picks and bool(picks[q["id"]]) == fits]
-            rel, lab, _ = score({q["id"]: levels[q["id"]] for q in asked}, asked, labels)["all"]
-            print(f"held-out 11–13, {what} ({len(asked)} q), material, no model: {cell([rel, lab, _])}")
+        for splits, name in (
+            ({"held_out14"}, "held-out 14"),
+            ({"held_out11", "held_out12", "held_out13"}, "held-out 11–13"),
+        ):
+            for fits, what in ((True, "an issue fits"), (False, "no issue fits")):
+                asked = [q for q in questions if q["split"] in splits and bool(picks.get(q["id"])) == fits]
+                rel, lab, unl = score({q["id"]: levels[q["id"]] for q in asked}, asked, labels)["all"]
+                print(f"{name}, {what} ({len(asked)} q), material, no model: {cell([rel, lab, unl])}")
     if args.show:
         for q in questions:
             print(q["id"], q["domain"], q["question"])
