@@ -684,6 +684,37 @@ def mark_clicked(
     return mark(firm, state, node, value, visit, visitors=visitors)
 
 
+def _rebuilt(
+    firm: Firm,
+    state: Consultation,
+    start: Callable[[], Iterator],
+    step: str,
+    building: str,
+    done: Callable[[str, str], str],
+) -> Generator[ConsultView, None, ConsultView]:
+    """Drive a rebuild of the tree the firm starts with ``start()`` (:meth:`Firm.reclarify`, :meth:`Firm.reissue`):
+    what the firm refuses is shown as a refusal of ``step``; while the new tree grows the tree is shown with
+    the ``building`` message; a rebuild that fails or is closed halfway (the page left) is closed, which puts
+    the consultation back as it was. Returns the final view, its message ``done(kept, kept_en)`` with the
+    marks kept in Chinese and English."""
+    marked = sum(n.mark != "unknown" for n in state.tree.visible())
+    try:
+        rebuild = start()
+    except (ConsultationClosed, StepNotAllowed, KeyError, ValueError) as exc:
+        return refused(firm, state, exc, step)
+    try:
+        for _tree in rebuild:
+            yield view(firm, state, building, working=True)
+    except BaseException as exc:  # failed, or the page left halfway
+        rebuild.close()  # a rebuild closed before it ends puts the consultation back (the firm does)
+        if not isinstance(exc, Exception):  # the page left: nothing more is shown
+            raise
+        return _failed(firm, state, exc)
+    kept = sum(n.mark != "unknown" for n in state.tree.visible())
+    words = f"保留了 {kept} / {marked} 个标记" if marked else "请逐条标记"
+    return view(firm, state, done(words, f"{kept} of {marked} marks kept"))
+
+
 def set_domain(
     firm: Firm,
     state: Consultation | None,
@@ -723,28 +754,18 @@ def set_domain(
         return
 
     def run(step: Step) -> Generator[ConsultView, None, ConsultView]:
-        marked = sum(n.mark != "unknown" for n in tree.visible())
-        try:
-            building = firm.reclarify(
-                state, domain_id, _deadline(visitors, "澄清树 The clarification tree", step)
+        deadline = _deadline(visitors, "澄清树 The clarification tree", step)
+        return (
+            yield from _rebuilt(
+                firm,
+                state,
+                lambda: firm.reclarify(state, domain_id, deadline),
+                "domain",
+                REBUILDING,
+                lambda kept, kept_en: TREE_REBUILT.format(
+                    name=firm.domains[state.domain].name, kept=kept, kept_en=kept_en
+                ),
             )
-        except (KeyError, ValueError) as exc:
-            return refused(firm, state, exc, "domain")
-        try:
-            for _tree in building:
-                yield view(firm, state, REBUILDING, working=True)
-        except BaseException as exc:  # failed, or the page left halfway
-            building.close()  # a rebuild closed before it ends puts the consultation back (Firm.reclarify)
-            if not isinstance(exc, Exception):  # the page left: nothing more is shown
-                raise
-            return _failed(firm, state, exc)
-        kept = sum(n.mark != "unknown" for n in state.tree.visible())
-        name = firm.domains[state.domain].name
-        words = f"保留了 {kept} / {marked} 个标记" if marked else "请重新标记"
-        return view(
-            firm,
-            state,
-            TREE_REBUILT.format(name=name, kept=words, kept_en=f"{kept} of {marked} marks kept"),
         )
 
     yield from _one_step(visitors, visit, "domain", run, lambda: _busy(firm, state))
@@ -776,32 +797,25 @@ def choose_issue(
     if not issue_id or issue_id == firm.issue_menu(state)[1]:
         yield view(firm, state)
         return
-    tree = state.tree
 
     def run(step: Step) -> Generator[ConsultView, None, ConsultView]:
-        marked = sum(n.mark != "unknown" for n in tree.visible())
-        try:
-            building = firm.reissue(
-                state, issue_id, _deadline(visitors, "澄清树 The clarification tree", step)
+        deadline = _deadline(visitors, "澄清树 The clarification tree", step)
+
+        def rebuilt(kept: str, kept_en: str) -> str:
+            chosen = firm.material.issue(state.tree.issue) if firm.material else None
+            return ISSUE_REBUILT.format(
+                title=chosen.title if chosen else issue_id, kept=kept, kept_en=kept_en
             )
-        except (ConsultationClosed, StepNotAllowed, ValueError) as exc:
-            return refused(firm, state, exc, "issue")
-        try:
-            for _tree in building:
-                yield view(firm, state, ISSUE_REBUILDING, working=True)
-        except BaseException as exc:  # failed, or the page left halfway: Firm.reissue puts everything back
-            building.close()
-            if not isinstance(exc, Exception):
-                raise
-            return _failed(firm, state, exc)
-        kept = sum(n.mark != "unknown" for n in state.tree.visible())
-        chosen = firm.material.issue(state.tree.issue) if firm.material else None
-        words = f"保留了 {kept} / {marked} 个标记" if marked else "请逐条标记"
-        title = chosen.title if chosen else issue_id
-        return view(
-            firm,
-            state,
-            ISSUE_REBUILT.format(title=title, kept=words, kept_en=f"{kept} of {marked} marks kept"),
+
+        return (
+            yield from _rebuilt(
+                firm,
+                state,
+                lambda: firm.reissue(state, issue_id, deadline),
+                "issue",
+                ISSUE_REBUILDING,
+                rebuilt,
+            )
         )
 
     yield from _one_step(visitors, visit, "issue", run, lambda: _busy(firm, state))
