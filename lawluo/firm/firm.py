@@ -281,9 +281,7 @@ class Firm:
         )
         domains = [state.domain or OTHER]
         if domains[0] != OTHER and current is not None and current.domain != domains[0]:
-            domains.insert(
-                0, current.domain
-            )  # soft routing drew the tree from another domain: its issues first
+            domains.insert(0, current.domain)  # soft routing drew the tree from another domain: its first
         issues: list[Issue] = []
         for domain in domains:
             if domain == OTHER or material.covers(domain):

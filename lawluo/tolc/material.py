@@ -441,8 +441,8 @@ class ClarificationMaterial:
     def source(self, statement: str) -> str | None:
         """The first article of the statute entry ``statement`` was written from, as a citation
         (``《中华人民共和国民法典》第九百八十五条``); ``None`` for an element of no entry (mined, a case's)."""
-        n = next((n for n in self._by_key.get(statement_key(statement), ()) if self._statute[n]), None)
-        return None if n is None else first_article(self.items[n].ref)
+        item = self._statute_item(statement)
+        return None if item is None else first_article(item.ref)
 
     def issue(self, issue_id: str) -> Issue | None:
         """The statute entry ``issue_id`` (a group of :meth:`issues`), or ``None`` for any other value."""
@@ -450,8 +450,13 @@ class ClarificationMaterial:
 
     def issue_of(self, statement: str) -> Issue | None:
         """The statute entry ``statement`` was written from (any domain), or ``None`` (mined, a case's)."""
+        item = self._statute_item(statement)
+        return None if item is None else self._issues.get(item.groups[0])
+
+    def _statute_item(self, statement: str) -> Item | None:
+        """The statute element with ``statement``'s :func:`statement_key` (any domain), or ``None``."""
         n = next((n for n in self._by_key.get(statement_key(statement), ()) if self._statute[n]), None)
-        return None if n is None else self._issues.get(self.items[n].groups[0])
+        return None if n is None else self.items[n]
 
     def issues(self, question: str, domain: str) -> list[Issue]:
         """The issues a client of ``domain`` may choose from for ``question`` (the tree's 问题类型 menu),
