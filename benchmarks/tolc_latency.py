@@ -13,6 +13,8 @@
    on its first element, then the domain changed to another (``Firm.reclarify``):
    the tree built again from the chosen domain's material, the marks that still apply kept. Measured:
    p50 of the rebuild beside p50 of the first build of the same trees.
+4. Rebuild after an issue choice (session 19): the same trees, the issue menu drawn (``Firm.issue_menu``)
+   and its second issue chosen (``Firm.reissue``). Measured: p50 of drawing the menu and of the rebuild.
 """
 
 from __future__ import annotations
@@ -129,6 +131,31 @@ def rebuild_times(questions: list[str]) -> tuple[list[float], list[float]]:
     return builds, rebuilds
 
 
+def issue_times(questions: list[str]) -> tuple[list[float], list[float]]:
+    """(issue menus drawn, rebuilds after an issue choice) in seconds, no model."""
+    firm = Firm.from_settings(Settings.load(environ={}))
+    menus, rebuilds = [], []
+    for i, question in enumerate([questions[0], *questions]):
+        state = firm.new()
+        firm.receive(state, question)
+        for _ in firm.clarify(state):
+            pass
+        firm.mark(state, "1", "yes")
+        start = time.perf_counter()
+        issues, current = firm.issue_menu(state)
+        drawn = time.perf_counter() - start
+        chosen = next(issue.id for issue in issues if issue.id != current)
+        start = time.perf_counter()
+        for _ in firm.reissue(state, chosen):
+            pass
+        rebuilt = time.perf_counter() - start
+        assert state.tree.issue == chosen and state.tree.complete
+        if i:  # the first warms caches
+            menus.append(drawn)
+            rebuilds.append(rebuilt)
+    return menus, rebuilds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=0.5)
@@ -158,6 +185,13 @@ def main() -> None:
         f"tree rebuilt after an override (no model, H=3 K=3, {len(rebuilds)} questions): p50 "
         f"{percentile(rebuilds, 50) * 1000:.1f} ms, p90 {percentile(rebuilds, 90) * 1000:.1f} ms; the first "
         f"build of the same trees p50 {percentile(builds, 50) * 1000:.1f} ms"
+    )
+
+    menus, rebuilds = issue_times(questions)
+    print(
+        f"issue menu (no model, {len(menus)} questions): drawn p50 {percentile(menus, 50) * 1000:.1f} ms; the "
+        f"tree rebuilt after an issue choice p50 {percentile(rebuilds, 50) * 1000:.1f} ms, "
+        f"p90 {percentile(rebuilds, 90) * 1000:.1f} ms"
     )
 
 
