@@ -276,9 +276,14 @@ def test_the_issue_menu_offers_the_domains_issues_and_choosing_one_rebuilds_the_
     asked = last(tab.ask(firm, None, SHARES, True, 3, 3))
     state = asked["state"]
     issues, current = firm.issue_menu(state)
-    assert state.domain == "company" and {i.domain for i in issues} == {"company"}
-    assert current and current != TRANSFER and TRANSFER in {i.id for i in issues}
+    own = [i for i in issues if i.domain == "company"]
+    assert (
+        state.domain == "company" and issues[: len(own)] == own
+    )  # the domain's issues, then the runner-ups'
+    assert {i.domain for i in issues[len(own) :]} <= {d["domain"] for d in state.routing["top"]} - {"company"}
+    assert current and current != TRANSFER and TRANSFER in {i.id for i in own}
     assert "data-issue" in asked["tree"] and "股权转让、转股、卖股份" in asked["tree"]
+    assert '<optgroup label="公司法">' in asked["tree"]
     tab.mark(firm, state, state.tree.level(1)[0].id, "yes")
     steps = [shown(v) for v in tab.choose_issue(firm, state, TRANSFER)]
     assert tab.ISSUE_REBUILDING in steps[0]["message"] and " disabled" in steps[0]["tree"]
@@ -315,11 +320,23 @@ def test_after_soft_routing_the_menu_offers_both_domains_and_an_issue_of_the_rou
     state = last(tab.ask(firm, None, CASHIER, True, 2, 3))["state"]
     issues, current = firm.issue_menu(state)
     assert firm.material.issue(current).domain == "consumer"  # the tree drawn from 消费权益
-    assert [i.domain for i in issues] == sorted((i.domain for i in issues), key=lambda d: d != "consumer")
+    domains = list(dict.fromkeys(i.domain for i in issues))
+    assert domains[:2] == ["consumer", "labor"]  # the drawing domain's issues, then the consultation's
     assert "statute:labor:22" in {i.id for i in issues}  # 扣工资、扣我工资、扣钱
     last(tab.choose_issue(firm, state, "statute:labor:22"))
     assert state.domain == "labor" and "购物小票" not in "".join(statements(state))
+    assert not any(e.kind == "override" for e in state.trace)  # the consultation's own domain: no override
     assert "每月扣除的部分是否超过了当月工资的百分之二十？" in statements(state)
+
+
+def test_an_issue_of_a_runner_up_domain_makes_that_domain_the_consultations(firm_services):
+    firm = make_firm(firm_services)
+    state = last(tab.ask(firm, None, SHARES, True, 2, 3))["state"]
+    other = next(i for i in firm.issue_menu(state)[0] if i.domain != "company")
+    out = last(tab.choose_issue(firm, state, other.id))
+    assert state.domain == other.domain and state.tree.issue == other.id
+    assert any(e.kind == "override" for e in state.trace) and "由您选择" in out["routing"]
+    assert firm.issue_menu(state)[1] == other.id
 
 
 def test_after_the_answer_there_is_no_issue_menu_and_a_choice_is_refused(firm_services):
@@ -346,6 +363,9 @@ def test_an_issue_rebuild_that_fails_puts_the_old_tree_and_its_marks_back(firm_s
     out = last(tab.choose_issue(firm, state, TRANSFER))
     assert "出错了，当前咨询未受影响" in out["message"]
     assert state.tree.to_dict() == before and len(state.trace) == trace and state.status == Status.CLARIFYING
+    other = next(i for i in firm.issue_menu(state)[0] if i.domain != "company")  # an override too: undone
+    assert "出错了" in last(tab.choose_issue(firm, state, other.id))["message"]
+    assert state.domain == "company" and state.tree.to_dict() == before and len(state.trace) == trace
 
 
 def test_with_a_model_the_chosen_issues_elements_lead_the_clarifiers_reference_material(

@@ -268,24 +268,26 @@ class Firm:
         return self._rebuild(state, before, deadline)
 
     def issue_menu(self, state: Consultation) -> tuple[list[Issue], str]:
-        """The tree's 问题类型 menu while it awaits the client's marks: the issues (statute entries) of the
-        domain whose material the tree draws on, then (after soft routing) of the consultation's, best matches first
-        (:meth:`~lawluo.tolc.material.ClarificationMaterial.issues`), and the id of the one its first
-        level comes from (the client's choice, else the issue of its first material element; ``""`` for a
-        tree of a model's or a case's elements). ``([], "")`` when there is nothing to choose from."""
+        """The tree's 问题类型 menu while it awaits the client's marks, and the id of the issue its first level
+        comes from (the client's choice, else the issue of its first material element; ``""`` for a tree of a
+        model's or a case's elements). The issues (statute entries) are those of the domain the tree draws
+        on, then of the consultation's domain (they differ after soft routing), then of the receptionist's
+        other top three domains — each domain's best matches first
+        (:meth:`~lawluo.tolc.material.ClarificationMaterial.issues`); criminal issues only for a
+        criminal consultation. ``([], "")`` when there is nothing to choose from."""
         tree, material = state.tree, self.material
         if tree is None or material is None or state.status != Status.CLARIFYING:
             return [], ""
         current = material.issue(tree.issue) or next(
             (found for n in tree.level(1) if (found := material.issue_of(n.statement))), None
         )
-        domains = [state.domain or OTHER]
-        if domains[0] != OTHER and current is not None and current.domain != domains[0]:
-            domains.insert(0, current.domain)  # soft routing drew the tree from another domain: its first
+        domain = state.domain or OTHER
+        domains = [current.domain] if current is not None and domain != OTHER else []
+        domains += [domain, *([] if domain == OTHER else _top_domains(state))]
         issues: list[Issue] = []
-        for domain in domains:
-            if domain == OTHER or material.covers(domain):
-                issues += [i for i in material.issues(tree.question, domain) if i not in issues]
+        for d in dict.fromkeys(domains):
+            if (d == OTHER or material.covers(d)) and (d != CRIMINAL or CRIMINAL in (domain, *domains[:1])):
+                issues += [i for i in material.issues(tree.question, d) if i not in issues]
         if current is not None and current not in issues:
             issues.insert(0, current)
         return issues, current.id if current is not None else ""
@@ -293,7 +295,8 @@ class Firm:
     def reissue(self, state: Consultation, issue_id: str, deadline: Deadline | None = None) -> Iterator[Tree]:
         """The client chose ``issue_id`` in the tree's 问题类型 menu (:meth:`issue_menu`) while the tree awaits
         marks: the tree is built again with that issue's elements first, the same height and width, and
-        the marks of the elements still in it kept, as :meth:`reclarify` does. An issue the menu does not
+        the marks of the elements still in it kept, as :meth:`reclarify` does; an issue of another domain
+        than the consultation's makes that domain the consultation's (an override, traced). An issue the menu does not
         offer is refused (``ValueError``) before anything changes; a failed or abandoned rebuild puts the
         consultation back as it was."""
         _require(state, (Status.CLARIFYING,), "choosing the issue")
@@ -305,6 +308,10 @@ class Firm:
             raise ValueError(f"{str(issue_id)[:60]!r} is not an issue of this consultation's menu")
         before = (state.domain, state.tree, len(state.trace))
         state.trace.append(TraceEvent("client", "issue", f"{chosen.id} ({chosen.title})", 0.0, at=_now()))
+        if (
+            chosen.domain != state.domain
+        ):  # an issue of another domain is that domain's matter: its lawyer answers
+            self.set_domain(state, chosen.domain)
         return self._rebuild(state, before, deadline, chosen.id)
 
     def _rebuild(
@@ -659,6 +666,18 @@ def _require(state: Consultation, allowed: tuple[Status, ...], step: str) -> Non
     )
 
 
+def _top_domains(state: Consultation) -> tuple[str, ...]:
+    """The receptionist's top three domains for the consultation (a saved routing's values are checked by
+    the caller: only domains the material covers are used)."""
+    routing = state.routing if isinstance(state.routing, dict) else {}
+    top = routing.get("top")
+    return tuple(
+        row["domain"]
+        for row in (top if isinstance(top, list) else [])[:3]
+        if isinstance(row, dict) and isinstance(row.get("domain"), str)
+    )
+
+
 def _routed(state: Consultation) -> tuple[float | None, tuple[str, ...]]:
     """The receptionist's confidence in the consultation's domain and its top domains, for the tree's
     soft routing; ``(None, ())`` when the client chose the domain (an override) or the saved routing
@@ -669,12 +688,7 @@ def _routed(state: Consultation) -> tuple[float | None, tuple[str, ...]]:
         return None, ()
     if not isinstance(confidence, int | float) or not 0.0 <= confidence <= 1.0:
         return None, ()
-    top = routing.get("top")
-    near = tuple(
-        row["domain"]
-        for row in (top if isinstance(top, list) else [])[:3]
-        if isinstance(row, dict) and isinstance(row.get("domain"), str)
-    )
+    near = _top_domains(state)
     return float(confidence), near
 
 

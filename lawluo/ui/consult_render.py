@@ -170,12 +170,14 @@ def tree_html(
     markable: bool = True,
     issues: Sequence[Issue] = (),
     issue: str = "",
+    domains: Domains = PACKAGED,
 ) -> str:
     """The tree as nested lists with mark buttons; a 否 folds the element's subtree away.
 
     With ``markable`` false (the tree is answered, closed or still growing) the buttons show the marks
     but are disabled, and so is the 问题类型 menu: ``issues`` (the statute entries the client may choose the
-    tree's first level from, :meth:`~lawluo.firm.Firm.issue_menu`) with ``issue`` selected.
+    tree's first level from, :meth:`~lawluo.firm.Firm.issue_menu`, grouped under their ``domains``' names)
+    with ``issue`` selected.
     """
     if tree is None:
         return notice(
@@ -190,20 +192,24 @@ def tree_html(
     parts.append(f'<div class="ll-meta" data-complete="{str(tree.complete).lower()}">{esc(meta)}</div>')
     parts.extend(notice(n, "warn") for n in tree.notes)
     if issues:
-        parts.append(_issue_menu(issues, issue, markable))
+        parts.append(_issue_menu(issues, issue, markable, domains))
     parts.append(_subtree(tree, "0", case_lookup, markable))
     parts.append("</div>")
     return "".join(parts)
 
 
-def _issue_menu(issues: Sequence[Issue], current: str, markable: bool) -> str:
-    """The 问题类型 menu: choosing an issue builds the tree again from its elements (the page's tree script
-    sends the choice)."""
+def _issue_menu(issues: Sequence[Issue], current: str, markable: bool, domains: Domains) -> str:
+    """The 问题类型 menu, the issues grouped by domain: choosing one builds the tree again from its elements
+    (the page's tree script sends the choice)."""
     options = [] if current else ['<option value="" selected disabled>（请选择 choose）</option>']
-    options += [
-        f'<option value="{esc(i.id)}"{" selected" if i.id == current else ""}>{esc(i.title)}</option>'
-        for i in issues
-    ]
+    for domain in dict.fromkeys(i.domain for i in issues):
+        name = domains[domain].name if domain in domains else domain
+        rows = "".join(
+            f'<option value="{esc(i.id)}"{" selected" if i.id == current else ""}>{esc(i.title)}</option>'
+            for i in issues
+            if i.domain == domain
+        )
+        options.append(f'<optgroup label="{esc(name)}">{rows}</optgroup>')
     disabled = "" if markable else " disabled"
     return (
         '<div class="ll-issue"><label>问题类型 Issue '

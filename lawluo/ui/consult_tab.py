@@ -368,6 +368,7 @@ def view(
             firm.case_searcher.get,
             markable,
             *(firm.issue_menu(state) if state is not None else ((), "")),
+            firm.domains,
         ),
         citations=cr.citations_html(lawyer_turn),
         retrieved=cr.retrieved_html(lawyer_turn),
