@@ -282,11 +282,14 @@ class Firm:
             (found for n in tree.level(1) if (found := material.issue_of(n.statement))), None
         )
         domain = state.domain or OTHER
-        domains = [current.domain] if current is not None and domain != OTHER else []
-        domains += [domain, *([] if domain == OTHER else _top_domains(state))]
+        drawn = [current.domain] if current is not None and domain != OTHER else []
+        criminal = CRIMINAL in (
+            domain,
+            *drawn,
+        )  # a criminal consultation, or a tree drawn from criminal material
         issues: list[Issue] = []
-        for d in dict.fromkeys(domains):
-            if (d == OTHER or material.covers(d)) and (d != CRIMINAL or CRIMINAL in (domain, *domains[:1])):
+        for d in dict.fromkeys([*drawn, domain, *([] if domain == OTHER else _top_domains(state))]):
+            if (d == OTHER or material.covers(d)) and (d != CRIMINAL or criminal):
                 issues += [i for i in material.issues(tree.question, d) if i not in issues]
         if current is not None and current not in issues:
             issues.insert(0, current)

@@ -802,11 +802,9 @@ def choose_issue(
     def run(step: Step) -> Generator[ConsultView, None, ConsultView]:
         deadline = _deadline(visitors, "澄清树 The clarification tree", step)
 
-        def rebuilt(kept: str, kept_en: str) -> str:
-            chosen = firm.material.issue(state.tree.issue) if firm.material else None
-            return ISSUE_REBUILT.format(
-                title=chosen.title if chosen else issue_id, kept=kept, kept_en=kept_en
-            )
+        def rebuilt(kept: str, kept_en: str) -> str:  # only after Firm.reissue accepted the issue
+            title = firm.material.issue(issue_id).title
+            return ISSUE_REBUILT.format(title=title, kept=kept, kept_en=kept_en)
 
         return (
             yield from _rebuilt(
