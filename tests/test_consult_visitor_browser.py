@@ -199,8 +199,10 @@ def test_choosing_a_domain_while_the_tree_awaits_marks_rebuilds_the_tree(browser
     context, page = open_page(browser, plain_app.url, "domain-rebuild")
     ask_with_tree(page)
     first = page.inner_text('#ll-tree [data-node="1"]')
+    asked = settled_copy(page)  # the browser's copy with the tree
     page.click('#ll-tree button[data-node="1"][data-mark="yes"]')
     idle(page)
+    before = settled_copy(page, after=asked)  # the copy with the mark, before the rebuild
     page.click("#ll-domain input")
     page.get_by_role("option", name="合同纠纷").click()
     wait_message(page, "已改派为「合同纠纷」")
@@ -209,6 +211,7 @@ def test_choosing_a_domain_while_the_tree_awaits_marks_rebuilds_the_tree(browser
     assert page.inner_text('#ll-tree [data-node="1"]') != first  # the contract domain's elements
     assert page.locator("#ll-tree button[data-mark]:not([disabled])").count() > 0  # ready to mark
     assert "由您选择" in page.inner_text("#ll-routing") and "保留了 0 / 1 个标记" in message(page)
+    settled_copy(page, after=before)  # written once the step is done: the rebuilt tree, however slow
     page.reload()  # the rebuilt tree is what comes back
     page.wait_for_selector('#ll-tree [data-complete="true"]')
     assert page.inner_text('#ll-tree [data-node="1"]') != first
@@ -220,15 +223,17 @@ def test_choosing_an_issue_in_the_tree_rebuilds_it_from_that_issue_on_a_phone(br
     ask_with_tree(page, "公司的大股东要把股份卖给外面的人，我作为老股东想买，他说外面的人出价更高。")
     menu = "#ll-tree select[data-issue]"
     assert page.locator(menu).is_enabled() and page.locator(menu).is_visible()
+    asked = settled_copy(page)  # the browser's copy with the tree
     page.click('#ll-tree button[data-node="1"][data-mark="yes"]')
     idle(page)
+    before = settled_copy(page, after=asked)  # the copy with the mark, before the rebuild
     page.select_option(menu, "statute:company:3")  # 股权转让、转股、卖股份
     wait_message(page, "已按问题类型「股权转让、转股、卖股份」重新生成澄清树")
     idle(page)
     page.shot("rebuilt")
     assert "公司是否是有限责任公司？" in page.inner_text('#ll-tree [data-node="1"]')
     assert page.eval_on_selector(menu, "e => e.value") == "statute:company:3"
-    settled_copy(page)
+    settled_copy(page, after=before)  # written once the step is done: the rebuilt tree, however slow
     page.reload()  # the rebuilt tree and its issue are what comes back
     page.wait_for_selector('#ll-tree [data-complete="true"]')
     assert "公司是否是有限责任公司？" in page.inner_text('#ll-tree [data-node="1"]')
