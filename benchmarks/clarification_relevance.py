@@ -76,7 +76,8 @@ shown per question and the questions shown none. ``--routing labelled`` uses the
 domain instead of the receptionist's. ``--issue labelled`` has the visitor then choose, in the tree's 问题类型
 menu (``Firm.issue_menu``/``Firm.reissue``), the issue ``ISSUES`` names for the question (held-out 11–14; none
 when no issue of the material fits, or when the menu does not offer it) and prints the figures for the
-questions where an issue fits and where none does.
+questions where an issue fits and where none does, and the ceiling of any choice from the material: how many of
+the picked issue's own elements are relevant (``entry_ceiling``).
 """
 
 from __future__ import annotations
@@ -230,6 +231,33 @@ def first_levels(
     return out
 
 
+def entry_ceiling(
+    material: ClarificationMaterial, questions: list[dict], picks: dict[str, str], labels: dict, name: str
+) -> str:
+    """The most any choice from the material can give where an issue fits: every element of the issue the
+    labeller picked (the statute entry that fits the question), relevant / labelled, and how many of those
+    questions have at least K=3 relevant elements in it. Elements that restate the question count apart
+    (the tree drops them). With the right domain and the right issue the first level is drawn from these."""
+    counts, restated, enough, asked = [0, 0, 0], [0, 0, 0], 0, 0
+    for q in questions:
+        if not picks.get(q["id"]):
+            continue
+        asked += 1
+        said = material.restating(q["question"])
+        relevant = 0
+        for item in material.issue_elements(picks[q["id"]], ""):
+            label = labels.get((q["id"], item.statement))
+            c = restated if said(item.statement) else counts
+            c[2 if label is None else 1] += 1
+            c[0] += label or 0
+            relevant += 0 if said(item.statement) else label or 0
+        enough += relevant >= 3
+    return (
+        f"{name}, the picked issue's own elements ({asked} q), relevant / labelled: {cell(counts)}"
+        f" (restating the question: {cell(restated)}); questions with at least 3 relevant: {enough} of {asked}"
+    )
+
+
 def score(levels: dict, questions: list[dict], labels: dict) -> dict:
     """Per split: relevant, labelled, unlabelled counts."""
     counts = defaultdict(lambda: [0, 0, 0])
@@ -381,6 +409,8 @@ def main() -> None:
                 asked = [q for q in questions if q["split"] in splits and bool(picks.get(q["id"])) == fits]
                 rel, lab, unl = score({q["id"]: levels[q["id"]] for q in asked}, asked, labels)["all"]
                 print(f"{name}, {what} ({len(asked)} q), material, no model: {cell([rel, lab, unl])}")
+            in_splits = [q for q in questions if q["split"] in splits]
+            print(entry_ceiling(firm.material, in_splits, picks, labels, name))
     if args.show:
         for q in questions:
             print(q["id"], q["domain"], q["question"])
