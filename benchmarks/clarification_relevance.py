@@ -76,7 +76,7 @@ shown per question and the questions shown none. ``--routing labelled`` uses the
 domain instead of the receptionist's. ``--issue labelled`` has the visitor then choose, in the tree's 问题类型
 menu (``Firm.issue_menu``/``Firm.reissue``), the issue ``ISSUES`` names for the question (held-out 11–14; none
 when no issue of the material fits, or when the menu does not offer it) and prints the figures for the
-questions where an issue fits and where none does, and the ceiling of any choice from the material: how many of
+questions where an issue fits and where none does, and what the material offers there: how many of
 the picked issue's own elements are relevant (``entry_ceiling``).
 """
 
@@ -234,10 +234,10 @@ def first_levels(
 def entry_ceiling(
     material: ClarificationMaterial, questions: list[dict], picks: dict[str, str], labels: dict, name: str
 ) -> str:
-    """The most any choice from the material can give where an issue fits: every element of the issue the
-    labeller picked (the statute entry that fits the question), relevant / labelled, and how many of those
-    questions have at least K=3 relevant elements in it. Elements that restate the question count apart
-    (the tree drops them). With the right domain and the right issue the first level is drawn from these."""
+    """What the material offers where an issue fits: every element of the issue the labeller picked (the
+    statute entry that fits the question), relevant / labelled, and how many of those questions have at least
+    K=3 relevant elements in it. Elements that restate the question count apart (the tree drops them). With
+    the right domain and the right issue the first level is drawn from these first, then from other entries."""
     counts, restated, enough, asked = [0, 0, 0], [0, 0, 0], 0, 0
     for q in questions:
         if not picks.get(q["id"]):
@@ -247,10 +247,13 @@ def entry_ceiling(
         relevant = 0
         for item in material.issue_elements(picks[q["id"]], ""):
             label = labels.get((q["id"], item.statement))
-            c = restated if said(item.statement) else counts
-            c[2 if label is None else 1] += 1
-            c[0] += label or 0
-            relevant += 0 if said(item.statement) else label or 0
+            restates = said(item.statement)
+            c = restated if restates else counts
+            if label is None:
+                c[2] += 1
+            else:
+                c[0], c[1] = c[0] + label, c[1] + 1
+                relevant += 0 if restates else label
         enough += relevant >= 3
     return (
         f"{name}, the picked issue's own elements ({asked} q), relevant / labelled: {cell(counts)}"
