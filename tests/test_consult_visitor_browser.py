@@ -353,6 +353,27 @@ def test_a_binary_or_foreign_upload_is_explained_and_shows_no_server_path(browse
     context.close()
 
 
+#: Elements of the consultation's panels wider than their own box (text that does not wrap), except the
+#: boxes made to scroll sideways.
+OVERFLOWING = """() => [...document.querySelectorAll(
+  '#ll-tree *, #ll-routing *, #ll-chat *, #ll-citations *, #ll-retrieved *, #ll-message *')]
+  .filter((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 2
+    && !['auto', 'scroll'].includes(getComputedStyle(e).overflowX))
+  .map((e) => `${e.tagName}.${e.className} ${e.scrollWidth} > ${e.clientWidth}`)"""
+
+
+def test_a_long_link_in_a_question_wraps_on_a_phone(browser, plain_app):
+    context, page = open_page(browser, plain_app.url, "long-link", viewport=PHONE)
+    link = "https://shop.example.com/item?id=" + "a1" * 150  # one unbroken word, 2,000 px wide unwrapped
+    ask_with_tree(page, f"我在网上买东西被骗了，商品链接是{link}，卖家不退款怎么办？")
+    page.click("#ll-submit")
+    answered(page, 1)
+    page.shot("answered")
+    assert page.evaluate(OVERFLOWING) == []
+    assert link in page.inner_text("#ll-tree")  # wrapped, not cut
+    context.close()
+
+
 # -- 10. a phone, and the screenshots of both flows -----------------------------------------------
 
 

@@ -199,3 +199,28 @@ def test_check_json(checker):
     assert [c["verdict"] for c in out["citations"]] == ["verified", "repealed"]
     assert check_answer_json(checker, "")["error"] == EMPTY_ANSWER_MESSAGE
     assert check_answer_json(Exploding(), "x")["error"] == "Something went wrong: RuntimeError: boom"
+
+
+def test_a_query_nothing_matches_is_quoted_short_in_both_languages(statute_searcher):
+    pasted = "x" * 5000  # one unbroken word: nothing matches it
+    out = search_statutes(statute_searcher, pasted, 5)
+    assert "ll-card" not in out
+    assert "没有找到匹配的法条" in out and "No article matched" in out
+    assert "x" * render.ECHO_CHARS + "…" in out
+    assert "x" * (render.ECHO_CHARS + 1) not in out
+
+
+def test_the_results_heading_quotes_a_long_query_short(statute_searcher):
+    query = "劳动合同 " + "试用期" * 400
+    out = search_statutes(statute_searcher, query, 3)
+    assert out.count('class="ll-card"') == 3
+    heading = out.split('<div class="ll-card">')[0]
+    assert "3 条法条" in heading and "…" in heading
+    assert len(heading) < 300
+
+
+def test_worked_examples_in_the_renderers_docstrings_hold():
+    import doctest
+
+    result = doctest.testmod(render)
+    assert result.attempted > 0 and result.failed == 0

@@ -46,7 +46,7 @@ ISSUE_HINT = (
 CASE_FACTS_CHARS = 220
 
 CONSULT_CSS = """
-.ll-tree { line-height: 1.6; }
+.ll-tree { line-height: 1.6; overflow-wrap: anywhere; }
 .ll-tree ul { list-style: none; margin: 0; padding-left: 1.6em; }
 .ll-tree > ul { padding-left: 0; }
 .ll-tree li { position: relative; margin: 4px 0; }

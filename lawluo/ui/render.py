@@ -20,18 +20,21 @@ from ..law.verdicts import BY_CODE, VERDICTS
 FACTS_PREVIEW_CHARS = 160
 #: The citation checker shows this many cards at first, and this many more per click on "more".
 CITATION_PAGE = 50
+#: How many characters of a query a result's heading or a "no match" message quotes back.
+ECHO_CHARS = 60
 
 
 CSS = """
-.ll-notice { padding: 10px 14px; border-radius: 8px; margin: 6px 0; line-height: 1.6; }
+.ll-notice { padding: 10px 14px; border-radius: 8px; margin: 6px 0; line-height: 1.6;
+  overflow-wrap: anywhere; }
 .ll-notice.info { background: #eef4ff; border: 1px solid #b9cdf5; color: #1d3b72; }
 .ll-notice.warn { background: #fff6e5; border: 1px solid #f0c36d; color: #6b4a00; }
 .ll-notice.error { background: #fdecec; border: 1px solid #ef9a9a; color: #7f1d1d; }
 .ll-card { border: 1px solid #d8dde6; border-radius: 10px; padding: 12px 14px; margin: 10px 0;
-  background: #ffffff; color: #1f2937; }
+  background: #ffffff; color: #1f2937; overflow-wrap: anywhere; }
 .ll-head { display: flex; flex-wrap: wrap; gap: 6px 10px; align-items: baseline; margin-bottom: 6px; }
 .ll-title { font-weight: 700; font-size: 1.05em; }
-.ll-meta { color: #5b6472; font-size: 0.9em; }
+.ll-meta { color: #5b6472; font-size: 0.9em; overflow-wrap: anywhere; }
 .ll-text { white-space: pre-wrap; line-height: 1.7; margin: 6px 0 0 0; }
 .ll-quote { white-space: pre-wrap; line-height: 1.7; border-left: 3px solid #c7ced9; padding: 2px 10px;
   margin: 6px 0; color: #374151; background: #f7f8fa; }
@@ -171,15 +174,30 @@ def statute_card(hit: Mapping) -> str:
     )
 
 
-def _results(query: str, hits: Sequence[Mapping], card, noun: str, example: str) -> str:
+def echo(query: str) -> str:
+    """``query`` as a heading or a message quotes it back: white space runs as one space, at most
+    :data:`ECHO_CHARS` characters, then "…" (a pasted page does not fill the screen).
+
+    >>> echo("民法典  第1079条"), echo("x" * 5000) == "x" * ECHO_CHARS + "…"
+    ('民法典 第1079条', True)
+    """
+    query = " ".join(query.split())
+    return query if len(query) <= ECHO_CHARS else query[:ECHO_CHARS] + "…"
+
+
+def _results(query: str, hits: Sequence[Mapping], card, noun: tuple[str, str], example: str) -> str:
+    zh, en = noun
     if not hits:
-        return notice(f"No {noun} matched “{query}”. Try other words, e.g. {example}.", "warn")
-    head = f'<div class="ll-meta">{len(hits)} {noun}(s) for “{esc(query)}”</div>'
+        return notice(
+            f"没有找到匹配的{zh} No {en} matched “{echo(query)}”。换个说法试试 Try other words, e.g. {example}.",
+            "warn",
+        )
+    head = f'<div class="ll-meta">{len(hits)} 条{zh} {en}(s) for “{esc(echo(query))}”</div>'
     return head + "".join(card(h) for h in hits)
 
 
 def statute_results(query: str, hits: Sequence[Mapping]) -> str:
-    return _results(query, hits, statute_card, "article", "试用期 解除劳动合同")
+    return _results(query, hits, statute_card, ("法条", "article"), "试用期 解除劳动合同")
 
 
 # -- case search ----------------------------------------------------------------------------------
@@ -232,7 +250,7 @@ def case_card(hit: Mapping) -> str:
 
 
 def case_results(query: str, hits: Sequence[Mapping]) -> str:
-    return _results(query, hits, case_card, "case", "醉酒驾驶机动车")
+    return _results(query, hits, case_card, ("案例", "case"), "醉酒驾驶机动车")
 
 
 # -- citation check -------------------------------------------------------------------------------
