@@ -185,19 +185,20 @@ def echo(query: str) -> str:
     return query if len(query) <= ECHO_CHARS else query[:ECHO_CHARS] + "…"
 
 
-def _results(query: str, hits: Sequence[Mapping], card, noun: tuple[str, str], example: str) -> str:
-    zh, en = noun
+def _results(query: str, hits: Sequence[Mapping], card, noun: tuple[str, str, str], example: str) -> str:
+    """The cards of ``hits``, headed by their count; ``noun``: the Chinese noun, its measure word, the English."""
+    zh, unit, en = noun
     if not hits:
         return notice(
             f"没有找到匹配的{zh} No {en} matched “{echo(query)}”。换个说法试试 Try other words, e.g. {example}.",
             "warn",
         )
-    head = f'<div class="ll-meta">{len(hits)} 条{zh} {en}(s) for “{esc(echo(query))}”</div>'
+    head = f'<div class="ll-meta">{len(hits)} {unit}{zh} {en}(s) for “{esc(echo(query))}”</div>'
     return head + "".join(card(h) for h in hits)
 
 
 def statute_results(query: str, hits: Sequence[Mapping]) -> str:
-    return _results(query, hits, statute_card, ("法条", "article"), "试用期 解除劳动合同")
+    return _results(query, hits, statute_card, ("法条", "条", "article"), "试用期 解除劳动合同")
 
 
 # -- case search ----------------------------------------------------------------------------------
@@ -250,7 +251,7 @@ def case_card(hit: Mapping) -> str:
 
 
 def case_results(query: str, hits: Sequence[Mapping]) -> str:
-    return _results(query, hits, case_card, ("案例", "case"), "醉酒驾驶机动车")
+    return _results(query, hits, case_card, ("案例", "个", "case"), "醉酒驾驶机动车")
 
 
 # -- citation check -------------------------------------------------------------------------------
