@@ -283,10 +283,8 @@ class Firm:
         )
         domain = state.domain or OTHER
         drawn = [current.domain] if current is not None and domain != OTHER else []
-        criminal = CRIMINAL in (
-            domain,
-            *drawn,
-        )  # a criminal consultation, or a tree drawn from criminal material
+        # criminal issues for a criminal consultation, or a tree drawn from criminal material
+        criminal = CRIMINAL in (domain, *drawn)
         issues: list[Issue] = []
         for d in dict.fromkeys([*drawn, domain, *([] if domain == OTHER else _top_domains(state))]):
             if (d == OTHER or material.covers(d)) and (d != CRIMINAL or criminal):
@@ -311,9 +309,8 @@ class Firm:
             raise ValueError(f"{str(issue_id)[:60]!r} is not an issue of this consultation's menu")
         before = (state.domain, state.tree, len(state.trace))
         state.trace.append(TraceEvent("client", "issue", f"{chosen.id} ({chosen.title})", 0.0, at=_now()))
-        if (
-            chosen.domain != state.domain
-        ):  # an issue of another domain is that domain's matter: its lawyer answers
+        # an issue of another domain is that domain's matter: its lawyer answers
+        if chosen.domain != state.domain:
             self.set_domain(state, chosen.domain)
         return self._rebuild(state, before, deadline, chosen.id)
 
