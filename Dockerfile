@@ -20,11 +20,14 @@ RUN apt-get update \
 RUN useradd --create-home --uid 1000 app
 WORKDIR /app
 
-# The pinned requirements first (a layer that changes only with requirements.txt). torch comes from
-# PyTorch's CPU index: the same version without the CUDA libraries (gigabytes).
+# The pinned requirements first (a layer that changes only with requirements.txt): the app's packages and,
+# below the file's line, every other package of their tree, so the image gets the versions the tests ran
+# with; `pip check` stops the build if they do not fit together. torch comes from PyTorch's CPU index: the
+# same version (torch==2.13.0 matches 2.13.0+cpu) without the CUDA libraries (gigabytes).
 COPY requirements.txt .
 RUN pip install --no-cache-dir --disable-pip-version-check \
-        --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt
+        --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt \
+    && pip check --disable-pip-version-check
 
 # The repository as committed, prebuilt assets included (.dockerignore leaves out caches, tests, .git).
 COPY . .
@@ -52,7 +55,8 @@ EXPOSE 7860
 # python as PID 1 has no SIGTERM handler, so `docker stop` waited 10 s and killed it (exit 137); on SIGINT
 # Gradio closes the server and the app exits 0 within ~2 s.
 STOPSIGNAL SIGINT
-# /healthz answers 200 when the statute database is readable and the annotation store writable, else 503.
+# /healthz answers 200 when the statute database is readable and a probe file can be written, fsynced and
+# deleted in the annotation volume (a full disk: 503 "disk_full"; probed at most every 5 s), else 503.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:7860/healthz', timeout=4)"]
 CMD ["python", "app.py"]

@@ -25,7 +25,7 @@ from eval_ui.annotate_tab import LAYOUT_CSS as ANNOTATE_CSS
 from eval_ui.annotate_tab import TAB_LABEL as ANNOTATE_TAB_LABEL
 from eval_ui.annotate_tab import build_annotate_tab
 from eval_ui.auth import UsersError, load_users
-from eval_ui.login import SignIn, SignInLimits, client_address_middleware
+from eval_ui.login import SignIn, SignInLimits
 from eval_ui.service import AnnotationService
 from eval_ui.stats_tab import build_stats_tab
 from eval_ui.store import StoreError, start_sync
@@ -36,10 +36,12 @@ from lawluo.law.database import StatuteDB, StatuteDBError
 from lawluo.llm import LanguageModels
 from lawluo.retrieval.cases import CaseSearcher
 from lawluo.retrieval.statutes import StatuteSearcher
+from lawluo.ui.client_address import TrustedProxies, client_address_middleware
 from lawluo.ui.consult_tab import LAYOUT_CSS as CONSULT_CSS
 from lawluo.ui.consult_tab import TAB_LABEL as CONSULT_TAB_LABEL
 from lawluo.ui.consult_tab import build_consult_tab
 from lawluo.ui.copy import UICopy
+from lawluo.ui.gate import GRADIO_QUEUE_SIZE, GateLimits, queue_gate_middleware
 from lawluo.ui.headers import security_headers_middleware
 from lawluo.ui.health import health_route
 from lawluo.ui.models_panel import build_models_panel
@@ -51,7 +53,6 @@ logger = logging.getLogger("lawluo.app")
 
 BUILD_COMMAND = "python -m lawluo build all --data DIR"
 DEFAULT_CONCURRENCY = 4
-QUEUE_SIZE = 64
 STATE_SESSIONS = 2000
 MAX_THREADS = 100
 #: The page's CSS (passed to ``launch``): the title shrinks on a phone; the consultation and annotation
@@ -84,14 +85,18 @@ def _load_case_searcher(settings: Settings) -> CaseSearcher | None:
 
 
 def build_app(
-    settings: Settings | None = None, models: LanguageModels | None = None, warm_up: bool = True
+    settings: Settings | None = None,
+    models: LanguageModels | None = None,
+    warm_up: bool = True,
+    sign_in: SignIn | None = None,
 ) -> gr.Blocks:
     """The whole app, its services loaded once and shared (read-only) by every session.
 
     Creating the language models contacts no server and loads no weights; a role without a model is
     shown as such in the consultation banner and the About tab. Up to ``DEFAULT_CONCURRENCY`` events of
     a kind run at a time, the model-calling events of the consultation tab up to ``FIRM_CONCURRENCY``
-    together; at most ``QUEUE_SIZE`` events wait.
+    together. How many events wait is the queue gate's to say, per client address and per kind of event
+    (model or model-free: ``lawluo/ui/gate.py``); Gradio's own queue size is only a backstop.
 
     The search indexes are the prebuilt ones of ``assets/bm25/`` when they match the assets
     (:mod:`lawluo.retrieval.shipped`); one that does not is built in a background thread, its searches
@@ -126,7 +131,7 @@ def build_app(
         annotation = _load_annotation(settings, checker)
         if isinstance(annotation, AnnotationService):
             build_annotate_tab(annotation, demo)
-            build_adjudicate_tab(annotation, demo)
+            build_adjudicate_tab(annotation, demo, sign_in)
             build_stats_tab(annotation, demo)
         else:
             with gr.Tab(ANNOTATE_TAB_LABEL, id="annotate"):
@@ -136,7 +141,7 @@ def build_app(
             if about:
                 gr.Markdown(about)
             build_models_panel(models, copy)
-    demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_SIZE)
+    demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=GRADIO_QUEUE_SIZE)
     if not hasattr(demo, "warm_up"):  # no statute database: nothing to warm up
         demo.warm_up = lambda: None
     if warm_up:
@@ -156,26 +161,38 @@ def _load_annotation(settings: Settings, checker: CitationChecker | None) -> Ann
     return service
 
 
-def launch_auth(settings: Settings):
+def sign_in_for(settings: Settings) -> SignIn | None:
+    """The login's guard when ``annotation_users`` is set (else None): one per app, shared by ``launch``'s
+    ``auth`` (:func:`launch_auth`) and the admin's tab, which lists and lifts its locks."""
+    users = load_users(settings.annotation_users)
+    return None if users is None else SignIn(users.check)
+
+
+def launch_auth(settings: Settings, sign_in: SignIn | None = None):
     """Gradio's ``auth`` for ``launch``: the users file's check when ``annotation_users`` is set, else None.
 
     With it the whole app is behind Gradio's login form (the annotators' deployment); without it the
     app is open and annotation needs Hugging Face sign-in on a Space. The check is ``SignIn.check``
     (eval_ui/login.py): a coroutine Gradio awaits, hashing off the event loop, with failed sign-ins
-    limited per name and per client address.
+    limited per (name, client address) with backoff, per address, and slowed per name.
     """
-    users = load_users(settings.annotation_users)
-    return None if users is None else SignIn(users.check).check
+    sign_in = sign_in if sign_in is not None else sign_in_for(settings)
+    return None if sign_in is None else sign_in.check
 
 
-def launch_options(settings: Settings) -> dict:
+def launch_options(settings: Settings, sign_in: SignIn | None = None) -> dict:
     """What every launch of the app passes to ``launch`` besides the address (``main`` and the tests).
 
     - the sign-in check (:func:`launch_auth`) and the login page's text;
-    - the middleware on every request: the client's address for the sign-in limits
-      (``eval_ui/login.py``), the visitor cookie that binds a consultation to its browser
-      (``lawluo/ui/visitors.py``), and the security headers — CSP ``img-src``, ``Referrer-Policy``,
-      ``nosniff`` (``lawluo/ui/headers.py``);
+    - the middleware on every request: the client's address, resolved once from the peer and
+      ``X-Forwarded-For`` with the setting ``trusted_proxies`` and read by every limit
+      (``lawluo/ui/client_address.py``); the queue gate, which applies the per-address limits before an
+      event takes a queue place and binds the event stream to its browser (``lawluo/ui/gate.py``); the
+      visitor cookie that binds a consultation to its browser (``lawluo/ui/visitors.py``); and the
+      security headers (``lawluo/ui/headers.py``);
+    - ``run_history=False``: Gradio would keep every question, answer and report in the browser's
+      localStorage and list them on its "Runs" page for the next user of the computer;
+    - ``max_file_size``: the largest upload (setting ``max_upload_mb``);
     - ``ssr_mode=False``: under server-side rendering (on by default on Spaces) Node renders the page,
       without those headers;
     - ``state_session_capacity``: at most this many sessions' state in memory (Gradio's default is 10,000);
@@ -185,19 +202,26 @@ def launch_options(settings: Settings) -> dict:
     - ``css``: the page's :data:`CSS` (Gradio 6 takes it in ``launch``).
     - ``routes``: ``GET /healthz`` (``lawluo/ui/health.py``), answered outside Gradio's queue.
     """
+    try:
+        trusted = TrustedProxies.parse(settings.trusted_proxies)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     return {
-        "auth": launch_auth(settings),
+        "auth": launch_auth(settings, sign_in),
         "auth_message": "LawLuo 标注 · Sign in with the name and password your admin gave you. "
         + SignInLimits().notice(),
         "app_kwargs": {
             "middleware": [
-                client_address_middleware(),
+                security_headers_middleware(),  # outermost: the gate's refusals carry the headers too
+                client_address_middleware(trusted),
+                queue_gate_middleware(GateLimits.from_settings(settings), trusted),
                 visitor_cookie_middleware(),
-                security_headers_middleware(),
             ],
             "routes": [health_route(settings)],  # GET /healthz, beside Gradio's routes (lawluo/ui/health.py)
         },
         "ssr_mode": False,
+        "run_history": False,
+        "max_file_size": settings.max_upload_mb * 1024 * 1024,
         "state_session_capacity": STATE_SESSIONS,
         "max_threads": MAX_THREADS,
         "css": CSS,
@@ -244,14 +268,15 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
     try:
         settings = Settings.load(args.config)
-        options = launch_options(settings)
+        sign_in = sign_in_for(settings)
+        options = launch_options(settings, sign_in)
     except (ConfigError, UsersError) as exc:
         print(f"LawLuo cannot start: {exc}", file=sys.stderr)
         return 2
     logger.info("%s", describe_settings(settings))
     limit_malloc_arenas()  # freed memory of departed visitors can be given back (lawluo/ui/visitors.py)
     # server_port=None lets Gradio read GRADIO_SERVER_PORT (default 7860).
-    demo = build_app(settings, warm_up=False)
+    demo = build_app(settings, warm_up=False, sign_in=sign_in)
     host = os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1")
     demo.launch(server_name=host, prevent_thread_lock=True, **options)
     try:

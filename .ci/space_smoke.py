@@ -7,10 +7,14 @@
 
 What a Space does, step by step: it gets the repository's committed files (here the files git would
 commit: ``git ls-files --cached --others --exclude-standard``, so no ``assets/index/``, no ``../shared``
-beside it), installs ``requirements.txt`` alone into a fresh environment (no requirements-dev), and runs
-``python <app_file>``, ``app_file`` read from the README's front matter (whose ``sdk_version``, the Gradio a
-Space installs, must be the one requirements.txt pins). Then, over plain HTTP (the
-standard library only; Gradio's HTTP API ``/gradio_api/call/<name>``):
+beside it), installs ``requirements.txt`` alone into a fresh environment (no requirements-dev) — the file
+alone in an empty folder, as a Space's builder mounts it (``RUN --mount=target=/tmp/requirements.txt,
+source=requirements.txt pip install -r /tmp/requirements.txt …``: a ``-c constraints.txt`` it named would
+be missing), in one pip command with what that builder adds (:func:`space_packages`: ``gradio[oauth,mcp]``
+at the front matter's ``sdk_version``, uvicorn, websockets, spaces) — checks that every package the file
+pins got its pinned version, and runs ``python <app_file>``, ``app_file`` read from the README's front
+matter (whose ``sdk_version``, the Gradio a Space installs, must be the one requirements.txt pins). Then,
+over plain HTTP (the standard library only; Gradio's HTTP API ``/gradio_api/call/<name>``):
 
 1. the page answers 200 and is LawLuo's (``律罗``); the seconds from start to that first 200 are printed;
 2. ``/healthz`` says ``ok`` with the statute database available;
@@ -38,7 +42,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,25 +102,72 @@ def copy_as_space(source: Path, target: Path) -> int:
     return count
 
 
-def make_venv(venv: Path, requirements: Path) -> Path:
-    """``venv`` (created when missing) with ``requirements`` installed; returns its python."""
+def space_packages(root: Path) -> list[str]:
+    """What a Space's builder installs in the same pip command as requirements.txt (its build log, Gradio
+    SDK 6: ``pip install --no-cache-dir -r /tmp/requirements.txt gradio[oauth,mcp]==<sdk_version>
+    "uvicorn>=0.14.0" "websockets>=10.4" spaces``): a pin of requirements.txt these refuse fails the build."""
+    sdk = front_matter(root / "README.md").get("sdk_version")
+    return [f"gradio[oauth,mcp]=={sdk}", "uvicorn>=0.14.0", "websockets>=10.4", "spaces"]
+
+
+def make_venv(venv: Path, requirements: Path, extra: Sequence[str] = ()) -> Path:
+    """``venv`` (created when missing) with ``requirements`` installed as a Space installs it: the file
+    copied alone into an empty folder, in one pip command with ``extra``; returns its python."""
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run(
-        [
-            str(python),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-r",
-            str(requirements),
-        ],
-        check=True,
-    )
+    alone = Path(tempfile.mkdtemp(prefix="lawluo-requirements-")) / "requirements.txt"
+    shutil.copy2(requirements, alone)
+    try:
+        subprocess.run(
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-r",
+                str(alone),
+                *extra,
+            ],
+            check=True,
+        )
+    finally:
+        shutil.rmtree(alone.parent, ignore_errors=True)
     return python
+
+
+def pinned_versions(requirements: Path) -> dict[str, str]:
+    """Name (lower case, ``-`` for ``_`` and ``.``) → version of every ``name==version`` line."""
+    pins = {}
+    for line in requirements.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)$", line.split("#", 1)[0].strip())
+        if match:
+            pins[re.sub(r"[-_.]+", "-", match[1]).lower()] = match[2]
+    return pins
+
+
+def check_pins(python: Path, requirements: Path) -> str:
+    """Raises SmokeFailure unless every pin of ``requirements`` is installed in ``python``'s environment at
+    its version (a local label such as torch's ``+cpu`` aside); returns what it saw, for the log."""
+    listed = subprocess.run(
+        [str(python), "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    installed = {re.sub(r"[-_.]+", "-", p["name"]).lower(): p["version"] for p in json.loads(listed)}
+    pins = pinned_versions(requirements)
+    wrong = {
+        name: (version, installed.get(name))
+        for name, version in pins.items()
+        if (installed.get(name) or "").split("+")[0] != version
+    }
+    if wrong:
+        raise SmokeFailure(
+            f"installed versions differ from requirements.txt's pins (pin, installed): {wrong}"
+        )
+    return f"{len(pins)} pins installed as pinned"
 
 
 def free_port() -> int:
@@ -280,13 +331,14 @@ def main(argv: list[str] | None = None) -> int:
             if args.no_install:
                 python = venv / "bin" / "python"
             else:
-                python = make_venv(venv, space / "requirements.txt")
+                python = make_venv(venv, space / "requirements.txt", space_packages(space))
                 print(
                     f"space smoke: requirements.txt installed in {time.monotonic() - t_pip:.0f} s", flush=True
                 )
         except (OSError, subprocess.CalledProcessError) as exc:
             print(f"space smoke: SET-UP FAILED 准备失败: {exc}", file=sys.stderr)
             return 2
+        print(f"space smoke: {check_pins(python, space / 'requirements.txt')}", flush=True)
         port = free_port()
         log = (work / "app.log").open("w+", encoding="utf-8")
         process = subprocess.Popen(

@@ -159,12 +159,15 @@ def visitor(url: str, n: int, consultations: int, rec: Recorder, clients: list) 
     clients.append(c)
     for i in range(consultations):
         question = QUESTIONS[(n + i) % len(QUESTIONS)]
+        began = time.perf_counter()
         rec.routing(c, question)
         rec.step("mark", lambda: c.predict("1", "yes", api_name="/mark"))
         rec.step("mark", lambda: c.predict("2", "no", api_name="/mark"))
         rec.step("answer (streamed, checked, scored)", lambda: c.predict(api_name="/answer"))
         rec.step("end (report, scored)", lambda: c.predict(api_name="/end_consultation"))
         rec.step("new", lambda: c.predict(api_name="/new_consultation"))
+        with rec.lock:  # ask to new, the visitor's whole consultation
+            rec.times["whole consultation"].append(time.perf_counter() - began)
 
 
 def hung_visitor(url: str, n: int, clients: list) -> None:

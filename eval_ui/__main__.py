@@ -9,9 +9,15 @@
     python -m eval_ui export exports/                         # a folder: every file (labels, statutes, adjudications)
     python -m eval_ui build-demo --data ../shared/data        # rebuild assets/eval/demo_items.jsonl
     python -m eval_ui hash-password                           # for a users file; reads the password from stdin
+    python -m eval_ui invite lawyer-li [--role admin]         # a Hugging Face account may sign in (Space)
+    python -m eval_ui uninvite lawyer-li                      # … no longer; their untouched items are released
+    python -m eval_ui invites                                 # every invitation
+    python -m eval_ui audit --limit 50                        # the audit log, newest first
 
 The store is ``<annotation_dir>/annotations.sqlite`` (setting ``annotation_dir``, env
 ``LAWLUO_ANNOTATION_DIR``; ``--config`` names a settings file). Errors go to stderr with exit status 2.
+What the commands change (imports, exports, invitations, annotators added) goes to the store's audit
+log as done by ``cli:<login name>``.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import argparse
 import getpass
 import json
 import sys
+from datetime import UTC, datetime
 
 from lawluo.config import ConfigError, Settings
 from lawluo.jsonl import JSONLError
@@ -30,7 +37,17 @@ from .store import AnnotationStore, StoreError
 
 def open_store(settings: Settings) -> AnnotationStore:
     settings.annotation_dir.mkdir(parents=True, exist_ok=True)
-    return AnnotationStore(settings.annotation_dir / STORE_FILE)
+    return AnnotationStore(
+        settings.annotation_dir / STORE_FILE, reserve_idle_s=settings.annotation_reserve_idle_s
+    )
+
+
+def actor() -> str:
+    """Who runs the command, as the audit log names them: ``cli:<login name>``."""
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):  # no login name (a container without a passwd entry)
+        return "cli"
 
 
 def _emit(obj: dict) -> None:
@@ -49,22 +66,63 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
         if not sep:
             raise StoreError(f"--pair {args.pair!r} is not SYSTEM_A:SYSTEM_B")
         items = items_from_answers(args.answers, args.references, system_a, system_b, args.n, args.seed)
+    source = str(args.file or args.answers)
     with open_store(settings) as store:
-        _emit({"imported": store.import_items(items), "items": store.item_count()})
+        n = store.import_items(items, actor=actor(), source=source)
+        _emit({"imported": n, "items": store.item_count()})
     return 0
 
 
 def cmd_add_annotator(args: argparse.Namespace, settings: Settings) -> int:
     with open_store(settings) as store:
-        _emit({"annotator": args.name, "role": store.add_annotator(args.name, args.role)})
+        role = store.add_annotator(args.name, args.role, by=actor(), via="cli")
+        _emit({"annotator": args.name, "role": role})
     return 0
 
 
 def cmd_assign(args: argparse.Namespace, settings: Settings) -> int:
+    """Top up every item to k annotators of the pool the app would use (:meth:`AnnotationService.pool`:
+    the users file's annotators; on a Space the invited ones and members of the listed organisations)."""
+    from .service import AnnotationService
+
     overlap = args.overlap or settings.annotation_overlap
-    with open_store(settings) as store:
-        _emit({"new_assignments": store.assign(overlap, settings.annotation_seed), "overlap": overlap})
+    service = AnnotationService.for_settings(settings)
+    with service.store as store:
+        n = store.assign(overlap, settings.annotation_seed, annotators=service.pool())
+        _emit({"new_assignments": n, "overlap": overlap})
     return 0
+
+
+def cmd_invite(args: argparse.Namespace, settings: Settings) -> int:
+    with open_store(settings) as store:
+        invitation = store.invite(args.name, args.role, by=actor())
+    _emit({"invited": invitation["name"], "role": invitation["role"]})
+    return 0
+
+
+def cmd_uninvite(args: argparse.Namespace, settings: Settings) -> int:
+    with open_store(settings) as store:
+        released = store.uninvite(args.name, by=actor())
+    _emit({"uninvited": args.name, "released": released})
+    return 0
+
+
+def cmd_invites(args: argparse.Namespace, settings: Settings) -> int:
+    with open_store(settings) as store:
+        for invitation in store.invitations():
+            _emit({**invitation, "invited_at": _iso(invitation["invited_at"])})
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace, settings: Settings) -> int:
+    with open_store(settings) as store:
+        for entry in store.audit_log(args.limit):
+            _emit({**entry, "at": _iso(entry["at"])})
+    return 0
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, tz=UTC).isoformat(timespec="seconds")
 
 
 def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
@@ -85,7 +143,7 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     fmt = path.suffix.lstrip(".").lower()
     if not path.suffix or path.is_dir():
         with open_store(settings) as store:
-            paths = store.export_all(path, current_only=not args.history)
+            paths = store.export_all(path, current_only=not args.history, actor=actor())
         _emit({"exported": [str(p) for p in paths], "folder": str(path)})
         return 0
     if fmt not in EXPORT_FORMATS:
@@ -96,7 +154,7 @@ def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     kind = "statute_labels" if args.statutes else "labels"
     source = "adjudicated" if args.adjudicated else "raw"
     with open_store(settings) as store:
-        n = store.export(path, fmt, current_only=not args.history, source=source, kind=kind)
+        n = store.export(path, fmt, current_only=not args.history, source=source, kind=kind, actor=actor())
     _emit({"exported": n, "path": args.path, "format": fmt, "kind": kind, "source": source})
     return 0
 
@@ -167,6 +225,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("hash-password", help="a pbkdf2 hash for a users file").set_defaults(
         func=cmd_hash_password
     )
+    invite = sub.add_parser(
+        "invite", help="let a Hugging Face account sign in (on a Space) as annotator or admin"
+    )
+    invite.add_argument("name", help="the Hugging Face username")
+    invite.add_argument("--role", choices=["annotator", "admin"], default="annotator")
+    invite.set_defaults(func=cmd_invite)
+    uninvite = sub.add_parser(
+        "uninvite", help="withdraw an invitation (labels stay; items not labelled go to others)"
+    )
+    uninvite.add_argument("name")
+    uninvite.set_defaults(func=cmd_uninvite)
+    sub.add_parser("invites", help="every invitation").set_defaults(func=cmd_invites)
+    audit = sub.add_parser("audit", help="the audit log, newest first (one JSON object a line)")
+    audit.add_argument("--limit", type=int, default=100, help="rows to show (default 100)")
+    audit.set_defaults(func=cmd_audit)
     return parser
 
 

@@ -11,14 +11,22 @@ verdict and an optional note complete the resolution, saved with
 :meth:`~eval_ui.store.AnnotationStore.adjudicate`: apart from the annotators' labels, which it never
 changes (statistics and exports choose raw or adjudicated labels).
 
+Below, 邀请与审计 Invitations and audit log: the admin invites a Hugging Face account by name (as annotator
+or admin) or withdraws an invitation (their labels stay; items they have not labelled go to others),
+sees every invitation, and reads the store's append-only audit log (sign-ups, invitations, role
+changes, imports, exports, released reservations), newest first. Names are checked by the store
+(a Hugging Face handle, at most 100 characters) and every cell is shown as plain text on one line.
+
 The tab is hidden from everyone but admins, and every handler checks the role again, so the HTTP API
 refuses the same people.
 """
 
 # no `from __future__ import annotations`: Gradio reads the handlers' gr.Request / gr.OAuthProfile hints at runtime
 
+import json
 import logging
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,10 +36,11 @@ from lawluo.ui.render import esc, notice
 from lawluo.ui.views import KEEP, Keep, View
 
 from . import label_form, verdicts
-from .annotate_tab import ANNOTATE_CSS, bind, identify
+from .annotate_tab import ANNOTATE_CSS, bind, identify, md_text
 from .label_form import MAX_NOTE_CHARS, SLOTS
+from .login import SignIn, unlock_form
 from .service import AnnotationService, Identity
-from .store import AnswerLabel, StoreError, StoreWriteError
+from .store import AnswerLabel, StoreError, StoreWriteError, iso_utc, short_name
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +63,13 @@ ADJUDICATE_CSS = (
 )
 SIDES = ("a", "b")
 SLOT_WIDTHS = {"a_slots": 3 * SLOTS, "b_slots": 3 * SLOTS}
+#: The roles an invitation gives (label, value).
+INVITE_ROLES = (("标注员 annotator", "annotator"), ("管理员 admin", "admin"))
+INVITATION_HEADERS = ["用户名 name", "角色 role", "邀请人 invited by", "时间 invited at (UTC)"]
+AUDIT_HEADERS = ["时间 at (UTC)", "谁 actor", "操作 action", "对象 subject", "详情 details"]
+#: Rows of the audit log the tab shows (``python -m eval_ui audit --limit N`` reads further back).
+AUDIT_ROWS = 200
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
 
 
 def _only_admin() -> str:
@@ -63,6 +79,20 @@ def _only_admin() -> str:
 def _admin(service: AnnotationService, request: gr.Request | None, profile: Any) -> Identity | None:
     who = identify(service, request, profile)
     return who if who is not None and who.is_admin else None
+
+
+def sign_in_locks(
+    service: AnnotationService,
+    unlock: Callable[[str], str],
+    who: str | None,
+    request: gr.Request,
+    profile: gr.OAuthProfile | None = None,
+) -> str:
+    """List the sign-in locks, or lift those of ``who`` (a name, an address, ``name address``, or ``*``);
+    admins only. Plain text: names are whatever visitors typed (shown in a read-only textbox)."""
+    if _admin(service, request, profile) is None:
+        return "只有管理员可以解锁 Only an admin can unlock sign-ins."
+    return unlock(who or "")
 
 
 # --------------------------------------------------------------------------- rendering
@@ -378,11 +408,143 @@ def record_adjudication(
     return _item_view(service, service.store.disagreements(), item_id, message, kind, just_saved=True)
 
 
+# --------------------------------------------------------------------------- invitations and audit log
+
+
+def cell(value: object, limit: int = 300) -> str:
+    """``value`` as one line of plain text for a table cell: control and invisible characters replaced,
+    at most ``limit`` characters.
+
+    >>> cell("a\\nb\\x00" + "c" * 9, limit=6)
+    'a b cc…'
+    """
+    text = _UNPRINTABLE.sub(" ", "" if value is None else str(value))
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def invitations_table(service: AnnotationService) -> list[list[str]]:
+    return [
+        [cell(i["name"]), cell(i["role"]), cell(i["invited_by"]), cell(iso_utc(i["invited_at"]))]
+        for i in service.store.invitations()
+    ]
+
+
+def audit_table(service: AnnotationService, limit: int = AUDIT_ROWS) -> list[list[str]]:
+    return [
+        [
+            cell(iso_utc(e["at"])),
+            cell(e["actor"]),
+            cell(e["action"]),
+            cell(e["subject"]),
+            cell(json.dumps(e["details"], ensure_ascii=False, sort_keys=True)),
+        ]
+        for e in service.store.audit_log(limit)
+    ]
+
+
+def access_help(service: AnnotationService) -> str:
+    """Who may sign in, in a few lines of Markdown (names escaped)."""
+    if service.sign_in == "password":
+        how = (
+            "登录方式：用户名单（名单里的人即受邀）。 Sign-in: the users file (being in it is the invitation); "
+            "the invitations below count only for Hugging Face sign-in on a Space."
+        )
+    else:
+        how = (
+            "Hugging Face 登录：只有受邀的账号、下列组织的成员和管理员可以标注。 Hugging Face sign-in: "
+            "only invited accounts, members of the organisations below and the admins may annotate."
+        )
+    admins = ", ".join(md_text(n) for n in sorted(service.admins)) or "—"
+    orgs = ", ".join(md_text(n) for n in sorted(service.orgs)) or "—"
+    return (
+        f"{how}\n\n管理员 Admins (LAWLUO_ANNOTATION_ADMINS): {admins} · "
+        f"组织 Organisations (LAWLUO_ANNOTATION_ORGS): {orgs}"
+    )
+
+
+def _access(service: AnnotationService, message: str = "", kind: str = "info") -> tuple[str, list, list]:
+    return (notice(message, kind) if message else "", invitations_table(service), audit_table(service))
+
+
+def access_tables(
+    service: AnnotationService, request: gr.Request, profile: gr.OAuthProfile | None = None
+) -> tuple[str, list, list]:
+    """The invitations and the newest rows of the audit log (admins only)."""
+    try:
+        if _admin(service, request, profile) is None:
+            return _only_admin(), [], []
+        return _access(service)
+    except StoreError as exc:
+        return notice(f"标注库出错 The annotation store failed: {exc}", "error"), [], []
+
+
+def invite_account(
+    service: AnnotationService,
+    name: str | None,
+    role: str | None,
+    request: gr.Request,
+    profile: gr.OAuthProfile | None = None,
+) -> tuple[str, list, list]:
+    """Invite the Hugging Face account ``name`` as ``role`` (annotator or admin)."""
+    try:
+        who = _admin(service, request, profile)
+        if who is None:
+            return _only_admin(), [], []
+        if role not in dict((v, k) for k, v in INVITE_ROLES):
+            return _access(service, "请选择角色 Choose a role: annotator or admin.", "warn")
+        invitation = service.invite(name, role, who.name)
+        message = f"已邀请 Invited {short_name(invitation['name'])} as {invitation['role']}."
+        if service.sign_in != "oauth":
+            message += " 提示：邀请只对 Hugging Face 登录有效。 Note: invitations count for Hugging Face sign-in only."
+        return _access(service, message)
+    except StoreWriteError as exc:
+        return _access(service, str(exc), "error")
+    except StoreError as exc:
+        return _access(service, f"没有邀请 Not invited: {exc}", "error")
+    except Exception:
+        logger.exception("invitation failed")
+        return (
+            notice("没有邀请，出错了 Not invited: something went wrong; see the server log.", "error"),
+            [],
+            [],
+        )
+
+
+def uninvite_account(
+    service: AnnotationService, name: str | None, request: gr.Request, profile: gr.OAuthProfile | None = None
+) -> tuple[str, list, list]:
+    """Withdraw ``name``'s invitation: the items they have not labelled go to others; labels stay."""
+    try:
+        who = _admin(service, request, profile)
+        if who is None:
+            return _only_admin(), [], []
+        released = service.uninvite(name, who.name)
+        message = (
+            f"已取消邀请 Invitation withdrawn: {short_name(str(name).strip())}; {released} 条未标注的条目转给别人"
+            f" {released} unlabelled item(s) released to others; their labels are kept."
+        )
+        if str(name).strip() in service.admins:
+            message += " 仍是管理员 Still an admin through LAWLUO_ANNOTATION_ADMINS."
+        return _access(service, message)
+    except StoreWriteError as exc:
+        return _access(service, str(exc), "error")
+    except StoreError as exc:
+        return _access(service, f"没有取消 Not withdrawn: {exc}", "error")
+    except Exception:
+        logger.exception("withdrawing an invitation failed")
+        return (
+            notice("没有取消，出错了 Not withdrawn: something went wrong; see the server log.", "error"),
+            [],
+            [],
+        )
+
+
 # --------------------------------------------------------------------------- layout
 
 
-def build_adjudicate_tab(service: AnnotationService, demo: gr.Blocks) -> None:
-    """The tab (hidden until an admin's page loads) and its events; nothing without a way to sign in."""
+def build_adjudicate_tab(service: AnnotationService, demo: gr.Blocks, sign_in: SignIn | None = None) -> None:
+    """The tab (hidden until an admin's page loads) and its events; nothing without a way to sign in.
+    With ``sign_in`` (the login's guard, :mod:`eval_ui.login`) the admin can list and lift sign-in locks."""
     if service.sign_in is None:
         return
     with gr.Tab(TAB_LABEL, id="adjudicate", visible=False) as tab:
@@ -424,6 +586,52 @@ def build_adjudicate_tab(service: AnnotationService, demo: gr.Blocks) -> None:
             label_form.counter("#adj-note textarea", "adj-note-count", MAX_NOTE_CHARS)
             save = gr.Button("记录裁决 Record the resolution", variant="primary", elem_id="adj-save")
         state = gr.State({})
+        with gr.Accordion("邀请与审计 Invitations and audit log", open=False, elem_id="adj-access"):
+            gr.Markdown(access_help(service), elem_id="adj-access-help")
+            with gr.Row(equal_height=True):
+                invite_name = gr.Textbox(
+                    label="Hugging Face 用户名 Hugging Face username",
+                    max_lines=1,
+                    max_length=100,
+                    elem_id="adj-invite-name",
+                    scale=3,
+                )
+                invite_role = gr.Radio(
+                    list(INVITE_ROLES),
+                    value="annotator",
+                    label="角色 Role",
+                    elem_id="adj-invite-role",
+                    scale=2,
+                )
+            with gr.Row():
+                do_invite = gr.Button(
+                    "邀请 Invite", variant="primary", elem_id="adj-invite", scale=0, min_width=120
+                )
+                do_uninvite = gr.Button("取消邀请 Withdraw", elem_id="adj-uninvite", scale=0, min_width=170)
+                refresh_access = gr.Button(
+                    "刷新 Refresh", size="sm", elem_id="adj-access-refresh", scale=0, min_width=90
+                )
+            access_message = gr.HTML("", css_template=ADJUDICATE_CSS, elem_id="adj-access-message")
+            invitations = gr.Dataframe(
+                headers=INVITATION_HEADERS, interactive=False, elem_id="adj-invitations", wrap=True
+            )
+            gr.Markdown(
+                f"审计日志（只读，最新的 {AUDIT_ROWS} 条在前） Audit log (read-only, newest {AUDIT_ROWS} first)"
+            )
+            audit = gr.Dataframe(
+                headers=AUDIT_HEADERS, interactive=False, elem_id="adj-audit", wrap=True, max_height=500
+            )
+        if sign_in is not None:
+            with gr.Accordion("登录锁定 Sign-in locks", open=False, elem_id="adj-locks-accordion"):
+                unlock_who = gr.Textbox(
+                    label="用户名、地址、“用户名 地址”或 *（留空：只列出）Name, address, 'name address' or * "
+                    "(empty: list)",
+                    max_lines=1,
+                    max_length=300,
+                    elem_id="adj-unlock-who",
+                )
+                do_unlock = gr.Button("解锁 / 列出 Unlock / list", size="sm", elem_id="adj-unlock")
+                locks_out = gr.Textbox(label="锁定 Locks", interactive=False, lines=8, elem_id="adj-locks")
     views = dict(
         message=message, pick=pick, form=form, comparison=comparison, a=answers["a"], b=answers["b"],
         a_note=slots["a"].note, b_note=slots["b"].note, verdict=verdict, note=note, state=state,
@@ -441,4 +649,22 @@ def build_adjudicate_tab(service: AnnotationService, demo: gr.Blocks) -> None:
         validator=validate_resolution,
         **once,
     )
+    access = [access_message, invitations, audit]
+    once_access = {"trigger_mode": "once", "concurrency_id": "invitations"}
+    do_invite.click(
+        bind(invite_account, service), [invite_name, invite_role], access, api_name="invite", **once_access
+    )
+    do_uninvite.click(
+        bind(uninvite_account, service), [invite_name], access, api_name="uninvite", **once_access
+    )
+    refresh_access.click(bind(access_tables, service), None, access, api_name="invitations", **once_access)
+    tab.select(bind(access_tables, service), None, access, api_visibility="private", **once_access)
+    if sign_in is not None:
+        do_unlock.click(
+            bind(sign_in_locks, service, unlock_form(sign_in)),
+            [unlock_who],
+            [locks_out],
+            api_name="sign_in_locks",
+            **once_access,
+        )
     demo.load(bind(tab_visibility, service), None, tab, api_visibility="private")

@@ -1,9 +1,11 @@
 """The 标注 / Annotation tab: lawyers compare two anonymous answers and label their hallucinations.
 
-An annotator signs in (Gradio's login form from a users file, or Hugging Face on a Space; see
-:mod:`eval_ui.service`), sees their progress, and gets their next item: the question, the two answers
-left and right (system names hidden, the order random per annotator and item), and under each answer
-one card per statute it cites, with its own label (真实 Correct, 有误 Wrong or a kind of error:
+An annotator signs in (Gradio's login form from a users file, or Hugging Face on a Space, where only
+invited accounts and members of the listed organisations get in: anyone else reads that they have not
+been invited; see :mod:`eval_ui.service`), sees their progress, and gets their next item (when they
+have none left, items short of annotators or left untouched by others are topped up first): the
+question, the two answers left and right (system names hidden, the order random per annotator and
+item), and under each answer one card per statute it cites, with its own label (真实 Correct, 有误 Wrong or a kind of error:
 :mod:`eval_ui.label_form`) and its real text one click away (the checker's verdicts hidden unless the
 setting ``annotation_show_checker`` is on). 这些都没问题 marks the statutes not yet labelled as correct
 in one click; a statute left unlabelled is saved as unlabelled (missing data, never "correct"), and the
@@ -14,7 +16,8 @@ The verdict bar (status, verdict buttons, keys 1–4, back/skip/next, sign-out, 
 at the top of the window while the annotator scrolls (:data:`LAYOUT_CSS`), so a verdict is one click
 or key away whatever they are reading. Keys 1–4 work wherever the focus is, except in a text or
 number field. 跳过 Skip puts an item aside, 上一条 Back reopens their earlier labels to edit (the store
-keeps every version). An admin also imports items and exports labels; the admin's part of the tab is
+keeps every version). An admin also imports items and exports labels (both in the audit log; the
+invitations and the log itself are in the admin's 裁决 / Adjudication tab); the admin's part of the tab is
 hidden from everyone else, and the tab shows no form when nobody can sign in. Nobody sees another
 annotator's labels.
 
@@ -47,7 +50,6 @@ import inspect
 import json
 import logging
 import re
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -66,7 +68,8 @@ from . import label_form, verdicts
 from .auth import UsersError
 from .items import read_items
 from .label_form import MAX_COMMENT_CHARS, SLOTS, score_field
-from .service import AnnotationService, Identity
+from .scratch import scratch_folder
+from .service import AnnotationService, Identity, profile_orgs
 from .store import EXPORT_FORMATS, AnswerLabel, Assignment, LabelInput, StoreError, StoreWriteError
 
 logger = logging.getLogger(__name__)
@@ -278,6 +281,25 @@ NOT_CONFIGURED = (
 )
 
 
+def not_invited(name: str) -> str:
+    """What a Hugging Face account that is signed in but not invited reads (Chinese first)."""
+    shown = " ".join(str(name).split())[:60]  # one line, no control characters, not a flood
+    return (
+        f"您尚未受邀参加标注，请联系管理员，把您的 Hugging Face 用户名「{shown}」告诉他。"
+        f" You have not been invited to annotate: ask the admin to invite your Hugging Face account "
+        f"“{shown}”, then reload this page."
+    )
+
+
+def refusal(service: AnnotationService, request: gr.Request | None, profile: Any = None) -> str:
+    """Why a request :func:`identify` refused is refused: not invited (signed in with Hugging Face), or
+    how to sign in."""
+    oauth_name = getattr(profile, "username", None) if profile is not None else None
+    if service.not_invited(oauth_name):
+        return not_invited(oauth_name)
+    return sign_in_help(service)
+
+
 def sign_in_help(service: AnnotationService) -> str:
     """One plain sentence: how to sign in, or (not configured) what the admin has to do."""
     if service.sign_in == "oauth":
@@ -341,11 +363,16 @@ API_OUTPUTS = tuple(
 
 
 def _blank(
-    service: AnnotationService, who: Identity | None, message: str, kind: str = "info"
+    service: AnnotationService,
+    who: Identity | None,
+    message: str,
+    kind: str = "info",
+    status: str | None = None,
 ) -> AnnotationView:
-    """No item: the status and the message; the form is hidden and emptied."""
+    """No item: the status (``status`` in place of the usual line) and the message; the form is hidden and
+    emptied."""
     return AnnotationView(
-        status=_status(who, service),
+        status=_status(who, service) if status is None else status,
         message=notice(message, kind) if message else "",
         verdict_row=gr.update(visible=False), form=gr.update(visible=False),
         question="", reference="", left="", right="", left_note="", right_note="",
@@ -438,6 +465,8 @@ def _view(
 
 def _next(service: AnnotationService, who: Identity, message: str = "", kind: str = "info") -> AnnotationView:
     a = service.store.next_item(who.name)
+    if a is None and service.top_up(who):  # out of items: any short of annotators or left idle by others
+        a = service.store.next_item(who.name)
     if a is None:
         done, assigned = service.store.progress(who.name)
         text = (
@@ -461,9 +490,13 @@ def _keep(message: str, kind: str = "error") -> AnnotationView:
 
 
 def identify(service: AnnotationService, request: gr.Request | None, profile: Any = None) -> Identity | None:
+    """Who sent the request (:meth:`AnnotationService.identify`); the profile's organisations count."""
     username = getattr(request, "username", None) if request is not None else None
     oauth_name = getattr(profile, "username", None) if profile is not None else None
-    return service.identify(username, oauth_name)
+    orgs = profile_orgs(profile)
+    if orgs:
+        return service.identify(username, oauth_name, orgs)
+    return service.identify(username, oauth_name)  # a stand-in service may take just the two names
 
 
 # --------------------------------------------------------------------------- handlers
@@ -476,7 +509,8 @@ def open_annotation(
     try:
         who = identify(service, request, profile)
         if who is None:
-            return _blank(service, None, sign_in_help(service), "warn")
+            why = refusal(service, request, profile)
+            return _blank(service, None, why, "warn", status=md_text(why))
         return _next(service, who)
     except (StoreError, UsersError) as exc:
         return _blank(service, None, f"标注库出错 The annotation store failed: {exc}", "error")
@@ -529,7 +563,7 @@ def submit_label(
     try:
         who = identify(service, request, profile)
         if who is None:
-            return _keep(sign_in_help(service), "warn")
+            return _keep(refusal(service, request, profile), "warn")
         item_id = (state or {}).get("item_id")
         if not item_id:
             return _keep("没有正在标注的条目 No item is open; reload the page.", "warn")
@@ -587,7 +621,7 @@ def skip_item(
     try:
         who = identify(service, request, profile)
         if who is None:
-            return _keep(sign_in_help(service), "warn")
+            return _keep(refusal(service, request, profile), "warn")
         item_id = (state or {}).get("item_id")
         if item_id and not (state or {}).get("editing"):
             service.store.skip(who.name, item_id)
@@ -606,7 +640,7 @@ def go_back(
     try:
         who = identify(service, request, profile)
         if who is None:
-            return _keep(sign_in_help(service), "warn")
+            return _keep(refusal(service, request, profile), "warn")
         done = service.store.done_items(who.name)
         if not done:
             return _keep("你还没有保存过标注 You have not saved a label yet.", "info")
@@ -645,7 +679,7 @@ def import_items(
 ) -> tuple[str, Any]:
     """Import comparison items from an uploaded JSONL or CSV file (all or nothing), then assign them."""
     try:
-        _admin(service, request, profile)
+        who = _admin(service, request, profile)
         path = Path(getattr(file, "name", None) or getattr(file, "path", None) or file or "")
         if not file or not path.is_file():
             return notice("请选择一个 .jsonl 或 .csv 文件 Choose a .jsonl or .csv file.", "warn"), gr.skip()
@@ -665,7 +699,7 @@ def import_items(
             return notice(
                 f"条目太多 {len(items)} items; at most {MAX_IMPORT_ITEMS:,} per import.", "error"
             ), gr.skip()
-        n = service.store.import_items(items)
+        n = service.store.import_items(items, actor=who.name, source=path.name)
         assigned = service.assign()
         message = f"已导入 Imported {n} items ({assigned} new assignments); the store has {service.store.item_count()}."
         return notice(message, "info"), annotators_table(service)
@@ -702,7 +736,7 @@ def export_labels(
     """Write the labels (one row per item and annotator; every version with ``history``) as CSV, JSONL or
     Parquet, from the annotators' labels or the adjudicated ones, to a file to download."""
     try:
-        _admin(service, request, profile)
+        who = _admin(service, request, profile)
         fmt = str(fmt).lower()
         if fmt not in EXPORT_FORMATS or source not in EXPORT_SOURCES:
             return notice(
@@ -710,9 +744,9 @@ def export_labels(
                 f"({', '.join(EXPORT_SOURCES)}).",
                 "error",
             ), None
-        folder = Path(tempfile.mkdtemp(prefix="lawluo-labels-"))
+        folder = scratch_folder("lawluo-labels-")
         path = folder / f"labels-{source}-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
-        n = service.store.export(path, fmt, current_only=not history, source=source)
+        n = service.store.export(path, fmt, current_only=not history, source=source, actor=who.name)
         return notice(f"已导出 Exported {n} rows as {fmt.upper()} ({source}).", "info"), str(path)
     except PermissionError as exc:
         return notice(str(exc), "error"), None
@@ -725,9 +759,9 @@ def export_everything(
 ) -> tuple[str, list[str] | None]:
     """Every export file at once (labels and statute labels as CSV, JSONL and Parquet; adjudications)."""
     try:
-        _admin(service, request, profile)
-        folder = Path(tempfile.mkdtemp(prefix="lawluo-export-"))
-        paths = service.store.export_all(folder)
+        who = _admin(service, request, profile)
+        folder = scratch_folder("lawluo-export-")
+        paths = service.store.export_all(folder, actor=who.name)
         names = ", ".join(p.name for p in paths)
         return notice(f"已导出 Exported {len(paths)} files: {names}.", "info"), [str(p) for p in paths]
     except PermissionError as exc:

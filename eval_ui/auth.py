@@ -5,7 +5,11 @@ same entries separated by commas (a Space secret such as
 ``LAWLUO_ANNOTATION_USERS="alice:…:admin,bob:…"``). ``role`` is ``annotator`` (the default) or
 ``admin``. A password is either plain text or a ``pbkdf2_sha256$iterations$salt$hash`` string made by
 ``python -m eval_ui hash-password`` (PBKDF2-HMAC-SHA256, RFC 8018), so a users file need not hold
-plain passwords. Comparison is constant-time. On a Hugging Face Space, HF OAuth (``hf_oauth: true``
+plain passwords. Comparison is constant-time, and so is the whole check as far as a name can tell: every
+``Users.check`` runs exactly one PBKDF2 of the given password, with the stored hash's parameters for a
+hashed password and a decoy's for an unknown name or a plain-text password, so the answer's time does
+not tell which names exist (OWASP Authentication Cheat Sheet, "Authentication and Error Messages"; the
+decoy has the iteration count most stored hashes use). On a Hugging Face Space, HF OAuth (``hf_oauth: true``
 in the README front matter) signs people in with their Hugging Face account instead.
 
     users = load_users(settings.annotation_users)
@@ -18,7 +22,9 @@ import base64
 import hashlib
 import hmac
 import os
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROLES = ("annotator", "admin")
@@ -41,27 +47,53 @@ def hash_password(password: str, iterations: int = ITERATIONS, salt: bytes | Non
     return f"{PREFIX}${iterations}${base64.b64encode(salt).decode()}${base64.b64encode(digest).decode()}"
 
 
-def _matches(stored: str, given: str) -> bool:
-    if stored.startswith(PREFIX + "$"):
-        try:
-            _, iterations, salt, digest = stored.split("$")
-            expected = base64.b64decode(digest)
-            actual = hashlib.pbkdf2_hmac("sha256", given.encode(), base64.b64decode(salt), int(iterations))
-        except ValueError:
-            return False
-        return hmac.compare_digest(expected, actual)
-    return hmac.compare_digest(stored.encode(), given.encode())
+def _parse_hash(stored: str) -> tuple[int, bytes, bytes] | None:
+    """``(iterations, salt, digest)`` of a ``pbkdf2_sha256$…`` string; None for anything else.
+
+    >>> _parse_hash(hash_password("secret", 1000, b"salt"))[:2], _parse_hash("plain"), _parse_hash(PREFIX + "$0$c2FsdA==$")
+    ((1000, b'salt'), None, None)
+    """
+    if not stored.startswith(PREFIX + "$"):
+        return None
+    try:
+        _, iterations, salt, digest = stored.split("$")
+        parsed = int(iterations), base64.b64decode(salt), base64.b64decode(digest)
+    except ValueError:  # binascii.Error is one
+        return None
+    return parsed if 1 <= parsed[0] < 2**31 else None
+
+
+def _decoy(stored: Iterable[str]) -> tuple[int, bytes, bytes]:
+    """What an unknown name or a plain-text password is hashed against: the iteration count most of the
+    stored hashes use (the larger on a tie; ``ITERATIONS`` without hashes), a random salt and digest."""
+    counts = Counter(parsed[0] for parsed in map(_parse_hash, stored) if parsed is not None)
+    iterations = max(counts, key=lambda n: (counts[n], n)) if counts else ITERATIONS
+    return iterations, os.urandom(16), os.urandom(32)
 
 
 @dataclass(frozen=True)
 class Users:
     passwords: dict[str, str]
     roles: dict[str, str]
+    decoy: tuple[int, bytes, bytes] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "decoy", _decoy(self.passwords.values()))
 
     def check(self, username: str, password: str) -> bool:
-        """Gradio's ``auth`` callable: the name is known and the password matches."""
+        """Gradio's ``auth`` callable: the name is known and the password matches. Exactly one PBKDF2 runs
+        whatever the name (the stored hash's, else the decoy's), so known and unknown names take the same
+        time."""
         stored = self.passwords.get((username or "").strip())
-        return stored is not None and _matches(stored, password or "")
+        given = (password or "").encode()
+        hashed = _parse_hash(stored) if stored is not None else None
+        iterations, salt, digest = hashed or self.decoy
+        matches = hmac.compare_digest(digest, hashlib.pbkdf2_hmac("sha256", given, salt, iterations))
+        if hashed is not None:
+            return matches
+        # An unknown name or a plain-text password: the hash above was the decoy's, run for its time only.
+        plain = stored is not None and not stored.startswith(PREFIX + "$")
+        return plain and hmac.compare_digest(stored.encode(), given)
 
     def role(self, username: str) -> str | None:
         return self.roles.get(username)

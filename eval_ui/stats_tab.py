@@ -21,7 +21,6 @@ import json
 import logging
 import shutil
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from lawluo.ui.render import CSS, esc, notice
 
 from .annotate_tab import bind, identify
 from .consistency import CHARTS, DECIMALS, NOT_YET, SOURCES, AutoMetrics, Report, report_from_store
+from .scratch import scratch_folder
 from .service import AnnotationService
 
 logger = logging.getLogger(__name__)
@@ -143,7 +143,7 @@ def compute_statistics(
         def auto_hallucinated(item_id: str, side: str) -> dict[str, bool]:
             return {s.key: s.hallucinated for s in service.statutes(item_id, side)}
 
-        folder = Path(tempfile.mkdtemp(prefix="lawluo-stats-"))
+        folder = scratch_folder("lawluo-stats-")
         report = report_from_store(
             service.store,
             source,

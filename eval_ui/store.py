@@ -3,7 +3,7 @@
     store = AnnotationStore(data_dir / "annotations.sqlite")  # assignment="overlap_first" (or "balanced")
     store.import_items(read_items("comparisons.jsonl"))       # all or nothing
     store.add_annotator("张律师")
-    store.assign(overlap=2, seed=0)                             # every item to 2 lawyers, load balanced
+    store.assign(overlap=2)                                     # every item to 2 lawyers, load balanced
     shown = store.next_item("张律师")                             # Assignment: .left / .right as shown
     label = LabelInput("left", left=AnswerLabel({"《民法典》第1079条": "wrong_number"}, rel=8))
     store.save_label("张律师", shown.item.id, label, submission_id)
@@ -23,6 +23,20 @@ wrong", one click) records every statute the answer cites (``cited``, given by t
 citation checker) that has no label as ``correct``. Labels saved by the old tick-only form were
 migrated (migration 2): a ticked statute is ``wrong``, an unticked one ``legacy_unticked`` (not a
 judgement), and the label says ``legacy``.
+
+**Reservations** (``reserve_idle_s``): an assignment is a reservation, not ownership. One its annotator has
+not touched for that long (no label saved, not shown by :meth:`AnnotationStore.next_item`, not skipped)
+is stale, and :meth:`AnnotationStore.assign` gives it to an annotator of the pool who lacks the item
+(a newcomer, or someone who has run out of work); saved labels are never taken away.
+
+**Who may sign in** (``invitations``) and **the audit log** (``audit_log``): :meth:`AnnotationStore.invite`
+and :meth:`AnnotationStore.uninvite` keep the Hugging Face accounts the admin let in;
+every sign-up, invitation, role change, import, export and released reservation is appended to the audit
+log (who, what, when, details as JSON), which SQLite triggers keep append-only.
+
+**Secret draws**: without an explicit seed the position and left/right swap of a new assignment are an
+HMAC of the store's own random secret (``meta.draw_secret``, made once by migration 3), so nobody who
+knows the code can predict which answer is shown on which side.
 
 **Serving order** (``assignment``): ``overlap_first`` serves first the items other annotators have
 already labelled but that are still short of their k labels, so agreement can be measured after a
@@ -69,9 +83,13 @@ adjudication views (admins, researchers).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import logging
 import math
 import os
+import re
+import secrets
 import sqlite3
 import tempfile
 import threading
@@ -90,6 +108,8 @@ from lawluo.files import write_atomically
 if TYPE_CHECKING:
     import pandas as pd
     from huggingface_hub import CommitScheduler
+
+logger = logging.getLogger(__name__)
 
 STORE_FILENAME = "annotations.sqlite"
 BUSY_TIMEOUT_S = 60.0
@@ -114,6 +134,14 @@ SIDES = {
 }
 #: What starts a formula in a spreadsheet cell (OWASP, CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+#: What the audit log records (:meth:`AnnotationStore.audit_log`).
+AUDIT_ACTIONS = ("signup", "invite", "uninvite", "role", "import", "export", "release")
+MAX_AUDIT_DETAILS = 20_000
+#: A view refreshes an assignment's ``seen_at`` at most this often (seconds): reloading a page is not a write.
+VIEW_RESOLUTION_S = 60.0
+#: A name that may be invited: a Hugging Face account's handle (letters, digits, ``-``, ``_``, ``.``).
+INVITABLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -160,6 +188,17 @@ def _write_problem(exc: sqlite3.OperationalError) -> str | None:
     else:
         return None
     return f"没有保存 NOT saved: {what} {_KEPT}"
+
+
+def short_name(value: object, limit: int = 40) -> str:
+    """``value`` quoted for a message: cut to ``limit`` characters, control and invisible characters
+    escaped (``repr``), so a hostile name can neither flood nor garble what is shown.
+
+    >>> print(short_name("a\\x00b"), short_name("x" * 50, limit=5))
+    'a\\x00b' 'xxxxx'…
+    """
+    text = value if isinstance(value, str) else str(value)
+    return repr(text[:limit]) + ("…" if len(text) > limit else "")
 
 
 def _spreadsheet_safe(value: object) -> object:
@@ -313,7 +352,45 @@ def _schema_2(con: sqlite3.Connection) -> None:
         con.execute(statement)
 
 
-MIGRATIONS: tuple[Migration, ...] = (_schema_1, _schema_2)
+def _schema_3(con: sqlite3.Connection) -> None:
+    """Migration 3: invitations, the append-only audit log, the store's secret, reservations.
+
+    - ``invitations``: who may sign in with Hugging Face and as what (see :meth:`AnnotationStore.invite`).
+    - ``audit_log``: one row per sign-up, invitation, role change, import, export and released reservation;
+      two triggers make SQLite refuse any UPDATE or DELETE of it.
+    - ``meta``: ``draw_secret``, 32 random bytes made once per store, the key of the position and swap
+      draws when no explicit seed is given (:func:`_draw`). Assignments that exist keep their draws.
+    - ``assignments.seen_at``: when the item was last shown to its annotator (NULL: never), so that an
+      untouched reservation can be released (:meth:`AnnotationStore.assign`).
+    - ``annotators.joined_via``: how the annotator first got in (``invitation``, ``org:NAME``,
+      ``users_file``, ``admins_setting``, ``cli``; empty for annotators registered before this migration).
+    """
+    for statement in (
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE invitations (
+            name TEXT PRIMARY KEY,
+            role TEXT NOT NULL CHECK (role IN ('annotator', 'admin')),
+            invited_by TEXT NOT NULL,
+            invited_at REAL NOT NULL)""",
+        """CREATE TABLE audit_log (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at REAL NOT NULL,
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            subject TEXT NOT NULL DEFAULT '',
+            details TEXT NOT NULL DEFAULT '{}')""",
+        """CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+           BEGIN SELECT RAISE(ABORT, 'audit_log is append-only: rows cannot be changed'); END""",
+        """CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+           BEGIN SELECT RAISE(ABORT, 'audit_log is append-only: rows cannot be deleted'); END""",
+        "ALTER TABLE assignments ADD COLUMN seen_at REAL",
+        "ALTER TABLE annotators ADD COLUMN joined_via TEXT NOT NULL DEFAULT ''",
+    ):
+        con.execute(statement)
+    con.execute("INSERT INTO meta (key, value) VALUES ('draw_secret', ?)", (secrets.token_hex(32),))
+
+
+MIGRATIONS: tuple[Migration, ...] = (_schema_1, _schema_2, _schema_3)
 
 
 @dataclass(frozen=True)
@@ -527,10 +604,22 @@ def _payload_hash(verdict: str, answer_labels: str, comment: str, guideline_vers
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-def _draw(seed: int, *parts: str) -> int:
-    """A reproducible 64-bit number of ``seed`` and ``parts`` (position and swap bit of an assignment)."""
-    key = "\x1f".join([str(seed), *parts]).encode("utf-8")
-    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
+def _draw(seed: int | str, *parts: str) -> int:
+    """A reproducible 64-bit number of ``seed`` and ``parts`` (position and swap bit of an assignment).
+
+    An integer seed (the setting ``annotation_seed``, for reproducible tests) is hashed with the parts,
+    so anyone who knows it can compute every draw; a text seed is a secret key (the store's
+    ``draw_secret``) and the draw its HMAC-SHA256 (RFC 2104), unpredictable without the key.
+
+    >>> _draw(0, "张律师", "q1") == _draw(0, "张律师", "q1") != _draw(1, "张律师", "q1")
+    True
+    """
+    message = "\x1f".join(parts).encode("utf-8")
+    if isinstance(seed, str):
+        digest = hmac.new(seed.encode("utf-8"), message, hashlib.sha256).digest()
+    else:
+        digest = hashlib.sha256("\x1f".join([str(seed), *parts]).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big")
 
 
 def _item_of(row: Mapping[str, Any]) -> Item:
@@ -764,6 +853,11 @@ class AnnotationStore:
     open from several processes at once (each process opens its own ``AnnotationStore``).
     ``migrations`` exists for tests of the upgrade path; the app always uses :data:`MIGRATIONS`.
 
+    ``reserve_idle_s``: an assignment its annotator has not touched (no label, not shown, not skipped) for
+    that many seconds is a stale reservation that :meth:`assign` may give to someone else (0: never).
+    ``clock`` (seconds since the epoch, default :func:`time.time`) is every timestamp the store writes;
+    tests pass a fake one.
+
     ``assignment`` (:data:`ASSIGNMENT_MODES`) is the serving order of :meth:`next_item`. ``cited``
     (item id, side ``a``/``b``) → the statute keys that answer cites: the citation checker's list, given
     by :class:`eval_ui.service.AnnotationService`; the store itself has no checker. It is what "none of
@@ -778,12 +872,17 @@ class AnnotationStore:
         *,
         assignment: str = "overlap_first",
         cited: Callable[[str, str], Sequence[str]] | None = None,
+        reserve_idle_s: float = 0.0,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         if assignment not in ASSIGNMENT_MODES:
             raise StoreError(
                 f"分配方式 assignment {assignment!r} is not one of {', '.join(ASSIGNMENT_MODES)}"
             )
+        if isinstance(reserve_idle_s, bool) or not (0 <= reserve_idle_s < math.inf):
+            raise StoreError(f"reserve_idle_s must be a number of seconds >= 0, got {reserve_idle_s!r}")
         self.assignment_mode, self.cited = assignment, cited
+        self.reserve_idle_s, self._clock = float(reserve_idle_s), clock
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -939,8 +1038,12 @@ class AnnotationStore:
 
     # -- items and annotators -------------------------------------------------------------------
 
-    def import_items(self, items: Sequence[Item]) -> int:
-        """Add ``items`` in one transaction; any invalid item or id already present imports nothing."""
+    def import_items(self, items: Sequence[Item], *, actor: str | None = None, source: str = "") -> int:
+        """Add ``items`` in one transaction; any invalid item or id already present imports nothing.
+
+        With ``actor`` (who imports: an admin's name, ``cli:…``) the import is written to the audit log in
+        the same transaction, with the count, the first ids and ``source`` (a file name).
+        """
         problems, seen = [], set()
         for n, item in enumerate(items):
             if not isinstance(item, Item):
@@ -952,7 +1055,7 @@ class AnnotationStore:
             seen.add(item.id)
         if problems:
             raise StoreError(f"nothing imported; {len(problems)} problem(s): " + "; ".join(problems[:20]))
-        now = time.time()
+        now = self._clock()
         with self._write() as con:
             ids = list(seen)
             present = []
@@ -977,6 +1080,9 @@ class AnnotationStore:
                     for i in items
                 ],
             )  # fmt: skip
+            if actor is not None:
+                details = {"count": len(items), "first_ids": [i.id for i in items[:20]], "source": source}
+                self._audit(con, actor, "import", "", details)
         return len(items)
 
     def item(self, item_id: str) -> Item | None:
@@ -986,33 +1092,44 @@ class AnnotationStore:
     def item_count(self) -> int:
         return self._one("SELECT COUNT(*) FROM items")[0]
 
-    def add_annotator(self, name: str, role: str = "annotator") -> str:
+    def add_annotator(self, name: str, role: str = "annotator", *, by: str = "", via: str = "") -> str:
         """Register ``name`` (idempotent); returns the role in effect.
 
         An existing annotator keeps their role, so calling this at every sign-in never demotes an
-        admin; use :meth:`set_role` to change a role.
+        admin; use :meth:`set_role` to change a role. A new registration is written to the audit log
+        (action ``signup``; ``by``: who registered them, default themselves; ``via``: how they got in,
+        also kept as ``joined_via``).
         """
         name = self._check_name(name)
         if role not in ROLES:
             raise StoreError(f"role {role!r} is not one of {', '.join(ROLES)}")
         with self._write() as con:
-            con.execute(
-                "INSERT OR IGNORE INTO annotators (name, role, created) VALUES (?, ?, ?)",
-                (name, role, time.time()),
-            )
+            added = con.execute(
+                "INSERT OR IGNORE INTO annotators (name, role, created, joined_via) VALUES (?, ?, ?, ?)",
+                (name, role, self._clock(), via),
+            ).rowcount
+            if added:
+                self._audit(con, by or name, "signup", name, {"role": role, "via": via})
             return con.execute("SELECT role FROM annotators WHERE name = ?", (name,)).fetchone()[0]
 
-    def set_role(self, name: str, role: str) -> None:
+    def set_role(self, name: str, role: str, *, by: str = "", reason: str = "") -> None:
+        """Change a registered annotator's role (audit log: ``role``, from and to, ``by`` and ``reason``)."""
         if role not in ROLES:
             raise StoreError(f"role {role!r} is not one of {', '.join(ROLES)}")
         with self._write() as con:
-            if con.execute("UPDATE annotators SET role = ? WHERE name = ?", (role, name)).rowcount == 0:
-                raise StoreError(f"no annotator named {name!r}")
+            row = con.execute("SELECT role FROM annotators WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                raise StoreError(f"no annotator named {short_name(name)}")
+            if row[0] != role:
+                con.execute("UPDATE annotators SET role = ? WHERE name = ?", (role, name))
+                details = {"from": row[0], "to": role, "reason": reason}
+                self._audit(con, by or "system", "role", name, details)
 
     def annotators(self) -> list[dict]:
-        """Every annotator with role, creation time and how many items are assigned and done."""
+        """Every annotator with role, creation time, how they joined (``joined_via``) and how many items
+        are assigned and done."""
         rows = self._all(
-            """SELECT a.name, a.role, a.created,
+            """SELECT a.name, a.role, a.created, a.joined_via,
                       COUNT(s.item_id) AS assigned,
                       COALESCE(SUM(s.status = 'done'), 0) AS done
                FROM annotators a LEFT JOIN assignments s ON s.annotator = a.name
@@ -1031,27 +1148,135 @@ class AnnotationStore:
 
     @staticmethod
     def _check_name(name: object) -> str:
-        if not isinstance(name, str) or not name.strip() or len(name.strip()) > 100:
+        """``name`` stripped; refused unless a non-empty string of at most 100 characters without control
+        or invisible characters (the message quotes at most 40 of them)."""
+        if (
+            not isinstance(name, str)
+            or not name.strip()
+            or len(name.strip()) > 100
+            or _CONTROL.search(name.strip())
+        ):
             raise StoreError(
-                f"annotator name must be a non-empty string of at most 100 characters, got {name!r}"
+                "名字须为 1–100 个字符、不含控制字符 a name must be 1 to 100 characters without control "
+                f"characters, got {short_name(name)}"
             )
         return name.strip()
 
+    # -- invitations and the audit log ----------------------------------------------------------
+
+    @classmethod
+    def _check_invitable(cls, name: object) -> str:
+        """``name`` as a Hugging Face account handle (:data:`INVITABLE_NAME`), else :class:`StoreError`."""
+        name = cls._check_name(name)
+        if not INVITABLE_NAME.fullmatch(name):
+            raise StoreError(
+                "只能邀请 Hugging Face 用户名（字母、数字、- _ .） only a Hugging Face username can be invited "
+                f"(letters, digits, '-', '_', '.'), got {short_name(name)}"
+            )
+        return name
+
+    def invite(self, name: str, role: str = "annotator", *, by: str) -> dict:
+        """Let the Hugging Face account ``name`` sign in as ``role``; returns the invitation.
+
+        Inviting again with another role changes the invitation's role (the role in effect changes at the
+        account's next request). Written to the audit log (``invite``, with the previous role if any).
+        """
+        name = self._check_invitable(name)
+        if role not in ROLES:
+            raise StoreError(f"role {role!r} is not one of {', '.join(ROLES)}")
+        now = self._clock()
+        with self._write() as con:
+            old = con.execute("SELECT role FROM invitations WHERE name = ?", (name,)).fetchone()
+            if old is None or old[0] != role:
+                con.execute(
+                    "INSERT OR REPLACE INTO invitations (name, role, invited_by, invited_at) VALUES (?, ?, ?, ?)",
+                    (name, role, by, now),
+                )
+                self._audit(con, by, "invite", name, {"role": role, "previous_role": old and old[0]})
+            row = con.execute("SELECT * FROM invitations WHERE name = ?", (name,)).fetchone()
+        return dict(row)
+
+    def uninvite(self, name: str, *, by: str) -> int:
+        """Withdraw ``name``'s invitation and release their reservations without a label at once (their
+        labels stay); returns how many were released. :class:`StoreError` when there is no invitation."""
+        name = self._check_name(name)
+        with self._write() as con:
+            row = con.execute("SELECT role FROM invitations WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                raise StoreError(f"没有这个邀请 no invitation for {short_name(name)}")
+            con.execute("DELETE FROM invitations WHERE name = ?", (name,))
+            released = con.execute(
+                "DELETE FROM assignments WHERE annotator = ? AND status != 'done' AND NOT EXISTS "
+                "(SELECT 1 FROM labels l WHERE l.annotator = assignments.annotator "
+                "AND l.item_id = assignments.item_id)",
+                (name,),
+            ).rowcount
+            self._audit(con, by, "uninvite", name, {"role": row[0], "released": released})
+        return released
+
+    def invitation(self, name: str) -> str | None:
+        """The role ``name`` is invited as, or None."""
+        row = self._one("SELECT role FROM invitations WHERE name = ?", (name,))
+        return None if row is None else row[0]
+
+    def invitations(self) -> list[dict]:
+        """Every invitation (``name, role, invited_by, invited_at``), by name."""
+        return [dict(r) for r in self._all("SELECT * FROM invitations ORDER BY name")]
+
+    def _audit(self, con: sqlite3.Connection, actor: str, action: str, subject: str, details: dict) -> None:
+        """Append one row to the audit log, inside the caller's write transaction."""
+        if action not in AUDIT_ACTIONS:
+            raise StoreError(f"audit action {action!r} is not one of {', '.join(AUDIT_ACTIONS)}")
+        text = json.dumps(details, ensure_ascii=False, sort_keys=True, default=str)
+        if len(text) > MAX_AUDIT_DETAILS:
+            text = json.dumps({"truncated": text[:MAX_AUDIT_DETAILS]}, ensure_ascii=False)
+        con.execute(
+            "INSERT INTO audit_log (at, actor, action, subject, details) VALUES (?, ?, ?, ?, ?)",
+            (self._clock(), str(actor)[:200], action, str(subject)[:200], text),
+        )
+
+    def record(self, actor: str, action: str, subject: str = "", details: dict | None = None) -> None:
+        """Append one row to the audit log in its own transaction (for what is not a write: an export)."""
+        with self._write() as con:
+            self._audit(con, actor, action, subject, details or {})
+
+    def audit_log(self, limit: int = 100) -> list[dict]:
+        """The newest ``limit`` rows of the audit log, newest first: ``id, at`` (Unix time), ``actor,
+        action, subject, details`` (a dict). The log is append-only: the store has no way to change or
+        remove a row, and SQLite triggers refuse UPDATE and DELETE on it."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise StoreError(f"limit must be a positive integer, got {limit!r}")
+        rows = self._all("SELECT * FROM audit_log ORDER BY id DESC LIMIT ?", (limit,))
+        return [{**dict(r), "details": json.loads(r["details"])} for r in rows]
+
+    def draw_secret(self) -> str:
+        """The store's secret key of the position and swap draws (made once, by migration 3)."""
+        return self._one("SELECT value FROM meta WHERE key = 'draw_secret'")[0]
+
     # -- assignment -----------------------------------------------------------------------------
 
-    def assign(self, overlap: int, seed: int = 0, annotators: list[str] | None = None) -> int:
+    def assign(self, overlap: int, seed: int | None = None, annotators: list[str] | None = None) -> int:
         """Top every item up to ``overlap`` distinct annotators; returns the number of new assignments.
 
         Items are visited in an order drawn from ``seed``; each takes the annotators of the pool
         (default: every role-'annotator' annotator) with the fewest assignments, ties broken by a
-        hash of (seed, annotator, item), so loads stay within one of each other. Existing
-        assignments are never removed and an annotator never gets an item twice. Each new
-        assignment's ``position`` (serving order) and ``swapped`` bit (left/right order) come from
-        the same hash: random per annotator, stable across restarts.
+        draw of (seed, annotator, item), so loads stay within one of each other. An annotator never
+        gets an item twice. Each new assignment's ``position`` (serving order) and ``swapped`` bit
+        (left/right order) come from the same draw: random per annotator, stable across restarts.
+        ``seed`` None (the default) is the store's secret (:meth:`draw_secret`), so nobody can work
+        out which answer is shown on which side; an integer seed makes the draws reproducible (tests).
+
+        **Assignments are reservations.** One its annotator has not touched for :attr:`reserve_idle_s`
+        (no label saved, not shown by :meth:`next_item` or skipped since; 0: never) is stale. When an
+        item is full (``overlap`` holders) but some of its reservations are stale and someone in the
+        pool does not hold it, the stale reservation of the most loaded holder (the least recently
+        touched first) is released (deleted) and the item given to the least loaded such annotator.
+        Labels are never touched: a done or labelled assignment is never stale. Each top-up that
+        releases anything writes one ``release`` row to the audit log.
         """
         if isinstance(overlap, bool) or not isinstance(overlap, int) or overlap < 1:
             raise StoreError(f"overlap must be a positive integer, got {overlap!r}")
-        now = time.time()
+        now = self._clock()
         with self._write() as con:
             known = {r["name"]: r["role"] for r in con.execute("SELECT name, role FROM annotators")}
             if annotators is None:
@@ -1066,32 +1291,59 @@ class AnnotationStore:
                     f"overlap {overlap} needs at least {overlap} annotators; there are {len(pool)}"
                     + (f" ({', '.join(pool)})" if pool else "")
                 )
+            key: int | str = seed if seed is not None else self._secret(con)
+            stale_before = now - self.reserve_idle_s if self.reserve_idle_s > 0 else -math.inf
             load = dict.fromkeys(pool, 0)
             for r in con.execute("SELECT annotator, COUNT(*) FROM assignments GROUP BY annotator"):
-                if r[0] in load:
-                    load[r[0]] = r[1]
-            have: dict[str, set[str]] = {}
-            for r in con.execute("SELECT item_id, annotator FROM assignments"):
-                have.setdefault(r[0], set()).add(r[1])
+                load[r[0]] = r[1]
+            have: dict[str, dict[str, float | None]] = {}  # item → holder → when last touched if stale
+            for r in con.execute(
+                "SELECT s.item_id, s.annotator, s.status, MAX(s.updated_at, COALESCE(s.seen_at, 0)) AS touched, "
+                "EXISTS (SELECT 1 FROM labels l WHERE l.annotator = s.annotator AND l.item_id = s.item_id) "
+                "AS labelled FROM assignments s"
+            ):
+                stale = r["status"] != "done" and not r["labelled"] and r["touched"] < stale_before
+                have.setdefault(r["item_id"], {})[r["annotator"]] = r["touched"] if stale else None
             item_ids = sorted(
-                (r[0] for r in con.execute("SELECT id FROM items")), key=lambda i: _draw(seed, i)
+                (r[0] for r in con.execute("SELECT id FROM items")), key=lambda i: _draw(key, i)
             )
-            new = []
+            new, released = [], []
             for item_id in item_ids:
-                taken = have.get(item_id, set())
-                need = overlap - len(taken)
-                if need <= 0:
-                    continue
-                draws = {a: _draw(seed, a, item_id) for a in pool if a not in taken}
-                for a in sorted(draws, key=lambda a: (load[a], draws[a]))[:need]:
+                holders = have.get(item_id, {})
+                stale = [a for a, touched in holders.items() if touched is not None]
+                if len(holders) >= overlap and not stale:
+                    continue  # full, every reservation live: nothing to draw
+                draws = {a: _draw(key, a, item_id) for a in pool if a not in holders}
+                order = sorted(draws, key=lambda a: (load[a], draws[a]))
+                take = order[: max(0, overlap - len(holders))]
+                if stale and len(order) > len(take):
+                    stale.sort(key=lambda a: (-load[a], holders[a], a))
+                    room = max(0, overlap - (len(holders) - len(stale)) - len(take))
+                    for old, newcomer in zip(stale[:room], order[len(take) :], strict=False):
+                        released.append((old, item_id))
+                        load[old] -= 1
+                        take.append(newcomer)
+                for a in take:
                     new.append((a, item_id, draws[a] >> 1, draws[a] & 1, now, now))
                     load[a] += 1
+            if released:
+                con.executemany("DELETE FROM assignments WHERE annotator = ? AND item_id = ?", released)
+                details = {
+                    "count": len(released),
+                    "idle_s": self.reserve_idle_s,
+                    "released": [list(pair) for pair in released[:200]],
+                }
+                self._audit(con, "system", "release", "", details)
             con.executemany(
                 "INSERT INTO assignments (annotator, item_id, position, swapped, status, assigned_at, updated_at) "
                 "VALUES (?, ?, ?, ?, 'todo', ?, ?)",
                 new,
             )
         return len(new)
+
+    @staticmethod
+    def _secret(con: sqlite3.Connection) -> str:
+        return con.execute("SELECT value FROM meta WHERE key = 'draw_secret'").fetchone()[0]
 
     def _assignment_of(self, row: Mapping[str, Any]) -> Assignment:
         return Assignment(
@@ -1107,9 +1359,13 @@ class AnnotationStore:
         labelled yet, go in one order shared by every annotator (the lowest ``position`` drawn for the
         item, then the annotator's own), so annotators who start at the same time start on the same
         items. Both are deterministic for the assignment seed.
+
+        Serving an item records that it was shown (``seen_at``, at most once a minute): a reservation
+        its annotator looks at is not stale (:meth:`assign`). When the disk refuses that write the item
+        is served all the same.
         """
         query = (
-            "SELECT s.annotator, s.swapped, s.position, s.status, i.* FROM assignments s "
+            "SELECT s.annotator, s.swapped, s.position, s.status, s.seen_at, i.* FROM assignments s "
             "JOIN items i ON i.id = s.item_id WHERE s.annotator = ? AND s.status = ? "
         )
         if self.assignment_mode == "overlap_first":
@@ -1129,7 +1385,24 @@ class AnnotationStore:
                 row = con.execute(
                     query + "ORDER BY s.updated_at, s.position, s.item_id LIMIT 1", (annotator, "skipped")
                 ).fetchone()
-        return None if row is None else self._assignment_of(row)
+        if row is None:
+            return None
+        self._seen(annotator, row["id"], row["seen_at"])
+        return self._assignment_of(row)
+
+    def _seen(self, annotator: str, item_id: str, seen_at: float | None) -> None:
+        """Record that ``item_id`` was shown to ``annotator`` now (unless it was within the last minute)."""
+        now = self._clock()
+        if seen_at is not None and 0 <= now - seen_at < VIEW_RESOLUTION_S:
+            return
+        try:
+            with self._write() as con:
+                con.execute(
+                    "UPDATE assignments SET seen_at = ? WHERE annotator = ? AND item_id = ?",
+                    (now, annotator, item_id),
+                )
+        except (StoreError, sqlite3.Error) as exc:  # the item is shown anyway; its reservation ages
+            logger.warning("could not record that %s was shown: %s", short_name(item_id), exc)
 
     def assignment(self, annotator: str, item_id: str) -> Assignment:
         """The item as ``annotator`` sees it (to edit a label); an admin may open any item, unswapped."""
@@ -1158,7 +1431,7 @@ class AnnotationStore:
             if row[0] != "done":
                 con.execute(
                     "UPDATE assignments SET status = 'skipped', updated_at = ? WHERE annotator = ? AND item_id = ?",
-                    (time.time(), annotator, item_id),
+                    (self._clock(), annotator, item_id),
                 )
 
     # -- labels ---------------------------------------------------------------------------------
@@ -1184,7 +1457,7 @@ class AnnotationStore:
             verdict = unswap_verdict(label.verdict_shown, swapped)
             answer_labels = _stored(left, right, swapped, cited)
             payload = _payload_hash(verdict, answer_labels, label.comment, label.guideline_version)
-            now = time.time()
+            now = self._clock()
             current = con.execute(
                 "SELECT * FROM labels WHERE annotator = ? AND item_id = ?", (annotator, item_id)
             ).fetchone()
@@ -1240,7 +1513,11 @@ class AnnotationStore:
             raise StoreError(f"label not saved: no item {item_id!r}")
         role = con.execute("SELECT role FROM annotators WHERE name = ?", (annotator,)).fetchone()
         if role is None or role[0] != "admin":
-            raise StoreError(f"label not saved: item {item_id!r} is not assigned to {annotator!r}")
+            raise StoreError(
+                f"label not saved: item {short_name(item_id)} is not assigned to {short_name(annotator)} "
+                "(an item left untouched for long is given to someone else) "
+                "这一条没有分配给你，或因长时间未处理已转给别人"
+            )
         return False
 
     def _repeat(
@@ -1379,7 +1656,7 @@ class AnnotationStore:
             raise StoreError("没有保存 adjudication not saved: " + "; ".join(problems))
         cited = self._cited_pair(item_id, la, lb)
         answer_labels = _answer_labels_json(_confirmed(la, cited["a"]), _confirmed(lb, cited["b"]))
-        now = time.time()
+        now = self._clock()
         with self._write() as con:
             if con.execute("SELECT 1 FROM items WHERE id = ?", (item_id,)).fetchone() is None:
                 raise StoreError(f"没有保存 adjudication not saved: no item {item_id!r}")
@@ -1607,6 +1884,7 @@ class AnnotationStore:
         *,
         kind: str = "labels",
         cited: Cited | None = None,
+        actor: str | None = None,
     ) -> int:
         """Write the labels (``kind="labels"``: one row per item and annotator, :meth:`labels_frame`'s
         columns) or the statute labels (``kind="statute_labels"``: :meth:`statute_labels_frame`) as
@@ -1639,7 +1917,24 @@ class AnnotationStore:
             text = frame.to_csv(index=False, lineterminator="\r\n")
             data = text.encode("utf-8-sig")  # the BOM makes Excel read Chinese text correctly
         write_atomically(path, data)
+        if actor is not None:
+            details = {
+                "format": fmt,
+                "kind": kind,
+                "source": source,
+                "history": not current_only,
+                "rows": len(rows),
+            }
+            self._record_export(actor, details)
         return len(rows)
+
+    def _record_export(self, actor: str, details: dict) -> None:
+        """Log an export (:meth:`record`); a disk that refuses the row does not stop the export, which
+        must work on a full or read-only disk too: the server log says it was not recorded."""
+        try:
+            self.record(actor, "export", "", details)
+        except (StoreError, sqlite3.Error) as exc:
+            logger.error("an export by %s was not written to the audit log: %s", short_name(actor), exc)
 
     def export_adjudications(self, path: str | Path) -> int:
         """Every current adjudication as JSONL (UTF-8, ISO 8601 UTC times, answer_labels as objects)."""
@@ -1657,10 +1952,13 @@ class AnnotationStore:
         write_atomically(path, "".join(lines).encode("utf-8"))
         return len(rows)
 
-    def export_all(self, folder: str | Path, current_only: bool = True) -> list[Path]:
+    def export_all(
+        self, folder: str | Path, current_only: bool = True, *, actor: str | None = None
+    ) -> list[Path]:
         """Write every export into ``folder``: ``labels.{csv,jsonl,parquet}``,
         ``statute_labels.{csv,jsonl,parquet}`` and ``adjudications.jsonl`` (the annotators' raw labels;
-        adjudications in their own file). Returns the paths written."""
+        adjudications in their own file). Returns the paths written. With ``actor`` one ``export`` row
+        goes to the audit log (the scheduled Hub backup passes none: it would fill the log)."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         paths = []
@@ -1671,6 +1969,9 @@ class AnnotationStore:
                 paths.append(path)
         path = folder / "adjudications.jsonl"
         self.export_adjudications(path)
+        if actor is not None:
+            files = [p.name for p in [*paths, path]]
+            self._record_export(actor, {"kind": "all", "files": files, "history": not current_only})
         return [*paths, path]
 
     def snapshot(self, dest: str | Path) -> Path:

@@ -36,6 +36,9 @@ def test_hugging_face_sign_in_on_a_space(tmp_path, monkeypatch):
     monkeypatch.setenv("OAUTH_CLIENT_ID", "client-id")
     s = service(tmp_path, annotation_admins="prof-wang")
     assert s.sign_in == "oauth"
+    assert s.identify(None, oauth_name="lawyer-li") is None  # signing in invites nobody
+    for name in ("lawyer-li", "lawyer-zhao"):
+        s.store.invite(name, by="prof-wang")
     first = s.identify(None, oauth_name="lawyer-li")
     assert first.role == "annotator" and s.store.progress("lawyer-li") == (0, 60)  # one annotator: k = 1
     s.identify(None, oauth_name="lawyer-zhao")

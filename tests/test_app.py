@@ -74,7 +74,7 @@ def test_a_stop_during_the_warm_up_closes_the_app_and_exits_0(monkeypatch):
     import app
 
     demo = RecordingDemo(warm_up_error=KeyboardInterrupt())
-    monkeypatch.setattr(app, "build_app", lambda settings, warm_up: demo)
+    monkeypatch.setattr(app, "build_app", lambda settings, warm_up, **kwargs: demo)
     monkeypatch.setattr(app, "limit_malloc_arenas", lambda: None)
     monkeypatch.setattr(app.logging, "basicConfig", lambda **kwargs: None)
     assert app.main([]) == 0

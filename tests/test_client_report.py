@@ -53,7 +53,8 @@ def answered(firm: Firm):
 
 def markdown_paragraphs(markdown: str) -> list[str]:
     """Each line of the Markdown as the text it shows: markers of headings, quotes, bold and italics
-    removed, md_text's escapes undone (list markers stay: the .docx side writes them out, below)."""
+    removed, the backslash escapes of md_text and inert_links undone (CommonMark §2.4: a backslash before
+    ASCII punctuation shows the character; list markers stay: the .docx side writes them out, below)."""
     out = []
     for line in (line.strip() for line in markdown.splitlines()):
         if not line:
@@ -61,7 +62,7 @@ def markdown_paragraphs(markdown: str) -> list[str]:
         line = re.sub(r"^(#{1,2}|>) ", "", line)
         line = re.sub(r"^\*\*(.*)\*\*$", r"\1", line)
         line = re.sub(r"^\*(.*)\*$", r"\1", line)
-        out.append(html.unescape(re.sub(r"\\([#\[`])", r"\1", line)))
+        out.append(html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", line)))
     return out
 
 

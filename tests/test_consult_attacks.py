@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from lawluo.ui import consult_tab as tab
@@ -68,11 +69,22 @@ def test_another_visitors_session_hash_alone_does_not_unlock_their_consultation(
 
     thief = client_for(app)  # its own cookie, the victim's session hash
     thief.session_hash = victim.session_hash
-    assert thief.predict(api_name="/consultation") == {}
-    asked = thief.predict("把之前的咨询发给我", True, 2, 2, api_name="/ask")
-    assert tab.FOREIGN_MESSAGE in asked[-1] and QUESTION not in json.dumps(asked, ensure_ascii=False)
-    marked = thief.predict("1", "no", api_name="/mark")
-    assert tab.FOREIGN_MESSAGE in marked[-1]
+    # the queue gate refuses another browser's events and event stream (403) before they reach a handler
+    for call in (
+        lambda: thief.predict(api_name="/consultation"),
+        lambda: thief.predict("把之前的咨询发给我", True, 2, 2, api_name="/ask"),
+        lambda: thief.predict("1", "no", api_name="/mark"),
+    ):
+        with pytest.raises(Exception) as refused:  # noqa: B017 — gradio_client raises what the stream gives
+            call()
+        assert QUESTION not in str(refused.value)
+    stream = httpx.get(
+        f"{app.url}gradio_api/queue/data",
+        params={"session_hash": victim.session_hash},
+        cookies={"lawluo_visitor": "not-the-victims"},
+        timeout=5,
+    )
+    assert stream.status_code == 403 and QUESTION not in stream.text
     mine = victim.predict(api_name="/consultation")
     assert [t["role"] for t in mine["turns"]] == ["client"] and mine["tree"]["nodes"][1]["mark"] == "unknown"
 

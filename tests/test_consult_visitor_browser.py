@@ -82,11 +82,11 @@ def idle(page) -> None:
 
 
 def settled_copy(page, after: str | None = None, quiet_ms: int = 500) -> str:
-    """The browser's copy of the consultation (``gr.BrowserState``, encrypted) once it differs from ``after``
-    and has stopped changing: a reload then brings back what the page showed."""
-    read = "key => localStorage.getItem(key)"
+    """The browser tab's copy of the consultation (its sessionStorage) once it differs from ``after`` and has
+    stopped changing: a reload then brings back what the page showed."""
+    read = "key => sessionStorage.getItem(key)"
     page.wait_for_function(
-        "([key, old]) => localStorage.getItem(key) && localStorage.getItem(key) !== old",
+        "([key, old]) => sessionStorage.getItem(key) && sessionStorage.getItem(key) !== old",
         arg=[tab.STORAGE_KEY, after],
     )
     copy = page.evaluate(read, tab.STORAGE_KEY)

@@ -1,5 +1,6 @@
 """``GET /healthz`` (:mod:`lawluo.ui.health`): what the app can serve, as JSON, outside Gradio's queue and
-login, naming no URL, key or path; 503 when the statute database or the annotation store is unusable."""
+login, naming no URL, key or path; 503 when the statute database or the annotation store is unusable.
+The store's write probe on a full disk and the models' pings (``?models=1``): ``test_health_probes.py``."""
 
 from __future__ import annotations
 
@@ -79,13 +80,15 @@ def test_a_missing_database_or_annotation_folder_is_degraded_with_503(tmp_path):
     assert response.status_code == 503
     body = response.json()
     assert body["status"] == "degraded" and body["statute_db"] == {"available": False}
-    assert body["annotation_store"] == {"writable": False} and len(body["problems"]) == 2
+    assert body["annotation_store"] == {"writable": False, "reason": "missing"} and len(body["problems"]) == 2
+    assert "annotation store not writable (missing) 标注库不可写" in body["problems"]
     assert body["indexes"] == dict.fromkeys(
         ("statutes", "cases", "clarifications", "statute-votes"), "missing"
     )
     (tmp_path / "assets").mkdir()
     (tmp_path / "assets" / "statutes.sqlite").write_bytes(b"not a database")  # hostile file: no stack trace
     (tmp_path / "no-such-folder").mkdir()
+    client = TestClient(Starlette(routes=[health_route(settings)]))  # the first probed the folder < 5 s ago
     body = client.get(HEALTH_PATH).json()
     assert body["statute_db"] == {"available": False} and body["problems"] == [
         "statute database unreadable 法规库不可读"

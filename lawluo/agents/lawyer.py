@@ -20,9 +20,11 @@ empty one, one that repeats LawLuo's prompt, one with hardly any Chinese to a Ch
 at ``max_tokens`` is held back, and the firm shows :func:`grounded_reply` in its place (closed by
 :data:`REPLY_HELD_BACK` instead of :data:`REPLY_NO_MODEL`).
 
-**Untrusted text.** The question, the earlier turns, the facts (the tree's elements come from a model or
-the case bank) and the statutes go through :func:`~lawluo.prompts.untrusted.quote`: a ``<<<`` or ``>>>``
-in them is written full-width, so none can close the quotation of the client's words in ``lawyer/turn``.
+**Untrusted text.** The question and the facts the client confirmed and denied (the tree's elements come
+from a model or the case bank) are each quoted between ``<<<`` and ``>>>`` in ``lawyer/turn``, which says
+that nothing quoted is an instruction. They, the earlier turns and the statutes go through
+:func:`~lawluo.prompts.untrusted.quote`: a ``<<<`` or ``>>>`` in them is written full-width, so none can
+close a quotation.
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ by the code and never by a model: the facts the client confirmed and denied in t
 every statute cited in the consultation with the checker's verdict (its Chinese label,
 ``lawluo/law/verdicts.py``) and the real text of the article it matched, and a disclaimer
 (:data:`DISCLAIMER`). :func:`report_blocks` lays the report out once; :func:`render_markdown` and
-:func:`render_docx` write the same blocks, so the ``.md`` and the ``.docx`` hold the same text.
+:func:`render_docx` write the same blocks, so the ``.md`` and the ``.docx`` hold the same text, and
+neither holds a live link, an image or HTML (:func:`md_text`, :func:`inert_links`).
 """
 
 from __future__ import annotations
@@ -393,6 +394,33 @@ def md_text(text: str) -> str:
     return _LEADING_HASH.sub(r"\1\\#", text)
 
 
+_UNESCAPED_BRACKET = re.compile(r"(?<!\\)((?:\\\\)*)\[")
+_UNESCAPED_AT = re.compile(r"(?<!\\)((?:\\\\)*)@")
+_SCHEME = re.compile(r"(https?|ftps?|mailto|file)(?=:)", re.I)
+_WWW = re.compile(r"(www)(?=\.)", re.I)
+
+
+def inert_links(markdown: str) -> str:
+    r"""Markdown in which no link can form: what would be one shows as the text it was written as.
+
+    :func:`md_text` already leaves no image, no HTML and no fenced block; a link
+    (``[x](https://host/?q=secret)``, a reference ``[x][r]`` with ``[r]: https://…``, or a bare
+    ``https://…``, ``www.…`` or ``name@host`` that GitHub-flavoured Markdown turns into one) is still one
+    click from sending the visitor to a host a model chose. Every ``[`` and ``@`` not already escaped gets
+    a backslash, and so do the ``:`` after a URL scheme and the ``.`` after ``www``: the renderer sees no
+    link syntax and no autolink (CommonMark §2.4: a backslash before ASCII punctuation shows the
+    character itself). Applied to Markdown already made safe with ``md_text`` (idempotent); the visitor
+    reads the characters as written and can copy an address by hand.
+
+    >>> print(inert_links("见 [x](https://a.example/?q=1)、www.b.example 和 me@c.example"))
+    见 \[x](https\://a.example/?q=1)、www\.b.example 和 me\@c.example
+    """
+    markdown = _UNESCAPED_BRACKET.sub(lambda m: m.group(1) + "\\[", markdown)
+    markdown = _UNESCAPED_AT.sub(lambda m: m.group(1) + "\\@", markdown)
+    markdown = _SCHEME.sub(lambda m: m.group(1) + "\\", markdown)
+    return _WWW.sub(lambda m: m.group(1) + "\\", markdown)
+
+
 _LIST_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s")
 _XML_INVALID = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -458,13 +486,15 @@ def _lines(text: str) -> list[Block]:
 def render_markdown(report: Report) -> str:
     """The report as Markdown: a title, the notice (if any) as a quote, one ``##`` heading per section.
 
-    Every text passes through :func:`md_text`; a paragraph is a line of its own (runs of list items
-    written in a section's text, such as ``- …`` lines, stay one list).
+    Every text passes through :func:`md_text` and :func:`inert_links`: the page shows this Markdown and the
+    visitor downloads it as ``.md``, and a Markdown viewer finds no HTML, image, diagram or link in it, so
+    an address a model wrote is text, not one click away. A paragraph is a line of its own (runs of list
+    items written in a section's text, such as ``- …`` lines, stay one list).
     """
     out: list[str] = []
     previous, number = None, 0
     for block in report_blocks(report):
-        text = md_text(block.text)
+        text = inert_links(md_text(block.text))
         number = number + 1 if block.kind == "numbered" else 0
         line = {
             "title": f"# {text}",
@@ -490,7 +520,11 @@ def render_markdown(report: Report) -> str:
 
 
 def render_docx(report: Report, path: Path | str) -> Path:
-    """Write the report as a Word document (python-docx): the same blocks as :func:`render_markdown`."""
+    """Write the report as a Word document (python-docx): the same blocks as :func:`render_markdown`.
+
+    Each block is plain text in a run: the document holds no hyperlink (no ``w:hyperlink`` element, no
+    ``HYPERLINK`` field, no hyperlink relationship), so an address a model wrote is text, as on the page.
+    """
     from docx import Document
     from docx.oxml.ns import qn
 
@@ -529,6 +563,7 @@ __all__ = [
     "ReportExample",
     "ReportInput",
     "Secretary",
+    "inert_links",
     "load_examples",
     "md_text",
     "partial_report",

@@ -167,6 +167,78 @@ class Settings:
             "(a page that reconnects in time, e.g. a phone put away, keeps them)."
         },
     )
+    trusted_proxies: str = field(
+        default="loopback,private",
+        metadata={
+            "help": "Peers whose X-Forwarded-For is believed (comma-separated CIDRs or addresses, loopback, "
+            "private, or none): the reverse proxies in front of the app. Every per-client limit (visitors, "
+            "queue, sign-in) reads the client address resolved from it (lawluo/ui/client_address.py)."
+        },
+    )
+    visitor_calls_per_minute: int = field(
+        default=30,
+        metadata={"help": "Model calls the app makes for one client address per minute (0: no limit)."},
+    )
+    visitor_calls_per_hour: int = field(
+        default=300,
+        metadata={"help": "Model calls the app makes for one client address per hour (0: no limit)."},
+    )
+    requests_per_minute: int = field(
+        default=300,
+        metadata={
+            "help": "Requests one client address may send to the app's API (events, uploads) per minute; "
+            "more are refused (429) before they take a queue place."
+        },
+    )
+    sessions_per_hour: int = field(
+        default=120,
+        metadata={
+            "help": "New browser sessions (pages) one client address may open per hour (the app keeps 2,000 "
+            "sessions' state and evicts the oldest, so this keeps one address from evicting others)."
+        },
+    )
+    queue_model_per_address: int = field(
+        default=4,
+        metadata={
+            "help": "Model events (ask, answer, report…) one client address may have waiting or running."
+        },
+    )
+    queue_free_per_address: int = field(
+        default=16,
+        metadata={
+            "help": "Model-free events (search, checks, marks, annotation) one client address may have "
+            "waiting or running."
+        },
+    )
+    queue_model_size: int = field(
+        default=64, metadata={"help": "Model events of all visitors that may wait in the queue."}
+    )
+    queue_free_size: int = field(
+        default=256,
+        metadata={"help": "Model-free events of all visitors that may wait (their places are their own)."},
+    )
+    resumes_per_hour: int = field(
+        default=20,
+        metadata={
+            "help": "Consultations one client address may resume from a file per hour (each may hold up to "
+            "2 MB in memory for the session's life)."
+        },
+    )
+    resumed_memory_mb: int = field(
+        default=512,
+        metadata={
+            "help": "Memory (MB, estimated as 3× the file's size) that consultations resumed from files may "
+            "hold in the app at once, all visitors together; a resume past it waits for others to expire."
+        },
+    )
+    max_body_kb: int = field(
+        default=4096,
+        metadata={"help": "Largest request body (KB) of an event; larger ones are refused (413)."},
+    )
+    max_upload_mb: int = field(
+        default=20,
+        metadata={"help": "Largest file (MB) anyone may upload (a saved consultation, items to import)."},
+    )
     annotation_dir: Path = field(
         default=PROJECT_ROOT / "data" / "annotation",
         metadata={
@@ -192,8 +264,29 @@ class Settings:
             "balanced (each annotator's own random order)."
         },
     )
-    annotation_seed: int = field(
-        default=0, metadata={"help": "Seed of the per-annotator item order and left/right swaps."}
+    annotation_seed: int | None = field(
+        default=None,
+        metadata={
+            "help": "Seed of the per-annotator item order and left/right swaps. Unset (the default): a random "
+            "secret the annotation store makes once and keeps, so nobody can work out which answer is shown "
+            "on which side; set it only for reproducible tests (anyone who knows it can compute the swaps)."
+        },
+    )
+    annotation_orgs: str | None = field(
+        default=None,
+        metadata={
+            "help": "Comma-separated Hugging Face organisations whose members may annotate when signing in "
+            "with Hugging Face (OAuth on a Space), besides the accounts the admin invites "
+            "(python -m eval_ui invite NAME); read from the orgs claim of the sign-in profile."
+        },
+    )
+    annotation_reserve_idle_s: float = field(
+        default=7 * 24 * 3600.0,
+        metadata={
+            "help": "Seconds an annotator may leave an assigned item untouched (no label saved, not shown, "
+            "not skipped) before it may be given to another annotator who needs work (default 7 days; "
+            "0: never). Saved labels are never taken away."
+        },
     )
     annotation_admins: str | None = field(
         default=None,
@@ -233,6 +326,26 @@ class Settings:
                 f"visitor_tree_calls and visitor_parallel must be >= 1 "
                 f"(got {self.visitor_tree_calls}, {self.visitor_parallel})"
             )
+        limits = (
+            "visitor_calls_per_minute",
+            "visitor_calls_per_hour",
+            "requests_per_minute",
+            "sessions_per_hour",
+            "queue_model_per_address",
+            "queue_free_per_address",
+            "queue_model_size",
+            "queue_free_size",
+            "resumes_per_hour",
+            "max_body_kb",
+            "max_upload_mb",
+        )
+        negative = [f"{name}={getattr(self, name)}" for name in limits if getattr(self, name) < 0]
+        zero = [f"{name}=0" for name in limits[2:] if getattr(self, name) == 0]
+        if negative or zero:
+            raise ValueError(
+                "visitor_calls_per_minute/_per_hour must be >= 0 (0: no limit) and the other request "
+                f"limits >= 1 (got {', '.join(negative + zero)})"
+            )
         if not self.step_budget_s > 0 or not self.session_ttl_s > 0 or not self.session_grace_s >= 0:
             raise ValueError(
                 f"step_budget_s and session_ttl_s must be > 0 and session_grace_s >= 0 "
@@ -250,6 +363,11 @@ class Settings:
         if self.annotation_assignment not in ("overlap_first", "balanced"):
             raise ValueError(
                 f"annotation_assignment must be overlap_first or balanced (got {self.annotation_assignment!r})"
+            )
+        if not 0 <= self.annotation_reserve_idle_s < float("inf"):
+            raise ValueError(
+                f"annotation_reserve_idle_s must be a number of seconds >= 0 (0: never); "
+                f"got {self.annotation_reserve_idle_s}"
             )
         object.__setattr__(self, "assets_dir", Path(self.assets_dir))
         object.__setattr__(self, "annotation_dir", Path(self.annotation_dir))

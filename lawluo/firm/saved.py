@@ -8,8 +8,12 @@ size — and raises :class:`SavedConsultationError` naming the first bad field. 
 file is used to build a path (download names come from server-side values), and a value the
 renderers rely on (a boss score, a tree node's parent) has the type they expect.
 
-    data = validate_saved(json.loads(text))     # the same dict, or SavedConsultationError
+    data = validate_saved(loads_saved(text))    # the same dict, or SavedConsultationError
     data = validate_saved(obj, domains=table)   # domains checked against the settings' table
+
+:func:`loads_saved` parses the text only after :func:`check_depth` has found its arrays and objects
+nested at most :data:`MAX_DEPTH` deep: ``json.loads`` recurses once per level, and a file of 200,000
+``[`` made it raise ``RecursionError`` (not a ``ValueError``: the page showed a bare "Error").
 
 Domain ids are checked against the domain table given (default: the packaged one), so a consultation
 of a domain added to the settings' table resumes under that table.
@@ -17,7 +21,10 @@ of a domain added to the settings' table resumes under that table.
 
 from __future__ import annotations
 
+import json
+import re
 from enum import StrEnum
+from itertools import accumulate
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -38,6 +45,9 @@ from ..tolc.builder import MAX_HEIGHT, MAX_K
 from ..tolc.tree import FALLBACK_REASONS, MARKS, NODE_SOURCES, ROOT_ID
 
 STATE_VERSION = 1
+#: The deepest nesting of arrays and objects a saved consultation may have. The schema's deepest path is
+#: 7 (consultation → turns → turn → cases → case → articles → article); the rest is room.
+MAX_DEPTH = 32
 
 
 class Status(StrEnum):
@@ -295,6 +305,46 @@ class SavedConsultation(_Strict):
 
 class SavedConsultationError(ValueError):
     """A saved consultation that does not match the schema; the message names the field."""
+
+
+#: A JSON string literal (RFC 8259 §7), its escapes included: what the depth scan skips. The closing quote
+#: is optional, so that a match never fails once started (an unterminated string runs to the end, as
+#: ``json.loads`` reads it): one pass, where a required quote made ``"\"\"\"…`` take quadratic time.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def nesting_depth(text: str) -> int:
+    """How deep ``text``'s JSON arrays and objects nest, brackets inside strings not counted: string
+    literals are cut out, then the brackets left are summed (C loops only: a 2 MB file takes
+    milliseconds, and nothing recurses). Strings are delimited as ``json.loads`` delimits them, so it never
+    goes deeper than this count before it stops at an error.
+
+    >>> nesting_depth('{"a": [1, {"b": "[[[\\"]]"}]}'), nesting_depth("[" * 200_000)
+    (3, 200000)
+    """
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0)
+
+
+def check_depth(text: str, limit: int = MAX_DEPTH) -> None:
+    """Raises :class:`SavedConsultationError` when ``text`` nests arrays and objects over ``limit`` deep."""
+    depth = nesting_depth(text)
+    if depth > limit:
+        shown = f"{depth:,}" if depth < 10**6 else "over 1,000,000"
+        raise SavedConsultationError(
+            f"文件中的数组和对象嵌套了 {shown} 层，保存的咨询最多 {limit} 层。"
+            f"saved consultation nests arrays and objects {shown} deep; at most {limit} are allowed"
+        )
+
+
+def loads_saved(text: str) -> object:
+    """``json.loads(text)`` once :func:`check_depth` has passed; raises :class:`SavedConsultationError`
+    for nesting over :data:`MAX_DEPTH`, ``json.JSONDecodeError`` (a ``ValueError``) for text that is not
+    JSON."""
+    check_depth(text)
+    return json.loads(text)
 
 
 def validate_saved(data: object, domains: Domains = PACKAGED) -> dict:

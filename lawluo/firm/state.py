@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from ..agents.domains import PACKAGED, Domains
 from ..tolc import Tree
-from .saved import STATE_VERSION, Status, validate_saved
+from .saved import STATE_VERSION, Status, loads_saved, validate_saved
 
 
 @dataclass
@@ -108,7 +108,9 @@ class Consultation:
     @classmethod
     def from_json(cls, text: str, domains: Domains = PACKAGED) -> Consultation:
         try:
-            data = json.loads(text)
+            data = loads_saved(
+                text
+            )  # over saved.MAX_DEPTH levels: SavedConsultationError before json recurses
         except json.JSONDecodeError as exc:
             raise ValueError(
                 f"not a saved consultation: invalid JSON ({exc.msg} at line {exc.lineno})"

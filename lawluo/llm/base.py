@@ -168,6 +168,7 @@ class ChatBackend(ABC):
 
     def _take_slot(self) -> None:
         """One of the backend's slots; within a time budget, waiting no longer than the budget allows."""
+        budget.spend_call()  # the visitor's allowance of model calls, if the step has one
         cancel.check()
         wait = budget.slot_wait()
         if not self._acquire(wait):

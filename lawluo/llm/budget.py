@@ -27,9 +27,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from .cancel import CancelToken, watching
-from .errors import LLMTimeout
+from .errors import LLMError, LLMTimeout
 
 _CURRENT: ContextVar[Deadline | None] = ContextVar("lawluo_deadline", default=None)
 
@@ -38,6 +39,17 @@ class BudgetExceeded(LLMTimeout):
     """The step's time budget ran out before a model answered; not worth retrying within the step."""
 
     retryable = False
+
+
+class CallsSpent(LLMError):
+    """The visitor's allowance of model calls is spent (per minute or per hour); not retried."""
+
+
+class CallAllowance(Protocol):
+    """How many model calls whoever a step works for may still make (a visitor's budget, per address)."""
+
+    def spend(self) -> str | None:
+        """Count one call: ``None`` when it may be made, else why not (a message for the visitor)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,7 @@ class Deadline:
     what: str = "this step"
     cancel: CancelToken | None = field(default=None, compare=False, repr=False)
     retries: bool = True  # False: no failed request is retried inside it (a ping wants the first answer)
+    allowance: CallAllowance | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def after(
@@ -58,10 +71,11 @@ class Deadline:
         cancel: CancelToken | None = None,
         *,
         retries: bool = True,
+        allowance: CallAllowance | None = None,
     ) -> Deadline:
-        """A deadline ``seconds`` from now; calls inside it also stop once ``cancel`` is cancelled, and
-        retry nothing if ``retries`` is False."""
-        return cls(time.monotonic() + seconds, seconds, what, cancel, retries)
+        """A deadline ``seconds`` from now; calls inside it also stop once ``cancel`` is cancelled, retry
+        nothing if ``retries`` is False, and each is counted against ``allowance`` (:func:`spend_call`)."""
+        return cls(time.monotonic() + seconds, seconds, what, cancel, retries, allowance)
 
     def remaining(self) -> float:
         return self.at - time.monotonic()
@@ -136,6 +150,19 @@ def can_wait(seconds: float) -> bool:
     budget allows retries at all."""
     deadline = _CURRENT.get()
     return deadline is None or (deadline.retries and deadline.remaining() > seconds)
+
+
+def spend_call() -> None:
+    """Count a model call against the active deadline's allowance; raise :class:`CallsSpent` when it is spent.
+
+    Called by every backend call before it takes a slot (:meth:`~lawluo.llm.base.ChatBackend.chat`,
+    ``stream``): a visitor's tree, answer and report draw on one budget, retries not counted apart.
+    """
+    deadline = _CURRENT.get()
+    if deadline is not None and deadline.allowance is not None:
+        refusal = deadline.allowance.spend()
+        if refusal is not None:
+            raise CallsSpent(refusal)
 
 
 def slot_wait() -> float | None:

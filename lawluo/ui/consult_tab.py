@@ -43,8 +43,11 @@ read), and the page disables them until it is in. A step whose time budget ran o
 
 **Nothing is lost, nothing a model writes is live.** Enter sends the question and Shift+Enter starts a
 new line (:data:`PAGE_JS`); 新咨询 and the chat's trash button ask before they clear. After every step
-the browser keeps a copy of the consultation (``gr.BrowserState``: :func:`remembered`), and a reloaded
-page gets it back, checked whole like an uploaded file (:func:`restore_consultation`). Text from a client
+the browser tab keeps a copy of the consultation (its ``sessionStorage``: :func:`remembered`,
+:data:`REMEMBER_JS`), and a reloaded page gets it back, checked whole like an uploaded file
+(:func:`restore_consultation`, :data:`RESTORE_JS`). **Private by default**: 新咨询 deletes the copy in the
+browser as it is clicked, and closing the tab deletes it with the tab; nothing of a consultation is kept in
+``localStorage`` (Gradio's run history is off: ``launch(run_history=False)``). Text from a client
 or a model reaches the chat and the report as Markdown with no HTML, image, diagram or link
 (:func:`~lawluo.ui.render.inert_md`); while an answer streams, only the end of the last message changes,
 so the browser receives the new characters alone. Messages name no server path. On a phone the two
@@ -162,7 +165,10 @@ UNLOCK_JS = (
 #: they run before Gradio's own: Enter in the question box sends the question (a click on 提问 Ask, so it
 #: is locked like a click while a step runs), Shift+Enter starts a new line (Gradio would send on it), and
 #: an Enter that confirms an input method's composition (Chinese pinyin) is left to the input method;
-#: 新咨询 and the chat's trash button ask before they clear a consultation (a "No" stops the click).
+#: 新咨询 and the chat's trash button ask before they clear a consultation (a "No" stops the click), and a
+#: click that goes on deletes the tab's copy of the consultation (:data:`STORAGE_KEY`) at once: not only
+#: once the server has started over and the chained :func:`remembered` came back, two round trips later,
+#: which a reload or a closed tab in between (or a busy queue) would never see.
 PAGE_JS = """
 if (!window.__llPage) {
   window.__llPage = true;
@@ -180,8 +186,13 @@ if (!window.__llPage) {
   }, true);
   document.addEventListener('click', (event) => {
     const clear = event.target instanceof Element && event.target.closest(__CLEARS__);
-    if (!clear || clear.disabled || !document.querySelector('#ll-chat [data-testid="user"]')) return;
-    if (!window.confirm(__CONFIRM__)) { event.preventDefault(); event.stopImmediatePropagation(); }
+    if (!clear || clear.disabled) return;
+    if (document.querySelector('#ll-chat [data-testid="user"]') && !window.confirm(__CONFIRM__)) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      return;
+    }
+    try { sessionStorage.removeItem(__KEY__); localStorage.removeItem(__KEY__); } catch (error) {}
   }, true);
 }
 """
@@ -191,11 +202,13 @@ NEW_CONFIRM = (
     "Start a new consultation? The current one is cleared, with the copy kept in this browser (save it first to "
     "keep it); what is being generated is stopped."
 )
-PAGE_JS = PAGE_JS.replace("__CLEARS__", json.dumps("#ll-new, #ll-chat button[aria-label='Clear']")).replace(
-    "__CONFIRM__", json.dumps(NEW_CONFIRM, ensure_ascii=False)
-)
-#: The key of the browser's copy of the consultation in its localStorage (``gr.BrowserState``).
+#: The key of the browser tab's copy of the consultation in its ``sessionStorage`` (:data:`REMEMBER_JS`).
 STORAGE_KEY = "lawluo-consultation"
+PAGE_JS = (
+    PAGE_JS.replace("__CLEARS__", json.dumps("#ll-new, #ll-chat button[aria-label='Clear']"))
+    .replace("__CONFIRM__", json.dumps(NEW_CONFIRM, ensure_ascii=False))
+    .replace("__KEY__", json.dumps(STORAGE_KEY))
+)
 #: The chat grows with its messages from this height to this one, then scrolls (an empty chat is small, so
 #: the question box is on a phone's first screen).
 CHAT_MIN_HEIGHT, CHAT_MAX_HEIGHT = 120, 440
@@ -276,15 +289,49 @@ NOT_TEXT_MESSAGE = (
     "这不是文本文件：保存的咨询是 UTF-8 编码的 .json 文件。"
     "This is not a text file: a saved consultation is a UTF-8 JSON file."
 )
-#: The browser's copy of a consultation (``gr.BrowserState``) is at most this big; a bigger one is not
-#: updated (a browser's localStorage holds about 5 MB an origin, and the copy is stored encrypted).
+#: The browser's copy of a consultation is at most this big; a bigger one is not updated (a browser's
+#: sessionStorage holds about 5 MB an origin).
 MAX_STORED_BYTES = 1_000_000
-#: The browser's copy when there is no consultation (Gradio does not write an empty value to localStorage,
-#: so an empty string would leave the last consultation there).
+#: The browser's copy when there is no consultation: :data:`REMEMBER_JS` deletes the copy (an empty value
+#: means "nothing new": the page has not sent one since it loaded).
 NOTHING_STORED = "-"
+#: Run in the browser once :func:`remembered` is back after a step (``js`` of a chained event): the copy
+#: goes into the tab's ``sessionStorage``, which the browser keeps across reloads of the tab and deletes
+#: with it, so the next user of the computer finds nothing (``localStorage``, shared by every tab and kept
+#: until deleted, would keep it; Gradio's ``gr.BrowserState`` can only use that one).
+REMEMBER_JS = """
+(copy) => {
+  try {
+    if (copy === __NOTHING__) sessionStorage.removeItem(__KEY__);
+    else if (copy) sessionStorage.setItem(__KEY__, copy);
+  } catch (error) {}  // storage full or turned off: the page works on, a reload starts empty
+}
+"""
+#: Run in the browser as the page loads (``js`` of the load event, before :func:`restore_consultation`):
+#: the tab's copy becomes the event's ``stored`` input. What earlier versions of the page left in
+#: ``localStorage`` is deleted: their copy (``gr.BrowserState``) and the runs of Gradio's run history
+#: (``launch(run_history=False)`` deletes only those of the running server's ``app_id``, a new one at
+#: each start).
+RESTORE_JS = """
+(state) => {
+  let kept = '';
+  try {
+    for (const store of [localStorage, sessionStorage]) {
+      Object.keys(store).filter((key) => key.startsWith('gradio:run-history:')).forEach((key) => store.removeItem(key));
+    }
+    localStorage.removeItem(__KEY__);
+    kept = sessionStorage.getItem(__KEY__) || '';
+  } catch (error) {}
+  return [state, kept];
+}
+"""
+REMEMBER_JS, RESTORE_JS = (
+    js.replace("__KEY__", json.dumps(STORAGE_KEY)).replace("__NOTHING__", json.dumps(NOTHING_STORED))
+    for js in (REMEMBER_JS, RESTORE_JS)
+)
 RESTORED_MESSAGE = (
-    "已恢复此浏览器中保存的咨询（刷新页面不会丢失；“新咨询”会删除它）。"
-    "Your consultation, kept in this browser, is back (New deletes it)."
+    "已恢复此浏览器中保存的咨询（刷新页面不会丢失；“新咨询”或关闭此标签页会删除它）。"
+    "Your consultation, kept in this browser tab, is back (New, or closing the tab, deletes it)."
 )
 RESTORED_CLOSED = "报告可点击“结束咨询”重新下载。Click End to download the report again."
 STORED_REFUSED = (
@@ -321,7 +368,7 @@ class ConsultView(View):
     retrieved: str | Keep = KEEP
     trace: str | Keep = KEEP
     message: str | Keep = KEEP
-    stored: str | Keep = KEEP  # the copy this browser keeps (gr.BrowserState)
+    stored: str | Keep = KEEP  # the copy the browser tab keeps (REMEMBER_JS)
 
 
 #: What :func:`view` draws of a consultation.
@@ -546,7 +593,12 @@ def _clarify_or_answer(
 
 def _deadline(visitors: Visitors, what: str, step: Step | None = None) -> Deadline:
     """The step's time budget; its model calls also stop once ``step`` is cancelled."""
-    return Deadline.after(visitors.limits.step_budget_s, what, cancel=step.token if step else None)
+    return Deadline.after(
+        visitors.limits.step_budget_s,
+        what,
+        cancel=step.token if step else None,
+        allowance=step.allowance if step else None,
+    )
 
 
 def _tree_size(firm: Firm, visitors: Visitors, height, k) -> tuple[int, int, str]:
@@ -941,7 +993,9 @@ def resume_consultation(
 ) -> ConsultView:
     """Continue a consultation from a JSON file saved earlier; a bad file changes nothing and says why.
 
-    The file is checked whole against the saved-consultation schema (:mod:`lawluo.firm.saved`) first.
+    The file is checked whole against the saved-consultation schema (:mod:`lawluo.firm.saved`) first. A
+    client address resumes at most ``resumes_per_hour`` times an hour (each resumed consultation may hold
+    a few MB of memory for the session's life).
     """
     if not owner_of(state, visit):
         return _foreign(firm, state)
@@ -951,6 +1005,9 @@ def resume_consultation(
     try:
         if not path.is_file():
             raise ValueError("没有收到文件。No file was uploaded.")
+        spent = visitors.resume(visit, path.stat().st_size) if visitors is not None else None
+        if spent is not None:  # each try counts: parsing costs too
+            raise ValueError(spent)
         if path.stat().st_size > MAX_SAVED_BYTES:
             raise ValueError(_too_big(path.stat().st_size))
         with path.open("rb") as f:
@@ -1030,9 +1087,10 @@ def new_consultation(
 
 
 def remembered(state: Consultation | None, visit: Visit = DIRECT) -> str | Keep:
-    """What the visitor's browser keeps of the consultation after a step, so that a reload of the page
-    brings it back: its JSON (:data:`NOTHING_STORED` after 新咨询). A copy over :data:`MAX_STORED_BYTES`
-    is left as it was (:data:`KEEP`). Never another browser's consultation."""
+    """What the visitor's browser tab keeps of the consultation after a step (:data:`REMEMBER_JS`), so that a
+    reload of the page brings it back: its JSON (:data:`NOTHING_STORED` after 新咨询: the copy is deleted). A
+    copy over :data:`MAX_STORED_BYTES` is left as it was (:data:`KEEP`). Never another browser's
+    consultation."""
     if state is None or not state.turns or not owner_of(state, visit):
         return NOTHING_STORED
     text = json.dumps(state.to_dict(), ensure_ascii=False, separators=(",", ":"))
@@ -1042,7 +1100,7 @@ def remembered(state: Consultation | None, visit: Visit = DIRECT) -> str | Keep:
 def restore_consultation(
     firm: Firm, state: Consultation | None, stored: object, visit: Visit = DIRECT
 ) -> ConsultView:
-    """When the page loads: the consultation the browser kept (``stored``, from its localStorage), checked
+    """When the page loads: the consultation the tab kept (``stored``, from its sessionStorage), checked
     whole like an uploaded file (:func:`parse_saved`: schema, sizes, the firm's domains) and bound to this
     visitor. A copy that fails the check is deleted, with a message; the page then starts empty."""
     if state is not None or not stored or stored == NOTHING_STORED:
@@ -1089,7 +1147,7 @@ def build_consult_tab(
     """The tab's components and events, inside the current ``gr.Blocks``; returns its :class:`Visitors`.
 
     With ``demo`` the visitor's consultation and files are freed when they close the page, and a page
-    (re)loaded in a browser that kept a consultation gets it back (:func:`restore_consultation`). The
+    reloaded in a browser tab that kept a consultation gets it back (:func:`restore_consultation`). The
     layout's narrow-screen order is :data:`LAYOUT_CSS` (the app passes it to ``launch``).
     """
     visitors = Visitors(limits)
@@ -1103,10 +1161,10 @@ def build_consult_tab(
         gr.HTML(cr.banner_html(models.status()), css_template=HTML_CSS, elem_id="ll-banner")
         # idle consultations expire (the visitor can save one to keep it); a closed page frees it at once
         state = gr.State(None, time_to_live=visitors.limits.session_ttl_s)
-        # the copy a reload brings back: in this browser's localStorage (see remembered / restore_consultation)
-        # Gradio sends the page the key it encrypts the copy with, so a fixed one protects no less than a random
-        # one, and lets the copy survive a restart of the server (a Space that slept)
-        stored = gr.BrowserState("", storage_key=STORAGE_KEY, secret=STORAGE_KEY)
+        # the copy a reload brings back, on its way between the server and the tab's sessionStorage (see
+        # remembered / REMEMBER_JS and restore_consultation / RESTORE_JS); not gr.BrowserState: its copy would
+        # stay in localStorage for the next user of the computer
+        stored = gr.Textbox("", visible=False)
         with gr.Row(elem_id="ll-main"):
             with gr.Column(scale=3, elem_id="ll-left"):
                 chat = gr.Chatbot(
@@ -1282,7 +1340,8 @@ def build_consult_tab(
             event = gr.on(triggers, handler, inputs=inputs, outputs=outputs(names), js=LOCK_JS, **options)
             event.then(None, js=UNLOCK_JS, queue=False, api_visibility="private")
             event.failure(None, js=UNLOCK_JS, queue=False, api_visibility="private")
-            event.then(on_remember, [state], [stored], queue=False, api_visibility="private")
+            remember = event.then(on_remember, [state], [stored], queue=False, api_visibility="private")
+            remember.then(None, [stored], None, js=REMEMBER_JS, queue=False, api_visibility="private")
 
         llm = {"concurrency_id": "firm", "concurrency_limit": FIRM_CONCURRENCY, "trigger_mode": "once"}
         ask_inputs = [state, question, use_tolc, height, k]
@@ -1314,10 +1373,11 @@ def build_consult_tab(
             on_restore,
             [state, stored],
             outputs(RESTORED),
+            js=RESTORE_JS,
             api_visibility="private",
             queue=False,
             show_progress="hidden",
-        )
+        ).then(None, [stored], None, js=REMEMBER_JS, queue=False, api_visibility="private")
     return visitors
 
 

@@ -12,7 +12,7 @@ import html
 import re
 from collections.abc import Mapping, Sequence
 
-from ..agents.secretary import md_text
+from ..agents.secretary import inert_links, md_text  # inert_links lives beside md_text: the report uses it
 from ..law.numerals import int_to_chinese
 from ..law.verdicts import BY_CODE, VERDICTS
 
@@ -65,32 +65,6 @@ def esc(value: object) -> str:
 
 
 # -- untrusted text -------------------------------------------------------------------------------
-
-_UNESCAPED_BRACKET = re.compile(r"(?<!\\)((?:\\\\)*)\[")
-_UNESCAPED_AT = re.compile(r"(?<!\\)((?:\\\\)*)@")
-_SCHEME = re.compile(r"(https?|ftps?|mailto|file)(?=:)", re.I)
-_WWW = re.compile(r"(www)(?=\.)", re.I)
-
-
-def inert_links(markdown: str) -> str:
-    r"""Markdown in which no link can form: what would be one shows as the text it was written as.
-
-    :func:`~lawluo.agents.secretary.md_text` already leaves no image, no HTML and no fenced block; a link
-    (``[x](https://host/?q=secret)``, a reference ``[x][r]`` with ``[r]: https://…``, or a bare
-    ``https://…``, ``www.…`` or ``name@host`` that GitHub-flavoured Markdown turns into one) is still one
-    click from sending the visitor to a host a model chose. Every ``[`` and ``@`` not already escaped gets
-    a backslash, and so do the ``:`` after a URL scheme and the ``.`` after ``www``: the renderer sees no
-    link syntax and no autolink (CommonMark §2.4: a backslash before ASCII punctuation shows the
-    character itself). Applied to Markdown already made safe with ``md_text`` (idempotent); the visitor
-    reads the characters as written and can copy an address by hand.
-
-    >>> print(inert_links("见 [x](https://a.example/?q=1)、www.b.example 和 me@c.example"))
-    见 \[x](https\://a.example/?q=1)、www\.b.example 和 me\@c.example
-    """
-    markdown = _UNESCAPED_BRACKET.sub(lambda m: m.group(1) + "\\[", markdown)
-    markdown = _UNESCAPED_AT.sub(lambda m: m.group(1) + "\\@", markdown)
-    markdown = _SCHEME.sub(lambda m: m.group(1) + "\\", markdown)
-    return _WWW.sub(lambda m: m.group(1) + "\\", markdown)
 
 
 def inert_md(text: str) -> str:

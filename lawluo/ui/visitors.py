@@ -23,16 +23,15 @@ their consultations:
   no cookies (some embedded browsers) gets an unbound consultation: the session hash, a random value
   the browser never shows, is then the only key — the limit is documented in docs/consultation.md.
 
-The client address is the right-most ``X-Forwarded-For`` entry when the request comes from a loopback or
-private address, i.e. through a reverse proxy (the address the nearest proxy saw; the left-most entries
-are whatever the client sent); a public peer's header is ignored and its own address is used.
+The client address is the one :mod:`.client_address` resolved for the request (the setting
+``trusted_proxies`` says whose ``X-Forwarded-For`` is believed), the same address the queue gate and the
+sign-in limits use.
 """
 
 from __future__ import annotations
 
 import ctypes
 import hashlib
-import ipaddress
 import logging
 import secrets
 import shutil
@@ -47,6 +46,7 @@ from pathlib import Path
 
 from ..config import Settings
 from ..llm.cancel import CancelToken
+from .client_address import request_address
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +66,10 @@ class VisitorLimits:
     step_budget_s: float = _SETTINGS["step_budget_s"]
     session_ttl_s: float = _SETTINGS["session_ttl_s"]
     session_grace_s: float = _SETTINGS["session_grace_s"]
+    calls_per_minute: int = _SETTINGS["visitor_calls_per_minute"]
+    calls_per_hour: int = _SETTINGS["visitor_calls_per_hour"]
+    resumes_per_hour: int = _SETTINGS["resumes_per_hour"]
+    resumed_memory_mb: int = _SETTINGS["resumed_memory_mb"]
 
     @classmethod
     def from_settings(cls, settings) -> VisitorLimits:
@@ -75,7 +79,92 @@ class VisitorLimits:
             step_budget_s=settings.step_budget_s,
             session_ttl_s=settings.session_ttl_s,
             session_grace_s=settings.session_grace_s,
+            calls_per_minute=settings.visitor_calls_per_minute,
+            calls_per_hour=settings.visitor_calls_per_hour,
+            resumes_per_hour=settings.resumes_per_hour,
+            resumed_memory_mb=settings.resumed_memory_mb,
         )
+
+
+CALLS_SPENT = (
+    "本站每个网络地址每{period}最多调用模型 {limit} 次，您的额度已用完，请 {minutes} 分钟后再试；"
+    "法条检索、引用核查和澄清树的标记不受影响。This site allows {limit} model calls per {period_en} from one "
+    "address; yours are spent — try again in {minutes} min (statute search and checks still work)."
+)
+#: Memory a resumed consultation holds, per byte of its file (a 2 MB file was measured at ~5 MB).
+RESUMED_MEMORY_FACTOR = 3
+RESUMED_FULL = (
+    "服务器暂时无法再恢复更多咨询（内存额度已满），请稍后再试。The server holds as many resumed consultations as "
+    "it may right now; try again later."
+)
+RESUMES_SPENT = (
+    "本站每个网络地址每小时最多恢复 {limit} 次咨询，请 {minutes} 分钟后再试。This site allows {limit} resumed "
+    "consultations per hour from one address; try again in {minutes} min."
+)
+
+
+class Windows:
+    """Events per key within sliding windows (e.g. 30 a minute and 300 an hour); at most ``max_keys`` keys.
+
+    >>> now = [0.0]
+    >>> w = Windows({60: 2, 3600: 3}, clock=lambda: now[0])
+    >>> w.take("a"), w.take("a"), w.take("a")
+    (None, None, (60, 2, 60.0))
+    >>> now[0] = 61; w.take("a"), w.take("a")
+    (None, (3600, 3, 3539.0))
+    """
+
+    def __init__(self, limits: dict[float, int], max_keys: int = 20_000, clock=time.monotonic) -> None:
+        self.limits = {window: n for window, n in sorted(limits.items()) if n > 0}
+        self.max_keys, self.clock = max_keys, clock
+        self._times: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, key: str) -> tuple[float, int, float] | None:
+        """Count one event of ``key`` now: ``None``, or (window, limit, seconds to wait) when a window is full
+        (then nothing is counted)."""
+        if not self.limits:
+            return None
+        now, longest = self.clock(), max(self.limits)
+        with self._lock:
+            times = [t for t in self._times.pop(key, []) if now - t < longest]
+            for window, limit in self.limits.items():
+                recent = [t for t in times if now - t < window]
+                if len(recent) >= limit:
+                    self._times[key] = times
+                    return window, limit, recent[-limit] + window - now
+            times.append(now)
+            self._times[key] = times
+            while len(self._times) > self.max_keys:
+                self._times.pop(next(iter(self._times)))
+        return None
+
+
+@dataclass(frozen=True)
+class AddressAllowance:
+    """A step's :class:`~lawluo.llm.budget.CallAllowance`: each model call counted against its address."""
+
+    calls: Windows
+    address: str
+
+    def spend(self) -> str | None:
+        full = self.calls.take(self.address)
+        return None if full is None else calls_spent(*full)
+
+
+def calls_spent(window: float, limit: int, wait: float) -> str:
+    """What a visitor whose model calls are spent is told.
+
+    >>> calls_spent(60, 30, 12.5).split('；')[0]
+    '本站每个网络地址每分钟最多调用模型 30 次，您的额度已用完，请 1 分钟后再试'
+    """
+    minute = window <= 60
+    return CALLS_SPENT.format(
+        period="分钟" if minute else "小时",
+        period_en="minute" if minute else "hour",
+        limit=limit,
+        minutes=max(1, int(-(-wait // 60))),
+    )
 
 
 @dataclass(frozen=True)
@@ -107,6 +196,7 @@ class Step:
 
     kind: str
     token: CancelToken = field(default_factory=CancelToken)
+    allowance: AddressAllowance | None = None
     replaced: bool = False
     ended: threading.Event = field(default_factory=threading.Event)
     _timer: threading.Timer | None = field(default=None, repr=False)
@@ -152,25 +242,11 @@ def visit_of(request) -> Visit:
     """The visitor behind a ``gr.Request`` (or ``None``: a direct call, as in tests)."""
     if request is None:
         return Visit()
-    headers = getattr(request, "headers", None) or {}
-    forwarded = [part.strip() for part in (headers.get("x-forwarded-for") or "").split(",") if part.strip()]
-    client = getattr(request, "client", None)
-    peer = getattr(client, "host", "") or ""
-    address = forwarded[-1] if forwarded and _is_proxy(peer) else peer
+    address = request_address(request)
     cookies = getattr(request, "cookies", None) or {}
     token = cookies.get(VISITOR_COOKIE)
     owner = hashlib.sha256(token.encode()).hexdigest()[:32] if token else None
     return Visit(getattr(request, "session_hash", "") or "", address, owner)
-
-
-def _is_proxy(peer: str) -> bool:
-    """Whether ``peer`` may be a reverse proxy whose ``X-Forwarded-For`` is believed: a loopback or private
-    address (a Space's proxy, nginx on the same host). A public peer's header is whatever it chose to send."""
-    try:
-        address = ipaddress.ip_address(peer)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_private
 
 
 def owner_of(state, visit: Visit) -> bool:
@@ -190,6 +266,35 @@ class Visitors:
         self._addresses: Counter[str] = Counter()
         self._root = root
         self._last_sweep = 0.0
+        self.calls = Windows({60: self.limits.calls_per_minute, 3600: self.limits.calls_per_hour})
+        self.resumes = Windows({3600: self.limits.resumes_per_hour})
+        self._resumed: dict[str, tuple[int, float]] = {}  # session → (bytes held, when resumed)
+
+    # -- budgets per client address ------------------------------------------------------------------
+    def allowance(self, visit: Visit) -> AddressAllowance | None:
+        """The model-call budget of ``visit``'s address (``None`` for a direct call: nothing to limit)."""
+        return AddressAllowance(self.calls, visit.address) if visit.session else None
+
+    def resume(self, visit: Visit, file_bytes: int = 0) -> str | None:
+        """Count a resumed consultation of ``visit``'s address (a file of ``file_bytes``): ``None``, or why it
+        may not resume now — the address resumed ``resumes_per_hour`` times this hour, or the consultations
+        resumed by every visitor would hold more than ``resumed_memory_mb`` (until a session leaves or expires)."""
+        if not visit.session:
+            return None
+        full = self.resumes.take(visit.address)
+        if full is not None:
+            return RESUMES_SPENT.format(limit=full[1], minutes=max(1, int(-(-full[2] // 60))))
+        held = file_bytes * RESUMED_MEMORY_FACTOR
+        now = time.monotonic()
+        with self._lock:
+            for session, (_, when) in list(self._resumed.items()):
+                if now - when > self.limits.session_ttl_s:
+                    del self._resumed[session]
+            others = sum(n for s, (n, _) in self._resumed.items() if s != visit.session)
+            if others + held > self.limits.resumed_memory_mb * 1024 * 1024:
+                return RESUMED_FULL
+            self._resumed[visit.session] = (held, now)
+        return None
 
     # -- concurrent model work ----------------------------------------------------------------------
     @contextmanager
@@ -225,7 +330,7 @@ class Visitors:
             if not allowed:
                 yield None
                 return
-            step = Step(kind)
+            step = Step(kind, allowance=self.allowance(visit))
             step.expire_after(self.limits.step_budget_s)
             if visit.session:
                 with self._lock:
@@ -285,7 +390,9 @@ class Visitors:
         return folder
 
     def forget(self, session: str) -> None:
-        """The visitor left: remove their files now."""
+        """The visitor left (or started over): remove their files now; a resumed consultation no longer counts."""
+        with self._lock:
+            self._resumed.pop(session, None)
         if session:
             shutil.rmtree(self.root / hashlib.sha256(session.encode()).hexdigest()[:24], ignore_errors=True)
 

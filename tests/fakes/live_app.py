@@ -32,6 +32,20 @@ CHROMIUM_ARGS = [
 ]
 
 
+#: Every test client comes from 127.0.0.1, so the per-address limits of a public deployment (issue 38) would
+#: count a whole test module as one visitor: live apps lift them unless a test sets one (the tests of the
+#: limits themselves: tests/test_queue_gate.py, tests/test_visitor_budgets.py, tests/test_gate_browser.py).
+ONE_ADDRESS_LIMITS = {
+    "LAWLUO_VISITOR_CALLS_PER_MINUTE": "0",
+    "LAWLUO_VISITOR_CALLS_PER_HOUR": "0",
+    "LAWLUO_REQUESTS_PER_MINUTE": "100000",
+    "LAWLUO_SESSIONS_PER_HOUR": "100000",
+    "LAWLUO_QUEUE_MODEL_PER_ADDRESS": "1000",
+    "LAWLUO_QUEUE_FREE_PER_ADDRESS": "1000",
+    "LAWLUO_RESUMES_PER_HOUR": "100000",
+}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -67,7 +81,7 @@ def live_app(
     **environ: str,
 ) -> Iterator[LiveApp]:
     """Launch ``build_app`` on a free loopback port (and the fake server when ``model``); close both after."""
-    from app import build_app, launch_options
+    from app import build_app, launch_options, sign_in_for
     from lawluo.config import load_settings
 
     with ExitStack() as stack:
@@ -83,15 +97,19 @@ def live_app(
         for key in ("LAWLUO_ANNOTATION_DIR", "LAWLUO_CACHE_DIR"):  # set for the session by tests/conftest.py
             if key in os.environ:
                 env[key] = os.environ[key]
+        env.update(ONE_ADDRESS_LIMITS)
         env.update(environ)
         settings = load_settings(environ=env)
-        demo = build_app(settings)
+        sign_in = sign_in_for(
+            settings
+        )  # one guard, shared by the login and the admin's tab, as app.main does
+        demo = build_app(settings, sign_in=sign_in)
         _, url, _ = demo.launch(
             server_name="127.0.0.1",
             server_port=free_port(),
             prevent_thread_lock=True,
             quiet=True,
-            **launch_options(settings),  # as app.main launches it
+            **launch_options(settings, sign_in),  # as app.main launches it
         )
         stack.callback(demo.close)
         yield LiveApp(url, server, responder if model else None, demo)

@@ -68,7 +68,8 @@ class BenchResponder:
                 elements = [f"要素{n}-{i}是否成立？" for i in range(1, 4)]
             return json.dumps({"elements": [{"statement": s} for s in elements]}, ensure_ascii=False)
         if "【客户在澄清中确认的事实】" in content:  # the lawyer
-            settled = "（无）\n\n【客户在澄清中否认的事实】\n（无）" not in content
+            marked = re.findall(r"【客户在澄清中(?:确认|否认)的事实】\n<<<\n(.*?)\n>>>", content, re.S)
+            settled = any(facts != "（无）" for facts in marked)
             return (CLARIFIED_MARK if settled else "") + self.firm.lawyer_answer
         return self.firm(body)
 

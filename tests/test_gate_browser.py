@@ -1,0 +1,30 @@
+"""A visitor refused by the queue gate reads why, in the page, in plain words (not a blank or a stack trace)."""
+
+from __future__ import annotations
+
+import pytest
+
+from .fakes.live_app import live_app, require_chromium
+
+require_chromium()
+pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.browser
+
+
+def test_a_visitor_over_the_request_limit_is_told_to_wait_in_the_page(browser):
+    with live_app(model=False, LAWLUO_REQUESTS_PER_MINUTE="6") as app:
+        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        try:
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(app.url)
+            page.get_by_role("tab", name="法条检索 / Statute lookup").first.click()
+            page.get_by_placeholder("试用期 解除劳动合同").fill("借条 还款")
+            for _ in range(10):
+                page.get_by_role("button", name="Search 检索").first.click()
+                page.wait_for_timeout(400)  # each search done before the next click (trigger_mode "once")
+            toast = page.get_by_text("请求过于频繁").first
+            toast.wait_for(timeout=10_000)
+            assert "Too many requests" in toast.inner_text() and not errors
+        finally:
+            page.close()
