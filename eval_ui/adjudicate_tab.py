@@ -478,6 +478,33 @@ def access_tables(
         return notice(f"标注库出错 The annotation store failed: {exc}", "error"), [], []
 
 
+def _access_change(
+    service: AnnotationService,
+    request: gr.Request | None,
+    profile: Any,
+    refused: tuple[str, str],
+    change: Callable[[Identity], str],
+) -> tuple[str, list, list]:
+    """An admin's change of who may annotate: ``change(admin)`` returns the message shown above the tables;
+    a store that refuses is said in ``refused`` (Chinese, English) words, never as a traceback."""
+    try:
+        who = _admin(service, request, profile)
+        if who is None:
+            return _only_admin(), [], []
+        return _access(service, change(who))
+    except StoreWriteError as exc:
+        return _access(service, str(exc), "error")
+    except StoreError as exc:
+        return _access(service, f"{refused[0]} {refused[1]}: {exc}", "error")
+    except Exception:
+        logger.exception("%s failed", refused[1])
+        return (
+            notice(f"{refused[0]}，出错了 {refused[1]}: something went wrong; see the server log.", "error"),
+            [],
+            [],
+        )
+
+
 def invite_account(
     service: AnnotationService,
     name: str | None,
@@ -486,38 +513,27 @@ def invite_account(
     profile: gr.OAuthProfile | None = None,
 ) -> tuple[str, list, list]:
     """Invite the Hugging Face account ``name`` as ``role`` (annotator or admin)."""
-    try:
-        who = _admin(service, request, profile)
-        if who is None:
+    if role not in dict((v, k) for k, v in INVITE_ROLES):
+        if _admin(service, request, profile) is None:
             return _only_admin(), [], []
-        if role not in dict((v, k) for k, v in INVITE_ROLES):
-            return _access(service, "请选择角色 Choose a role: annotator or admin.", "warn")
+        return _access(service, "请选择角色 Choose a role: annotator or admin.", "warn")
+
+    def change(who: Identity) -> str:
         invitation = service.invite(name, role, who.name)
         message = f"已邀请 Invited {short_name(invitation['name'])} as {invitation['role']}."
         if service.sign_in != "oauth":
             message += " 提示：邀请只对 Hugging Face 登录有效。 Note: invitations count for Hugging Face sign-in only."
-        return _access(service, message)
-    except StoreWriteError as exc:
-        return _access(service, str(exc), "error")
-    except StoreError as exc:
-        return _access(service, f"没有邀请 Not invited: {exc}", "error")
-    except Exception:
-        logger.exception("invitation failed")
-        return (
-            notice("没有邀请，出错了 Not invited: something went wrong; see the server log.", "error"),
-            [],
-            [],
-        )
+        return message
+
+    return _access_change(service, request, profile, ("没有邀请", "Not invited"), change)
 
 
 def uninvite_account(
     service: AnnotationService, name: str | None, request: gr.Request, profile: gr.OAuthProfile | None = None
 ) -> tuple[str, list, list]:
     """Withdraw ``name``'s invitation: the items they have not labelled go to others; labels stay."""
-    try:
-        who = _admin(service, request, profile)
-        if who is None:
-            return _only_admin(), [], []
+
+    def change(who: Identity) -> str:
         released = service.uninvite(name, who.name)
         message = (
             f"已取消邀请 Invitation withdrawn: {short_name(str(name).strip())}; {released} 条未标注的条目转给别人"
@@ -525,18 +541,9 @@ def uninvite_account(
         )
         if str(name).strip() in service.admins:
             message += " 仍是管理员 Still an admin through LAWLUO_ANNOTATION_ADMINS."
-        return _access(service, message)
-    except StoreWriteError as exc:
-        return _access(service, str(exc), "error")
-    except StoreError as exc:
-        return _access(service, f"没有取消 Not withdrawn: {exc}", "error")
-    except Exception:
-        logger.exception("withdrawing an invitation failed")
-        return (
-            notice("没有取消，出错了 Not withdrawn: something went wrong; see the server log.", "error"),
-            [],
-            [],
-        )
+        return message
+
+    return _access_change(service, request, profile, ("没有取消", "Not withdrawn"), change)
 
 
 # --------------------------------------------------------------------------- layout
