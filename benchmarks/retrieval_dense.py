@@ -44,7 +44,7 @@ from lawluo.law import StatuteDB
 from lawluo.retrieval.dense import asks_for_statute, in_vector_subset, rerank, statute_passage
 from lawluo.retrieval.e5 import E5Encoder, E5Unavailable
 from lawluo.retrieval.evaluation import GoldQuery, grouped_folds, markdown_table
-from lawluo.retrieval.rerank import eval_queries
+from lawluo.retrieval.rerank_training import eval_queries
 from lawluo.retrieval.statutes import StatuteSearcher
 
 DEPTH = 100

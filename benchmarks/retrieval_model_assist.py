@@ -42,7 +42,7 @@ from lawluo.llm.openai_backend import OpenAIBackend
 from lawluo.llm.options import OpenAIOptions
 from lawluo.retrieval.evaluation import markdown_table
 from lawluo.retrieval.model_assist import AssistCache, ModelAssistedSearcher
-from lawluo.retrieval.rerank import eval_queries
+from lawluo.retrieval.rerank_training import eval_queries
 from lawluo.retrieval.statutes import StatuteSearcher
 
 _QUOTED = re.compile(r"\n<<<(.*?)>>>\n", re.S)

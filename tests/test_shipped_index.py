@@ -1,4 +1,4 @@
-"""The prebuilt search indexes of ``assets/bm25/`` (lawluo/retrieval/shipped.py).
+"""The prebuilt search indexes of ``assets/bm25/`` (lawluo/retrieval/shipped.py, shipped_build.py).
 
 - the committed files are those of the committed assets (a stale index fails here, not in front of a
   visitor): same documents' fingerprint, same sha256 of statutes.sqlite and the other sources;
@@ -28,7 +28,8 @@ from lawluo.retrieval.bm25 import (
     read_meta,
     write_index_file,
 )
-from lawluo.retrieval.shipped import NAMES, SHIPPED_DIR, build_shipped, index_documents, source_hashes
+from lawluo.retrieval.shipped import NAMES, SHIPPED_DIR
+from lawluo.retrieval.shipped_build import build_shipped, index_documents, source_hashes
 
 from .conftest import ROOT
 
@@ -112,7 +113,7 @@ def test_a_rebuild_gives_the_same_bytes(tiny_settings, tmp_path):
     summary = build_shipped(tiny_settings, tmp_path / "a")
     assert list(summary) == ["statutes"] and summary["statutes"]["documents"] == 3
     code = (
-        "import sys; from lawluo.config import Settings; from lawluo.retrieval.shipped import build_shipped; "
+        "import sys; from lawluo.config import Settings; from lawluo.retrieval.shipped_build import build_shipped; "
         "build_shipped(Settings(assets_dir=sys.argv[1], cache_dir=sys.argv[2]), sys.argv[3])"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}

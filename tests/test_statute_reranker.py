@@ -9,15 +9,8 @@ import numpy as np
 import pytest
 
 from lawluo.retrieval.evaluation import GoldQuery
-from lawluo.retrieval.rerank import (
-    FEATURES,
-    FORMAT,
-    Reranker,
-    load_reranker,
-    query_set,
-    train,
-)
-from lawluo.retrieval.rerank_training import near_duplicates, training_queries
+from lawluo.retrieval.rerank import FEATURES, FORMAT, Reranker, load_reranker, train
+from lawluo.retrieval.rerank_training import near_duplicates, query_set, training_queries
 
 ROWS = [
     {

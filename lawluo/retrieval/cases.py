@@ -8,8 +8,8 @@ from pathlib import Path
 
 from .bm25 import BM25Index
 from .casebank import Case, load_case_bank
+from .query import QueryError, clean_query
 from .shipped import SHIPPED_DIR, shipped_path
-from .statutes import QueryError, clean_query
 
 
 @dataclass(frozen=True)

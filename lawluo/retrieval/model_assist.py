@@ -48,7 +48,8 @@ from ..llm.budget import Deadline
 from ..llm.structured import parse_json
 from ..prompts.untrusted import clip, quote
 from .fusion import reciprocal_rank_fusion
-from .statutes import QueryError, StatuteHit, clean_query
+from .query import QueryError, clean_query
+from .statutes import StatuteHit
 
 if TYPE_CHECKING:
     from ..llm.base import ChatBackend

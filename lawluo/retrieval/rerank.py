@@ -29,6 +29,9 @@ expansions or the vote index), and measured by grouped cross-validation
 :data:`SEEDS`, averaged) flattened to node arrays (:class:`Reranker`), evaluated with numpy: ranking needs
 no LightGBM, and a hostile file is only numbers checked for range. A missing, unreadable or mismatched asset
 is logged and the searcher keeps its own ranking (:func:`load_reranker` returns ``None``); it never raises.
+
+This module applies a model and fits one (:func:`train`); it imports no searcher. Reading the training
+questions through the searcher and writing the asset is :mod:`lawluo.retrieval.rerank_training`'s.
 """
 
 from __future__ import annotations
@@ -431,105 +434,3 @@ def load_reranker(path: Path) -> Reranker | None:
             str(exc)[:200],
         )
         return None
-
-
-@dataclass
-class QuerySet:
-    """Per query: the candidates' positions, their feature matrix and their 0/1 labels."""
-
-    candidates: list[list[tuple[int, float]]]
-    features: list[np.ndarray]
-    labels: list[np.ndarray]
-
-
-def query_set(searcher, queries: Sequence) -> QuerySet:
-    """Candidates (the searcher's top :data:`DEPTH`, before reranking), features and labels of ``queries``
-    (:class:`~lawluo.retrieval.evaluation.GoldQuery`). The gold is read only for the labels."""
-    from .statutes import _POOL
-
-    out = QuerySet([], [], [])
-    articles = searcher.db.articles
-    for q in queries:
-        cands = searcher.candidates(searcher.ranking(q.question, _POOL), DEPTH)
-        out.candidates.append(cands)
-        out.features.append(searcher.candidate_matrix(q.question, cands))
-        out.labels.append(
-            np.array([float((articles[i].law.key, articles[i].number) in q.gold) for i, _ in cands])
-        )
-    return out
-
-
-def eval_queries(rows: Iterable[Mapping]) -> list:
-    """The ``eval: true`` rows of ``supervision.jsonl.gz`` as :class:`~lawluo.retrieval.evaluation.GoldQuery`."""
-    from .evaluation import GoldQuery
-
-    return [
-        GoldQuery(
-            r["id"], r["question"], frozenset((a, n) for a, n in r["articles"]), r["source"], r["group"]
-        )
-        for r in rows
-        if r.get("eval") is True
-    ]
-
-
-def build_and_write(assets_dir: Path, settings) -> dict:
-    """Train the shipped model on every evaluation row and write :data:`FILENAME` and its provenance."""
-    import hashlib
-    import time
-
-    from ..files import asset_summary, write_atomically
-    from ..law.database import StatuteDB
-    from .statutes import StatuteSearcher, _read_supervision
-
-    t = time.perf_counter()
-    rows = _read_supervision(Path(assets_dir) / "supervision.jsonl.gz")
-    queries = eval_queries(rows)
-    if not queries:
-        raise RerankerError(
-            "supervision.jsonl.gz 中没有评测问题 no eval rows to train on; run: python -m lawluo build supervision"
-        )
-    searcher = StatuteSearcher(
-        StatuteDB(settings.statutes_path),
-        settings.cache_dir / "statutes-bm25",
-        Path(assets_dir) / "statute_expansions.jsonl.gz",
-        Path(assets_dir) / "colloquial_terms.tsv",
-    )
-    searcher.attach_features(rows)
-    data = query_set(searcher, queries)
-    model = train(data.features, data.labels)
-    text = model.to_json(trained_on=f"{len(queries)} eval rows of supervision.jsonl.gz", depth=DEPTH)
-    path = Path(assets_dir) / FILENAME
-    write_atomically(path, text)
-    asset = text.encode("utf-8")
-    sha = hashlib.sha256(asset).hexdigest()
-    write_atomically(Path(assets_dir) / PROVENANCE_FILENAME, provenance_markdown(len(queries), sha))
-    return asset_summary(
-        path,
-        asset,
-        Path(assets_dir) / PROVENANCE_FILENAME,
-        queries=len(queries),
-        seconds=round(time.perf_counter() - t, 1),
-    )
-
-
-def provenance_markdown(queries: int, sha: str) -> str:
-    from ..files import rebuild_section
-
-    return "\n".join(
-        [
-            f"# {FILENAME} — learned reranker over the statute searcher's top {DEPTH}",
-            "",
-            "LightGBM LambdaMART models (`lawluo/retrieval/rerank.py`: features, fixed settings, leakage rule),",
-            "one per seed, flattened to JSON node arrays that the app evaluates with numpy: `format`, `features`,",
-            "`trained_on`, `depth`, `n_models`, `roots`, `nodes` (`feature`, `threshold`, `left`, `right`, `value`).",
-            "",
-            *rebuild_section(REBUILD_COMMAND),
-            f"- trained on the {queries} evaluation rows (`eval: true`) of `supervision.jsonl.gz`: LawBench dev",
-            "  scenario→statute (3-2) and consultations (3-8), which are never in the expansions nor in the vote",
-            "  index, so their features carry no copy of the question. **Figures of this model on those rows are",
-            "  in-sample**; the headline is the grouped cross-validation of `python benchmarks/retrieval_rerank.py`.",
-            f"- settings: {json.dumps(PARAMS, sort_keys=True)}, {ROUNDS} rounds, seeds {list(SEEDS)} (mean)",
-            f"- sha256 of `{FILENAME}`: `{sha}`",
-            "",
-        ]
-    )

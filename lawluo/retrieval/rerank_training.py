@@ -1,7 +1,15 @@
-"""Leak-free reranker features for the training questions of ``supervision.jsonl.gz`` (issue 20, item 2).
+"""Training the statute reranker (:mod:`lawluo.retrieval.rerank`): its query sets and the shipped asset.
 
+    python -m lawluo build reranker                             # build_and_write: assets/statute_reranker.json
+    data = query_set(searcher, eval_queries(rows))              # features and labels of the eval questions
     folds = OutOfFold.build(db, settings.assets_dir)            # tokenises the articles once (~40 s)
     data, queries = folds.query_set(rows, n_folds=5)            # features of every training question
+
+:func:`build_and_write` trains the shipped model on the evaluation rows of ``supervision.jsonl.gz``
+(the leakage rule of :mod:`lawluo.retrieval.rerank`) and writes it with its provenance. This module
+sits above the statute searcher, which applies a trained reranker and never imports this one.
+
+**Leak-free features for the training questions** (issue 20, item 2).
 
 The app's BM25 documents hold the training questions (expansions), its citation prior counts them, and
 the vote index holds them: features of a training question computed against the app's index would see
@@ -16,24 +24,131 @@ rule of :mod:`lawluo.retrieval.expansions`). This is the cross-fitting of out-of
 
 from __future__ import annotations
 
+import hashlib
+import json
+import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..files import asset_summary, rebuild_section, write_atomically
+from ..law.database import StatuteDB
+from .bm25 import BM25Index
+from .evaluation import GoldQuery, grouped_folds
 from .expansions import _grams, load_expansions
-from .rerank import QuerySet, query_set
+from .rerank import (
+    DEPTH,
+    FILENAME,
+    PARAMS,
+    PROVENANCE_FILENAME,
+    REBUILD_COMMAND,
+    ROUNDS,
+    SEEDS,
+    RerankerError,
+    train,
+)
+from .statutes import _POOL, StatuteSearcher, _read_supervision
 from .tokenize import tokenize
 
 Key = tuple[str, int]
 NEAR = 0.5
 
 
+@dataclass
+class QuerySet:
+    """Per query: the candidates' positions, their feature matrix and their 0/1 labels."""
+
+    candidates: list[list[tuple[int, float]]]
+    features: list[np.ndarray]
+    labels: list[np.ndarray]
+
+
+def query_set(searcher, queries: Sequence) -> QuerySet:
+    """Candidates (the searcher's top :data:`DEPTH`, before reranking), features and labels of ``queries``
+    (:class:`~lawluo.retrieval.evaluation.GoldQuery`). The gold is read only for the labels."""
+    out = QuerySet([], [], [])
+    articles = searcher.db.articles
+    for q in queries:
+        cands = searcher.candidates(searcher.ranking(q.question, _POOL), DEPTH)
+        out.candidates.append(cands)
+        out.features.append(searcher.candidate_matrix(q.question, cands))
+        out.labels.append(
+            np.array([float((articles[i].law.key, articles[i].number) in q.gold) for i, _ in cands])
+        )
+    return out
+
+
+def eval_queries(rows: Iterable[Mapping]) -> list:
+    """The ``eval: true`` rows of ``supervision.jsonl.gz`` as :class:`~lawluo.retrieval.evaluation.GoldQuery`."""
+    return [
+        GoldQuery(
+            r["id"], r["question"], frozenset((a, n) for a, n in r["articles"]), r["source"], r["group"]
+        )
+        for r in rows
+        if r.get("eval") is True
+    ]
+
+
+def build_and_write(assets_dir: Path, settings) -> dict:
+    """Train the shipped model on every evaluation row and write :data:`~lawluo.retrieval.rerank.FILENAME`
+    and its provenance."""
+    t = time.perf_counter()
+    rows = _read_supervision(Path(assets_dir) / "supervision.jsonl.gz")
+    queries = eval_queries(rows)
+    if not queries:
+        raise RerankerError(
+            "supervision.jsonl.gz 中没有评测问题 no eval rows to train on; run: python -m lawluo build supervision"
+        )
+    searcher = StatuteSearcher(
+        StatuteDB(settings.statutes_path),
+        settings.cache_dir / "statutes-bm25",
+        Path(assets_dir) / "statute_expansions.jsonl.gz",
+        Path(assets_dir) / "colloquial_terms.tsv",
+    )
+    searcher.attach_features(rows)
+    data = query_set(searcher, queries)
+    model = train(data.features, data.labels)
+    text = model.to_json(trained_on=f"{len(queries)} eval rows of supervision.jsonl.gz", depth=DEPTH)
+    path = Path(assets_dir) / FILENAME
+    write_atomically(path, text)
+    asset = text.encode("utf-8")
+    sha = hashlib.sha256(asset).hexdigest()
+    write_atomically(Path(assets_dir) / PROVENANCE_FILENAME, provenance_markdown(len(queries), sha))
+    return asset_summary(
+        path,
+        asset,
+        Path(assets_dir) / PROVENANCE_FILENAME,
+        queries=len(queries),
+        seconds=round(time.perf_counter() - t, 1),
+    )
+
+
+def provenance_markdown(queries: int, sha: str) -> str:
+    return "\n".join(
+        [
+            f"# {FILENAME} — learned reranker over the statute searcher's top {DEPTH}",
+            "",
+            "LightGBM LambdaMART models (`lawluo/retrieval/rerank.py`: features, fixed settings, leakage rule),",
+            "one per seed, flattened to JSON node arrays that the app evaluates with numpy: `format`, `features`,",
+            "`trained_on`, `depth`, `n_models`, `roots`, `nodes` (`feature`, `threshold`, `left`, `right`, `value`).",
+            "",
+            *rebuild_section(REBUILD_COMMAND),
+            f"- trained on the {queries} evaluation rows (`eval: true`) of `supervision.jsonl.gz`: LawBench dev",
+            "  scenario→statute (3-2) and consultations (3-8), which are never in the expansions nor in the vote",
+            "  index, so their features carry no copy of the question. **Figures of this model on those rows are",
+            "  in-sample**; the headline is the grouped cross-validation of `python benchmarks/retrieval_rerank.py`.",
+            f"- settings: {json.dumps(PARAMS, sort_keys=True)}, {ROUNDS} rounds, seeds {list(SEEDS)} (mean)",
+            f"- sha256 of `{FILENAME}`: `{sha}`",
+            "",
+        ]
+    )
+
+
 def training_queries(rows: Sequence[Mapping]) -> list:
     """Training rows (``eval: false``) as GoldQuery, without those grouped with an evaluation question."""
-    from .evaluation import GoldQuery
-
     eval_groups = {r.get("group") for r in rows if r.get("eval") is True}
     out = []
     for r in rows:
@@ -93,9 +208,6 @@ class OutOfFold:
     def searcher(self, excluded: set[tuple[Key, int]], rows: Sequence[Mapping]):
         """A searcher whose expansions leave out the (article, question position) pairs in ``excluded`` and whose
         citation counts and votes come from ``rows``."""
-        from .bm25 import BM25Index
-        from .statutes import StatuteSearcher
-
         kept = {k: [i for i in range(len(v)) if (k, i) not in excluded] for k, v in self.expansions.items()}
         docs = []
         for a, toks in zip(self.db.articles, self.article_tokens, strict=True):
@@ -118,8 +230,6 @@ class OutOfFold:
 
     def query_set(self, rows: Sequence[Mapping], n_folds: int = 5, seed: int = 0) -> tuple[QuerySet, list]:
         """Features of every training question, each computed with its own fold held out of the searcher."""
-        from .evaluation import grouped_folds
-
         queries = training_queries(rows)
         folds = grouped_folds(queries, n_splits=n_folds, seed=seed)
         flat = [(k, i) for k, v in self.expansions.items() for i in range(len(v))]

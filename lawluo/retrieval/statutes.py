@@ -41,8 +41,12 @@ from ..law.database import Article, StatuteDB
 from ..law.numerals import article_label
 from .bm25 import BM25Index
 from .expansions import load_expansions
+from .query import QueryError, clean_query  # defined there; imported from here by older callers
+from .rerank import DEPTH, Candidate, CandidateFeatures, bm25_idf, citation_counts, load_reranker
+from .rerank import FILENAME as RERANKER_FILENAME
 from .shipped import SHIPPED_DIR, shipped_path
 from .tokenize import tokenize
+from .votes import QuestionVotes, VotesDataError
 
 log = logging.getLogger(__name__)
 
@@ -50,27 +54,11 @@ LEVEL_WEIGHT = {"宪法": 1.0, "法律": 1.0, "司法解释": 0.9, "行政法规
 SUPERSEDED_WEIGHT = 0.97
 REPEALED_WEIGHT = 0.5
 CITATION_PRIOR = 0.1
-MAX_QUERY_CHARS = 2000
 _POOL = 300
 #: At most this many articles named in one query are looked up.
 MAX_LOOKUPS = 10
 #: ``民法典1079条`` → ``民法典第1079条``: people leave out 第 before Arabic numerals.
 _NO_DI = re.compile(r"(?<![第\d０-９])([0-9０-９]{1,5})\s*条")
-
-
-class QueryError(ValueError):
-    """A query that cannot be searched; the message says why and what to do."""
-
-
-def clean_query(query: object) -> str:
-    if not isinstance(query, str):
-        raise QueryError("请输入文字 the query must be text")
-    query = query.strip()
-    if not query:
-        raise QueryError(
-            "请输入问题或关键词 empty query: type a question or a few words, e.g. 试用期 解除劳动合同"
-        )
-    return query[:MAX_QUERY_CHARS]
 
 
 def load_colloquial(path: Path) -> dict[str, list[str]]:
@@ -261,8 +249,6 @@ class StatuteSearcher:
     def attach_features(self, rows: list) -> None:
         """Prepare the reranker's feature tables from the rows of ``supervision.jsonl.gz`` (training rows
         only are used: :func:`~lawluo.retrieval.rerank.citation_counts`, the vote index)."""
-        from .rerank import CandidateFeatures, bm25_idf, citation_counts
-        from .votes import QuestionVotes, VotesDataError
 
         def votes() -> QuestionVotes | None:
             try:
@@ -294,9 +280,7 @@ class StatuteSearcher:
             dense = DenseIndex.load_or_build(
                 settings.cache_dir / "statutes-dense", [a.text for a in db.articles], settings.statute_encoder
             )
-        from .rerank import FILENAME, load_reranker
-
-        reranker = load_reranker(settings.assets_dir / FILENAME)
+        reranker = load_reranker(settings.assets_dir / RERANKER_FILENAME)
         rows = _read_supervision(settings.assets_dir / "supervision.jsonl.gz") if reranker else None
         return cls(
             db,
@@ -383,8 +367,6 @@ class StatuteSearcher:
 
     def candidate_matrix(self, query: str, ranking: list[tuple[int, float]]) -> np.ndarray:
         """The reranker's features of the candidates of ``ranking`` (as returned by :meth:`candidates`)."""
-        from .rerank import Candidate
-
         return self.features.matrix(
             query,
             self.query_tokens(query),
@@ -395,8 +377,6 @@ class StatuteSearcher:
     def _rerank(self, query: str, ranking: list[tuple[int, float]]) -> list[tuple[int, float]]:
         """BM25's top :data:`~lawluo.retrieval.rerank.DEPTH` reordered by the reranker; scores become the
         model's, squashed into (0, 1) so that they stay positive and sorted; any fault keeps ``ranking``."""
-        from .rerank import DEPTH
-
         cands = self.candidates(ranking, DEPTH)
         if len(cands) < 2:
             return ranking

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from .bm25 import BM25Index, top_k
-from .statutes import clean_query
+from .query import clean_query
 from .tokenize import tokenize
 
 Key = tuple[str, int]
