@@ -97,10 +97,19 @@ def save(page, button: str | None = None, key: str | None = None) -> None:
     assert "已保存" in page.inner_text("#ann-message")
 
 
+#: The item shown changed (its question or its left answer: two items of one question differ in their answers,
+#: and the order of items is drawn from each store's own secret) and nothing is pending.
+ITEM_CHANGED_AND_SETTLED = """(before) => {
+  const busy = document.querySelectorAll('[class*="pending"], [class*="generating"]').length > 0;
+  const now = ['#ann-question', '#ann-left'].map((s) => document.querySelector(s).innerText).join('\\n');
+  return now !== before && !busy;
+}"""
+
+
 def go_back(page) -> None:
-    before = page.inner_text("#ann-question")
+    before = "\n".join(page.inner_text(s) for s in ("#ann-question", "#ann-left"))
     page.click("#ann-back")
-    page.wait_for_function(CHANGED_AND_SETTLED, arg=["#ann-question", before], timeout=15000)
+    page.wait_for_function(ITEM_CHANGED_AND_SETTLED, arg=before, timeout=15000)
 
 
 def test_two_annotators_label_one_edits_and_the_admin_export_matches(browser, app):
