@@ -133,7 +133,14 @@ def annotation_app(folder: str | os.PathLike, users: str) -> Iterator[LiveApp]:
     from eval_ui.service import STORE_FILE
     from eval_ui.store import AnnotationStore
 
-    with live_app(model=False, LAWLUO_ANNOTATION_USERS=users, LAWLUO_ANNOTATION_DIR=str(folder)) as running:
+    # a fixed seed: the browser suites walk the items in one known order (a deployment's store draws from a
+    # random secret of its own; tests/test_annotation_invites.py checks that)
+    with live_app(
+        model=False,
+        LAWLUO_ANNOTATION_USERS=users,
+        LAWLUO_ANNOTATION_DIR=str(folder),
+        LAWLUO_ANNOTATION_SEED="0",
+    ) as running:
         running.store = AnnotationStore(Path(folder) / STORE_FILE)
         try:
             yield running
