@@ -38,7 +38,6 @@ else about the request is read or logged.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -53,6 +52,7 @@ from starlette.middleware import Middleware
 
 from ..config import Settings
 from .client_address import DEFAULT_TRUSTED, TrustedProxies, scope_address
+from .visitors import VISITOR_COOKIE, owner_digest
 
 logger = logging.getLogger(__name__)
 
@@ -208,16 +208,21 @@ class SessionOwners:
         return known is None or known == owner
 
 
+def request_cookies(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """The cookies of raw ASGI ``headers`` (the first value of each name)."""
+    cookies: dict[str, str] = {}
+    for name, value in headers:
+        if name.lower() == b"cookie":
+            for part in value.decode("latin-1").split(";"):
+                key, _, token = part.strip().partition("=")
+                cookies.setdefault(key, token)
+    return cookies
+
+
 def cookie_owner(headers: list[tuple[bytes, bytes]], cookie_name: str) -> str | None:
     """The digest of the visitor cookie in raw ASGI ``headers`` (the same digest :func:`visit_of` computes)."""
-    for name, value in headers:
-        if name.lower() != b"cookie":
-            continue
-        for part in value.decode("latin-1").split(";"):
-            key, _, token = part.strip().partition("=")
-            if key == cookie_name and token:
-                return hashlib.sha256(token.encode()).hexdigest()[:32]
-    return None
+    token = request_cookies(headers).get(cookie_name)
+    return owner_digest(token) if token else None
 
 
 class QueueGate:
@@ -261,8 +266,6 @@ class QueueGate:
 
     # -- the event stream ---------------------------------------------------------------------------
     def _check_stream(self, scope) -> None:
-        from .visitors import VISITOR_COOKIE
-
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         session = (query.get("session_hash") or [""])[0]
         owner = cookie_owner(scope.get("headers") or [], VISITOR_COOKIE)
@@ -271,8 +274,6 @@ class QueueGate:
 
     # -- requests that may start work ---------------------------------------------------------------
     async def _post(self, scope, receive, send, path: str) -> None:
-        from .visitors import VISITOR_COOKIE
-
         address = scope_address(scope, self.trusted)
         upload = path.rstrip("/") == "/upload"
         limit = self.limits.max_upload_bytes if upload else self.limits.max_body_bytes
@@ -352,15 +353,11 @@ def signed_in_user(scope) -> str | None:
     tokens, cookie_id = getattr(app, "tokens", None), getattr(app, "cookie_id", None)
     if not tokens or cookie_id is None:
         return None
-    for name, value in scope.get("headers") or []:
-        if name.lower() != b"cookie":
-            continue
-        for part in value.decode("latin-1").split(";"):
-            key, _, token = part.strip().partition("=")
-            if key in (f"access-token-{cookie_id}", f"access-token-unsecure-{cookie_id}"):
-                user = tokens.get(token)
-                if isinstance(user, str):
-                    return user
+    cookies = request_cookies(scope.get("headers") or [])
+    for key in (f"access-token-{cookie_id}", f"access-token-unsecure-{cookie_id}"):
+        user = tokens.get(cookies.get(key, ""))
+        if isinstance(user, str):
+            return user
     return None
 
 

@@ -238,6 +238,11 @@ def fit_tree(height: int, k: int, max_calls: int) -> tuple[int, int]:
     return height, k
 
 
+def owner_digest(token: str) -> str:
+    """What a consultation (and the queue gate's session) remembers of the visitor cookie ``token``."""
+    return hashlib.sha256(token.encode()).hexdigest()[:32]
+
+
 def visit_of(request) -> Visit:
     """The visitor behind a ``gr.Request`` (or ``None``: a direct call, as in tests)."""
     if request is None:
@@ -245,7 +250,7 @@ def visit_of(request) -> Visit:
     address = request_address(request)
     cookies = getattr(request, "cookies", None) or {}
     token = cookies.get(VISITOR_COOKIE)
-    owner = hashlib.sha256(token.encode()).hexdigest()[:32] if token else None
+    owner = owner_digest(token) if token else None
     return Visit(getattr(request, "session_hash", "") or "", address, owner)
 
 
