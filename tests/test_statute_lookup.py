@@ -178,6 +178,13 @@ def test_a_retrieved_article_with_its_lookup_fields_is_saved(statute_searcher):
     assert saved.exact and saved.repeal.startswith("已废止")
 
 
+@pytest.mark.parametrize("relevance", [1.5, -0.1, float("nan"), "高", [0.5]])
+def test_a_saved_statute_with_a_relevance_outside_0_to_1_is_refused(statute_searcher, relevance):
+    hit = retrieve_statutes(statute_searcher, PACKAGED["labor"], "试用期 解除劳动合同", 1)[0]
+    with pytest.raises(ValueError):
+        SavedStatute.model_validate({**hit, "relevance": relevance})
+
+
 # -- which law a citation belongs to --------------------------------------------------------------
 
 

@@ -10,8 +10,9 @@ lawyer's.
 **Without a model** the lawyer still answers, in Chinese, with what the databases hold
 (:func:`grounded_reply`): the statutes retrieved for the question and the confirmed facts, quoted from the
 database; each fact the client marked, linked to the quoted statutes it shares words with (and the words
-it shares); the similar cases of the consultation's domain (:func:`retrieve_cases`) with their outcomes;
-and one line saying that no language model wrote it and how an operator adds one. It draws no legal
+it shares); the similar cases of the question's kind (:func:`retrieve_cases`) with their outcomes, or a
+line saying that the case bank has none of its kind; and one line saying that no language model wrote it
+and how an operator adds one. It draws no legal
 conclusion: every sentence is a quotation or says which fact and which statute share which words. Its
 citations are real, so the checker verifies them like any answer's.
 
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from .. import prompts
 from ..llm import ChatBackend, gather
 from ..prompts.untrusted import quote
+from ..retrieval.case_fit import NONE_FITS
 from ..retrieval.tokenize import tokenize
 from ..tolc.material import CRIMINAL_SIGNAL
 from .answer_check import Held, check_answer
@@ -43,7 +45,7 @@ from .domains import OTHER, Domain
 
 PREFERRED_LAW_BOOST = 1.25  # a preferred law's article must be within 25% of the best score to outrank it
 CANDIDATES_PER_STATUTE = 4
-CANDIDATES_PER_CASE = 20  # the case bank is mostly criminal: look deep for the domain's own cases
+CANDIDATES_PER_CASE = 20  # fitting cases looked at, so that 其他 still has k once criminal ones are left out
 STATUTE_TEXT_CHARS = 300
 HISTORY_CHARS = 6000  # older turns beyond this budget are dropped, oldest first
 
@@ -69,7 +71,7 @@ REPLY_SOURCE = "与法条{ref}有关：澄清树依据该条及相关条文提�
 REPLY_NO_LINK = "上面的法条没有直接提到这一点。"
 REPLY_NO_MARKS = "您还没有在澄清树中标记事实；以上法条只根据问题本身检索。"
 REPLY_CASES_HEAD = "**相似案例**"
-REPLY_NO_CASES = "案例库中没有找到属于“{domain}”领域的相似案例。"
+REPLY_NO_CASES = NONE_FITS  # 案例库中没有与此问题同类的案例 · No case of this kind is in the case bank
 REPLY_SENTENCE = "刑期：{sentence}"
 REPLY_NO_PRISON = "刑期：未判处监禁刑"
 REPLY_NO_OUTCOME = "（案例库未记录裁判结果）"
@@ -117,15 +119,15 @@ def lookup_notices(searcher, query: str) -> list[str]:
 
 
 def retrieve_cases(searcher, domain: Domain, query: str, k: int, criminal: str | None = None) -> list[dict]:
-    """The ``k`` best cases of the domain's own (a case's ``domain_hint`` is its domain's name); any
-    domain's for 其他, except criminal cases (``domain_hint`` ``criminal``, the criminal domain's name)
-    unless the question names a crime (:data:`~lawluo.tolc.material.CRIMINAL_SIGNAL`, as for the
-    clarification material). Fewer, or none, rather than another domain's: a divorce question is not
-    like a theft (the case bank is three-quarters criminal)."""
-    hits = [h.as_dict() for h in searcher.search(query, k * CANDIDATES_PER_CASE)]
-    if domain.id != OTHER:
-        hits = [h for h in hits if h.get("domain_hint") == domain.name]
-    elif criminal and not CRIMINAL_SIGNAL.search(query):
+    """The ``k`` best cases of the question's kind (:meth:`~lawluo.retrieval.cases.CaseSearcher.similar`:
+    a case's cause of action must fit the question's, the domain's own cases first); none when the case
+    bank has none of its kind or the question's kind is unknown, and the answer then says so
+    (:data:`REPLY_NO_CASES`): a divorce question is not like a theft, nor a loan like a lease (the case
+    bank is three-quarters criminal). For 其他, criminal cases (``domain_hint`` ``criminal``, the criminal
+    domain's name) only when the question names a crime (:data:`~lawluo.tolc.material.CRIMINAL_SIGNAL`,
+    as for the clarification material)."""
+    hits = [h.as_dict() for h in searcher.similar(query, k * CANDIDATES_PER_CASE, domain.id)]
+    if domain.id == OTHER and criminal and not CRIMINAL_SIGNAL.search(query):
         hits = [h for h in hits if h.get("domain_hint") != criminal]
     return hits[:k]
 
@@ -263,7 +265,7 @@ def grounded_reply(brief: Brief, closing: str = REPLY_NO_MODEL) -> str:
     if brief.cases:
         out.append("\n".join(f"- {_case_line(c)}" for c in brief.cases))
     else:
-        out.append(REPLY_NO_CASES.format(domain=brief.domain.name))
+        out.append(REPLY_NO_CASES)
     out.append(closing)
     return "\n\n".join(out)
 

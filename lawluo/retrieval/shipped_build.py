@@ -21,7 +21,7 @@ from .bm25 import BM25Index, fingerprint
 from .casebank import load_case_bank
 from .expansions import load_expansions
 from .shipped import SHIPPED_DIR, shipped_path
-from .statutes import _read_supervision, statute_documents, statute_index_key
+from .statutes import _read_supervision, index_expansions_path, statute_documents, statute_index_key
 from .votes import training_questions
 
 log = logging.getLogger(__name__)
@@ -32,13 +32,14 @@ def index_documents(settings, db=None) -> dict[str, tuple[list[str], str, dict[s
     settings' assets exactly as the app reads them (an index whose asset is missing is left out)."""
     assets = Path(settings.assets_dir)
     db = db or StatuteDB(settings.statutes_path)
-    expansions_path = assets / "statute_expansions.jsonl.gz"
+    expansions_path = index_expansions_path(settings)  # None unless statute_expansions is on
+    expansions = load_expansions(expansions_path) if expansions_path else {}  # ({} when the file is missing)
     out = {
         "statutes": (
-            statute_documents(db, load_expansions(expansions_path)),  # ({} when the file is missing)
+            statute_documents(db, expansions),
             statute_index_key(db),
             {"statutes.sqlite": Path(settings.statutes_path)}
-            | ({"statute_expansions.jsonl.gz": expansions_path} if expansions_path.exists() else {}),
+            | ({expansions_path.name: expansions_path} if expansions and expansions_path.exists() else {}),
         )
     }
     if Path(settings.cases_path).exists():

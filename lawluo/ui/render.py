@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from ..agents.secretary import inert_links, md_text  # inert_links lives beside md_text: the report uses it
 from ..law.numerals import int_to_chinese
 from ..law.verdicts import BY_CODE, VERDICTS
+from ..retrieval.case_fit import NONE_FITS_CAUSE, UNKNOWN_KIND
 
 #: Facts longer than this are shown truncated, with the full text one click away.
 FACTS_PREVIEW_CHARS = 160
@@ -224,8 +225,23 @@ def case_card(hit: Mapping) -> str:
     )
 
 
-def case_results(query: str, hits: Sequence[Mapping]) -> str:
-    return _results(query, hits, case_card, ("案例", "个", "case"), "醉酒驾驶机动车")
+def case_results(query: str, hits: Sequence[Mapping], cause: str | None = None) -> str:
+    """The cards of ``hits``; ``cause``: the question's cause of action when the hits are the cases of its kind
+    (:meth:`~lawluo.retrieval.cases.CaseSearcher.similar`), named in the heading — and, when there are none,
+    a notice saying that the case bank has no case of this kind (``""``: that the kind could not be told).
+
+    >>> "没有与此问题同类（民间借贷纠纷）" in case_results("借钱不还", [], "民间借贷纠纷")
+    True
+    """
+    if cause is None:
+        return _results(query, hits, case_card, ("案例", "个", "case"), "醉酒驾驶机动车")
+    if not hits:
+        return notice(NONE_FITS_CAUSE.format(cause=cause) if cause else UNKNOWN_KIND, "info")
+    head = (
+        f'<div class="ll-meta">{len(hits)} 个同类案例 case(s) of this kind ({esc(cause)}) '
+        f"for “{esc(echo(query))}”</div>"
+    )
+    return head + "".join(case_card(h) for h in hits)
 
 
 # -- citation check -------------------------------------------------------------------------------

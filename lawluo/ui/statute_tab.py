@@ -23,6 +23,7 @@ from typing import Any
 import gradio as gr
 
 from ..law.checker import CitationChecker
+from ..retrieval.case_fit import question_cause
 from ..retrieval.casebank import REBUILD_COMMAND as CASES_REBUILD_COMMAND
 from ..retrieval.cases import CaseSearcher
 from ..retrieval.statutes import QueryError, StatuteSearcher, clean_query
@@ -59,18 +60,6 @@ def _failure(exc: Exception) -> str:
     return render.notice(f"出错了 Something went wrong: {render.error_text(exc)}", "error")
 
 
-def _search(searcher, render_results, query: str | None, k: float) -> str:
-    """Run ``searcher.search`` and render the hits; bad queries become a warning, failures a message."""
-    query = "" if query is None else query
-    try:
-        hits = searcher.search(query, _clamp_k(k))
-        return render_results(query.strip(), [h.as_dict() for h in hits])
-    except QueryError as exc:
-        return render.notice(str(exc), "warn")
-    except Exception as exc:
-        return _failure(exc)
-
-
 def search_statutes(searcher: StatuteSearcher, query: str, k: float = DEFAULT_K) -> str:
     """HTML cards for the ``k`` (1–20) articles that best answer ``query``.
 
@@ -92,13 +81,23 @@ def search_statutes(searcher: StatuteSearcher, query: str, k: float = DEFAULT_K)
 
 
 def search_cases(case_searcher: CaseSearcher | None, query: str, k: float = DEFAULT_K) -> str:
-    """HTML cards for the ``k`` (1–20) cases of the case bank most similar to ``query``."""
+    """HTML cards for up to ``k`` (1–20) cases of the kind ``query`` is about, best matches first
+    (:meth:`~lawluo.retrieval.cases.CaseSearcher.similar`: a case's cause of action fits the query's); when
+    the case bank has none of its kind, or its kind cannot be told, a notice says so and no case is shown."""
     if case_searcher is None:
         return render.notice(
             f"The case bank is not available. Build it with `{CASES_REBUILD_COMMAND}` and restart the app.",
             "error",
         )
-    return _search(case_searcher, render.case_results, query, k)
+    query = "" if query is None else query
+    try:
+        cause = question_cause(clean_query(query))
+        hits = case_searcher.similar(query, _clamp_k(k), cause=cause)
+        return render.case_results(query.strip(), [h.as_dict() for h in hits], cause)
+    except QueryError as exc:
+        return render.notice(str(exc), "warn")
+    except Exception as exc:
+        return _failure(exc)
 
 
 def _prepare_text(text: Any) -> tuple[str, list[str]]:

@@ -1,0 +1,228 @@
+"""Similar cases that fit (issue 39 item 5): how many of the cases shown as "similar" are of the question's kind.
+
+    python benchmarks/case_relevance.py [--sets fresh,dev,dev2,bank] [--out docs/results/case_relevance.md]
+
+Question sets, each question with the case type (案由, or the charge, or the kind of administrative act) a
+fitting case would have:
+
+- **fresh**: the 48 labelled questions of the frozen fresh lay set ``benchmarks/data/lay_questions.fresh1.jsonl``
+  (sha256 checked before scoring; never used to choose anything, scored once at the end);
+- **dev**: ``benchmarks/data/case_questions.dev.jsonl``, 64 lay questions written for this work before any
+  result was seen (sha256 checked), on which the cause rules of :mod:`lawluo.retrieval.case_fit` were
+  written — its "after" figures are optimistic by construction;
+- **dev2**: ``benchmarks/data/case_questions.dev2.jsonl``, 32 more lay questions written after the rules' first
+  version and scored once with it before any change (the figure is in ``benchmarks/data/README.md``), then
+  used as dev data too;
+- **bank**: the case bank's own cases, leave one out: the first 300 characters of a case's facts as the
+  question, its cause as the label, the case itself never counted (judgment language, not a lay question).
+
+Systems (no language model):
+
+- **before, plain BM25**: the first 3 of :meth:`CaseSearcher.search` (what ``retrieval_fresh.py`` scored);
+- **before, app**: the app's retrieval before this change: BM25's first 60 filtered to the question's domain
+  (其他: any domain, criminal cases only when the question names a crime);
+- **after, app**: :func:`lawluo.agents.lawyer.retrieve_cases` with the question's labelled domain
+  (:meth:`CaseSearcher.similar`: only cases whose cause fits the question's, the domain's own first);
+- **after, no domain**: :meth:`CaseSearcher.similar` without a domain (the statute tab's case search);
+- **after, domain as a filter** (ablation): the same, keeping only the domain's own cases.
+
+Figures, per set and system: the share of the cases shown (at most 3 a question) whose cause fits the label
+(:func:`lawluo.retrieval.case_fit.cause_fits`; target ≥ 0.70), the fitting cases over 3 per question (the
+measure of ``retrieval_fresh.py``, where a case not shown counts as a miss), the questions shown no case (the
+page says that no case of this kind is in the bank), the questions none of whose shown cases fits (none shown
+included), and coverage misses: questions with a fitting case somewhere in the bank that get none shown. For
+the "after" systems also how often the question's inferred cause fits its label, and how often it is unknown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shlex
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from _common import ROOT
+
+from lawluo.agents.domains import OTHER, PACKAGED
+from lawluo.agents.lawyer import retrieve_cases
+from lawluo.config import Settings
+from lawluo.retrieval.case_fit import cause_fits, question_cause
+from lawluo.retrieval.cases import CaseHit, CaseSearcher
+from lawluo.tolc.material import CRIMINAL_SIGNAL
+
+FRESH = ROOT / "benchmarks" / "data" / "lay_questions.fresh1.jsonl"
+FRESH_SHA256 = "f38a645cb2e9635d13d9d0dd4fb1d1542a04e9a78715f38679e43ce1001444d1"
+DEV = ROOT / "benchmarks" / "data" / "case_questions.dev.jsonl"
+DEV_SHA256 = "e06dd8528283f83c3bbd85bb162b203465e662283d56800558636627cf8d6c00"
+DEV2 = ROOT / "benchmarks" / "data" / "case_questions.dev2.jsonl"
+DEV2_SHA256 = "e386f96090c33c7ea9c9bf8f387ba2ff4c97297bdf1f2af03a66aa7a55451ae0"
+SHOWN = 3
+BANK_QUERY_CHARS = 300
+OLD_CANDIDATES = 60  # the app before: CASES_K (3) × CANDIDATES_PER_CASE (20)
+SETS = ("fresh", "dev", "dev2", "bank")
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    label: str
+    domain: str | None  # a domain id, None for the bank's cases
+    own_id: str | None = None  # a bank case asked about itself: never counted
+
+
+def frozen_rows(path: Path, sha256: str) -> list[dict]:
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != sha256:
+        raise SystemExit(f"{path} changed since it was frozen (sha256 {digest[:12]}…): refusing to score")
+    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+
+
+def question_sets(names: list[str], searcher: CaseSearcher) -> dict[str, list[Question]]:
+    out = {}
+    for name in names:
+        if name == "fresh":
+            rows = [r for r in frozen_rows(FRESH, FRESH_SHA256) if r.get("case_type")]
+            out[name] = [Question(r["question"], r["case_type"], r["domain"]) for r in rows]
+        elif name in ("dev", "dev2"):
+            rows = frozen_rows(DEV, DEV_SHA256) if name == "dev" else frozen_rows(DEV2, DEV2_SHA256)
+            out[name] = [Question(r["question"], r["case_type"], r["domain"]) for r in rows]
+        else:
+            out[name] = [
+                Question(c.facts[:BANK_QUERY_CHARS], c.cause, None, c.id) for c in searcher.cases if c.cause
+            ]
+    return out
+
+
+def systems(searcher: CaseSearcher) -> dict[str, Callable[[Question], list[dict]]]:
+    criminal = PACKAGED["criminal"].name
+    everything = len(searcher.cases)
+
+    def dicts(hits: list[CaseHit]) -> list[dict]:
+        return [h.as_dict() for h in hits]
+
+    def plain(q: Question) -> list[dict]:
+        return dicts(searcher.search(q.text, SHOWN + 1))
+
+    def before_app(q: Question) -> list[dict]:
+        hits = dicts(searcher.search(q.text, OLD_CANDIDATES))
+        if q.domain and q.domain != OTHER:
+            hits = [h for h in hits if h["domain_hint"] == PACKAGED[q.domain].name]
+        elif not CRIMINAL_SIGNAL.search(q.text):
+            hits = [h for h in hits if h["domain_hint"] != criminal]
+        return hits
+
+    def after_app(q: Question) -> list[dict]:
+        return retrieve_cases(searcher, PACKAGED[q.domain or OTHER], q.text, SHOWN + 1, criminal)
+
+    def after_no_domain(q: Question) -> list[dict]:
+        return dicts(searcher.similar(q.text, SHOWN + 1))
+
+    def after_domain_filter(q: Question) -> list[dict]:
+        hits = dicts(searcher.similar(q.text, everything, q.domain))
+        if q.domain and q.domain != OTHER:
+            hits = [h for h in hits if h["domain_hint"] == PACKAGED[q.domain].name]
+        return hits
+
+    return {
+        "before, plain BM25": plain,
+        "before, app (domain filter)": before_app,
+        "after, app (retrieve_cases)": after_app,
+        "after, no domain (similar)": after_no_domain,
+        "after, domain as a filter": after_domain_filter,
+    }
+
+
+def score(questions: list[Question], show: Callable[[Question], list[dict]], searcher: CaseSearcher) -> dict:
+    shown = fits = no_case = none_fit = available = missed = 0
+    for q in questions:
+        hits = [h for h in show(q) if h["id"] != q.own_id][:SHOWN]
+        ok = [cause_fits(h["cause"], q.label) for h in hits]
+        in_bank = any(cause_fits(c.cause, q.label) for c in searcher.cases if c.id != q.own_id)
+        shown += len(hits)
+        fits += sum(ok)
+        no_case += not hits
+        none_fit += not any(ok)
+        available += in_bank
+        missed += in_bank and not any(ok)
+    n = len(questions)
+    return {
+        "n": n,
+        "shown": shown,
+        "fits": fits,
+        "precision": fits / shown if shown else float("nan"),
+        "per_3": fits / (SHOWN * n),
+        "no_case": no_case,
+        "none_fit": none_fit,
+        "available": available,
+        "missed": missed,
+    }
+
+
+def cause_accuracy(questions: list[Question]) -> tuple[int, int]:
+    """How many questions' inferred cause fits their label, and how many have no inferred cause."""
+    causes = [question_cause(q.text, q.domain) for q in questions]
+    right = sum(cause_fits(c, q.label) for c, q in zip(causes, questions, strict=True))
+    return right, sum(not c for c in causes)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, of {', '.join(SETS)}")
+    parser.add_argument("--out", help="also write the report (Markdown, with this command) here")
+    args = parser.parse_args()
+    names = [s.strip() for s in args.sets.split(",") if s.strip()]
+    if not names or set(names) - set(SETS):
+        parser.error(f"--sets must name some of {', '.join(SETS)}")
+    searcher = CaseSearcher.from_settings(Settings.load(environ={}))
+    sets = question_sets(names, searcher)
+    command = "python benchmarks/" + " ".join(shlex.quote(a) for a in ["case_relevance.py", *sys.argv[1:]])
+    lines = [
+        "# Similar cases that fit (issue 39 item 5)",
+        "",
+        f"Made by `{command}` over the case bank's {len(searcher.cases)} cases, no model. A case fits when its "
+        "cause fits the question's labelled case type (`lawluo.retrieval.case_fit.cause_fits`). At most "
+        f"{SHOWN} cases are shown a question.",
+        "",
+        "- **fit / shown**: the share of the cases shown that fit (target ≥ 0.70);",
+        f"- **fit / {SHOWN}n**: fitting cases over {SHOWN} per question (`retrieval_fresh.py`'s measure: a case "
+        "not shown counts as a miss);",
+        "- **no case shown**: questions for which the page says no case of this kind is in the bank;",
+        "- **none fits**: questions none of whose shown cases fits (no case shown included);",
+        "- **coverage misses**: questions with a fitting case somewhere in the bank that get none shown.",
+        "",
+    ]
+    for name, questions in sets.items():
+        right, unknown = cause_accuracy(questions)
+        lines += [
+            f"## {name} ({len(questions)} questions)",
+            "",
+            f"The question's inferred cause fits its label for {right} of {len(questions)}; unknown for {unknown}.",
+            "",
+            f"| system | shown | fit / shown | fit / {SHOWN}n | no case shown | none fits | coverage misses |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for system, show in systems(searcher).items():
+            if name == "bank" and system not in ("before, plain BM25", "after, no domain (similar)"):
+                continue  # a bank case has no routed domain (its domain is read off its cause, the label)
+            r = score(questions, show, searcher)
+            lines.append(
+                f"| {system} | {r['shown']} | {r['precision']:.3f} ({r['fits']}) | {r['per_3']:.3f} "
+                f"| {r['no_case']} | {r['none_fit']} | {r['missed']} of {r['available']} |"
+            )
+        lines.append("")
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        from lawluo.files import write_atomically
+
+        write_atomically(args.out, text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,111 @@
+"""Similar cases are cases of the question's kind, and a page says so when the case bank has none (issue 39
+item 5): lawluo.retrieval.case_fit, CaseSearcher.similar and where similar cases are shown."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+from lawluo.agents.domains import PACKAGED
+from lawluo.agents.lawyer import REPLY_NO_CASES, Brief, grounded_reply, retrieve_cases
+from lawluo.retrieval import case_fit
+from lawluo.retrieval.case_fit import NONE_FITS, UNKNOWN_KIND, cause_fits, question_cause
+from lawluo.retrieval.casebank import Case
+from lawluo.retrieval.cases import CaseSearcher
+from lawluo.ui import render
+from lawluo.ui.statute_tab import search_cases
+
+LOANS = (
+    "朋友三年前借了我五万块钱，打了借条，现在一直拖着不还，我该怎么起诉？",
+    "借钱给别人的时候约定月息三分，现在对方说利息太高不给，法律支持多少利息？",
+    "同事找我借了两万块说下个月还，现在半年了电话都不接，怎么办？",
+)
+CRIMINAL = PACKAGED["criminal"].name
+
+
+def case(case_id: str, cause: str, domain: str, facts: str) -> Case:
+    return Case(
+        id=case_id, source="typical", title=f"{cause}案", cause=cause, domain_hint=domain, facts=facts
+    )
+
+
+@pytest.fixture(scope="module")
+def small_bank(tmp_path_factory) -> CaseSearcher:
+    """A bank without a single loan case: a theft, a lease, a traffic accident — all sharing words with a
+    loan question (钱, 借, 还, 朋友)."""
+    cases = [
+        case("theft", "盗窃", CRIMINAL, "被告人趁朋友不备，偷走其借来的五万块钱现金，至今未还。"),
+        case(
+            "lease", "房屋租赁合同纠纷", "房产纠纷", "朋友租了原告的房子，借口没钱，拖欠房租五万元一直不还。"
+        ),
+        case(
+            "traffic", "机动车交通事故责任纠纷", "交通事故", "被告借朋友的车上路，撞伤原告，赔偿款一直没还。"
+        ),
+    ]
+    return CaseSearcher(cases, tmp_path_factory.mktemp("small-bank"))
+
+
+def test_the_fit_rule_and_its_worked_examples():
+    assert doctest.testmod(case_fit).failed == 0
+    assert cause_fits("盗窃；抢夺", "盗窃罪")  # a case of several charges fits each
+    assert cause_fits("工伤保险待遇纠纷", "劳动争议")  # under one parent
+    assert not cause_fits("房屋租赁合同纠纷", "民间借贷纠纷")
+    assert not cause_fits("诈骗", "民间借贷纠纷")
+
+
+def test_the_question_says_what_kind_of_case_it_is_about():
+    assert question_cause(LOANS[0]) == "民间借贷纠纷"
+    assert question_cause("房东不退押金怎么办") == "房屋租赁合同纠纷"
+    assert question_cause("醉酒驾驶机动车") == "危险驾驶罪"
+    assert question_cause("我得罪了老板，第二天就被辞退了") == "劳动争议"  # 得罪 is no crime
+    assert question_cause("这属于民间借贷纠纷吗？") == "民间借贷纠纷"  # a cause written out
+    assert question_cause("请问一下这个怎么办") == ""  # unknown: no case is shown for it
+
+
+@pytest.mark.parametrize("question", LOANS)
+def test_a_loan_question_never_gets_a_criminal_or_lease_case_as_similar(case_searcher, question):
+    hits = case_searcher.similar(question, 3, "debt")
+    assert hits, "the case bank holds loan cases"
+    for hit in hits:
+        assert cause_fits(hit.case.cause, "民间借贷纠纷"), hit.case.cause
+        assert hit.case.domain_hint != CRIMINAL and "租赁" not in hit.case.cause
+    shown = retrieve_cases(case_searcher, PACKAGED["debt"], question, 3, CRIMINAL)
+    assert shown and all(cause_fits(c["cause"], "借款合同纠纷") for c in shown)
+
+
+def test_the_domains_own_cases_come_first(case_searcher):
+    hits = case_searcher.similar("公司拖欠了我三个月工资，老板说没钱", 3, "labor")
+    assert hits and hits[0].case.domain_hint == PACKAGED["labor"].name
+
+
+def test_a_question_with_no_fitting_case_gets_none_and_the_notice(small_bank):
+    question = LOANS[0]
+    assert small_bank.search(question, 3), "the words alone match every case of the bank"
+    assert small_bank.similar(question, 3) == []
+    assert small_bank.similar(question, 3, "debt") == []
+    assert retrieve_cases(small_bank, PACKAGED["debt"], question, 3, CRIMINAL) == []
+
+    reply = grounded_reply(Brief(PACKAGED["debt"], question))
+    assert REPLY_NO_CASES == NONE_FITS and NONE_FITS in reply
+
+    page = search_cases(small_bank, question, 5)
+    assert "没有与此问题同类（民间借贷纠纷）的案例" in page and "No case of this kind" in page
+    assert 'class="ll-card"' not in page
+
+
+def test_an_unknown_kind_shows_no_case_and_says_why(small_bank):
+    page = search_cases(small_bank, "朋友 钱", 5)
+    assert small_bank.search("朋友 钱", 3) and 'class="ll-card"' not in page
+    assert render.esc(UNKNOWN_KIND) in page
+
+
+def test_hostile_text_in_a_question_is_escaped_in_the_notice_and_the_heading(small_bank, case_searcher):
+    hostile = '<script>alert(1)</script><img src=x onerror="alert(2)">'
+    none = search_cases(small_bank, hostile + "借了我五万块钱不还", 5)
+    assert "No case of this kind" in none and "<script" not in none and "<img" not in none
+    unknown = search_cases(small_bank, hostile, 5)
+    assert "<script" not in unknown and "<img" not in unknown and 'role="status"' in unknown
+    shown = search_cases(case_searcher, hostile + "醉酒驾驶机动车", 3)
+    assert shown.count('class="ll-card"') == 3 and "危险驾驶" in shown
+    assert "<script" not in shown and "&lt;script&gt;alert(1)&lt;/script&gt;" in shown
