@@ -31,3 +31,12 @@ def percentile(values: list[float], q: float) -> float:
         return float("nan")
     idx = min(len(values) - 1, max(0, round(q / 100 * (len(values) - 1))))
     return values[idx]
+
+
+def emit_report(text: str, out: str | None) -> None:
+    """Print a Markdown report and, with ``--out``, also write it there (atomically, newline-terminated)."""
+    print(text)
+    if out:
+        from lawluo.files import write_atomically
+
+        write_atomically(out, text if text.endswith("\n") else text + "\n")

@@ -45,7 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from _common import ROOT
+from _common import ROOT, emit_report
 
 from lawluo.agents.domains import OTHER, PACKAGED
 from lawluo.agents.lawyer import retrieve_cases
@@ -215,12 +215,7 @@ def main() -> int:
                 f"| {r['no_case']} | {r['none_fit']} | {r['missed']} of {r['available']} |"
             )
         lines.append("")
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        from lawluo.files import write_atomically
-
-        write_atomically(args.out, text + "\n")
+    emit_report("\n".join(lines), args.out)
     return 0
 
 

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import ROOT
+from _common import ROOT, emit_report
 
 from lawluo.config import Settings
 from lawluo.law import StatuteDB
@@ -207,12 +207,7 @@ def main() -> int:
         "(docs/results/case_relevance.md).",
         "",
     ]
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        from lawluo.files import write_atomically
-
-        write_atomically(args.out, text + "\n")
+    emit_report("\n".join(lines), args.out)
     return 0
 
 
