@@ -85,3 +85,17 @@ def test_the_banner_says_in_plain_words_what_a_missing_model_changes_for_a_visit
     assert "咨询报告只整理事实" in banner and "律师的回答" not in banner and "关于" in banner
     for developer_text in ("LAWLUO_", "OPENAI_", "--config", "secretary", "judge"):
         assert developer_text not in banner
+
+
+def test_the_retrieved_panel_says_when_no_case_of_the_questions_kind_exists():
+    from lawluo.firm.state import Turn
+    from lawluo.retrieval.case_fit import NONE_FITS
+
+    statute = {
+        "law": "中华人民共和国民法典",
+        "article_label": "第六百七十五条",
+        "text": "借款人应当按照约定的期限返还借款。<b>",
+    }
+    html = cr.retrieved_html(Turn("lawyer", "……", statutes=[statute], cases=[]))
+    assert "相似案例 Similar cases (0)" in html and cr.esc(NONE_FITS) in html
+    assert "<b>" not in html  # the statute's text is escaped
