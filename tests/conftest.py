@@ -138,3 +138,12 @@ def firm_server():
     with FakeOpenAIServer() as fake:
         fake.responder = FirmResponder()
         yield fake
+
+
+@pytest.fixture
+def store_dir(tmp_path, monkeypatch):
+    """An empty annotation store folder for ``python -m eval_ui`` (no config file, not on a Space)."""
+    monkeypatch.delenv("LAWLUO_CONFIG", raising=False)
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    monkeypatch.setenv("LAWLUO_ANNOTATION_DIR", str(tmp_path / "annotation"))
+    return tmp_path / "annotation"

@@ -17,12 +17,13 @@ import gradio as gr
 import pytest
 
 from eval_ui import adjudicate_tab, annotate_tab
-from eval_ui.__main__ import main
 from eval_ui.auth import parse_users
 from eval_ui.items import Item
 from eval_ui.service import STORE_FILE, AnnotationService, profile_orgs
 from eval_ui.store import MIGRATIONS, AnnotationStore, LabelInput, StoreError, StoreWriteError
 from lawluo.config import Settings, load_settings
+
+from .eval_commands import run
 
 DAY = 24 * 3600.0
 WEEK = 7 * DAY
@@ -365,20 +366,6 @@ def test_the_new_settings_load_from_the_environment_and_are_checked(tmp_path):
 
 
 # -- the command line -----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def store_dir(tmp_path, monkeypatch):
-    monkeypatch.delenv("LAWLUO_CONFIG", raising=False)
-    monkeypatch.delenv("SPACE_ID", raising=False)
-    monkeypatch.setenv("LAWLUO_ANNOTATION_DIR", str(tmp_path / "annotation"))
-    return tmp_path / "annotation"
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, [json.loads(line) for line in out.splitlines()], err
 
 
 def test_invite_uninvite_invites_and_audit_from_the_command_line(capsys, store_dir):

@@ -3,26 +3,12 @@
 from __future__ import annotations
 
 import csv
-import json
 
-import pytest
-
-from eval_ui.__main__ import STORE_FILE, main
+from eval_ui.__main__ import STORE_FILE
 from eval_ui.demo import DEMO_ITEMS
 from eval_ui.store import AnnotationStore, LabelInput
 
-
-@pytest.fixture
-def store_dir(tmp_path, monkeypatch):
-    monkeypatch.delenv("LAWLUO_CONFIG", raising=False)
-    monkeypatch.setenv("LAWLUO_ANNOTATION_DIR", str(tmp_path / "annotation"))
-    return tmp_path / "annotation"
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, [json.loads(line) for line in out.splitlines()], err
+from .eval_commands import run
 
 
 def test_demo_set_round_trip_through_the_admin_commands(capsys, store_dir, tmp_path):
