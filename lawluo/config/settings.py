@@ -402,3 +402,8 @@ class Settings:
         from .loading import load_settings
 
         return load_settings(path, environ)
+
+
+#: Each setting's default by name: the one home of the defaults that other dataclasses repeat
+#: (:class:`lawluo.ui.gate.GateLimits`, :class:`lawluo.ui.visitors.VisitorLimits`).
+DEFAULTS = {f.name: f.default for f in fields(Settings)}

@@ -45,12 +45,13 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
 from starlette.middleware import Middleware
 
 from ..config import Settings
+from ..config.settings import DEFAULTS
 from .client_address import DEFAULT_TRUSTED, TrustedProxies, scope_address
 from .visitors import VISITOR_COOKIE, owner_digest
 
@@ -59,21 +60,20 @@ logger = logging.getLogger(__name__)
 PREFIX = "/gradio_api"
 #: Gradio's own queue size: never reached while the gate's limits hold (they sum to less).
 GRADIO_QUEUE_SIZE = 4096
-_SETTINGS = {f.name: f.default for f in fields(Settings)}
 
 
 @dataclass(frozen=True)
 class GateLimits:
     """What one client address may do before its requests reach Gradio (see the settings' help texts)."""
 
-    requests_per_minute: int = _SETTINGS["requests_per_minute"]
-    sessions_per_hour: int = _SETTINGS["sessions_per_hour"]
-    model_per_address: int = _SETTINGS["queue_model_per_address"]
-    free_per_address: int = _SETTINGS["queue_free_per_address"]
-    model_queue: int = _SETTINGS["queue_model_size"]
-    free_queue: int = _SETTINGS["queue_free_size"]
-    max_body_bytes: int = _SETTINGS["max_body_kb"] * 1024
-    max_upload_bytes: int = _SETTINGS["max_upload_mb"] * 1024 * 1024
+    requests_per_minute: int = DEFAULTS["requests_per_minute"]
+    sessions_per_hour: int = DEFAULTS["sessions_per_hour"]
+    model_per_address: int = DEFAULTS["queue_model_per_address"]
+    free_per_address: int = DEFAULTS["queue_free_per_address"]
+    model_queue: int = DEFAULTS["queue_model_size"]
+    free_queue: int = DEFAULTS["queue_free_size"]
+    max_body_bytes: int = DEFAULTS["max_body_kb"] * 1024
+    max_upload_bytes: int = DEFAULTS["max_upload_mb"] * 1024 * 1024
     model_group: str = "firm"
     max_addresses: int = field(
         default=20_000, metadata={"help": "addresses remembered; the stalest go first"}

@@ -41,10 +41,10 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import Settings
+from ..config.settings import DEFAULTS
 from ..llm.cancel import CancelToken
 from .client_address import request_address
 
@@ -54,22 +54,19 @@ VISITOR_COOKIE = "lawluo_visitor"
 COOKIE_MAX_AGE_S = 30 * 24 * 3600
 
 
-_SETTINGS = {f.name: f.default for f in fields(Settings)}  # the defaults have one home: the settings
-
-
 @dataclass(frozen=True)
 class VisitorLimits:
     """The settings of :class:`~lawluo.config.Settings` that bound one visitor (see their help texts)."""
 
-    tree_calls: int = _SETTINGS["visitor_tree_calls"]
-    parallel: int = _SETTINGS["visitor_parallel"]
-    step_budget_s: float = _SETTINGS["step_budget_s"]
-    session_ttl_s: float = _SETTINGS["session_ttl_s"]
-    session_grace_s: float = _SETTINGS["session_grace_s"]
-    calls_per_minute: int = _SETTINGS["visitor_calls_per_minute"]
-    calls_per_hour: int = _SETTINGS["visitor_calls_per_hour"]
-    resumes_per_hour: int = _SETTINGS["resumes_per_hour"]
-    resumed_memory_mb: int = _SETTINGS["resumed_memory_mb"]
+    tree_calls: int = DEFAULTS["visitor_tree_calls"]
+    parallel: int = DEFAULTS["visitor_parallel"]
+    step_budget_s: float = DEFAULTS["step_budget_s"]
+    session_ttl_s: float = DEFAULTS["session_ttl_s"]
+    session_grace_s: float = DEFAULTS["session_grace_s"]
+    calls_per_minute: int = DEFAULTS["visitor_calls_per_minute"]
+    calls_per_hour: int = DEFAULTS["visitor_calls_per_hour"]
+    resumes_per_hour: int = DEFAULTS["resumes_per_hour"]
+    resumed_memory_mb: int = DEFAULTS["resumed_memory_mb"]
 
     @classmethod
     def from_settings(cls, settings) -> VisitorLimits:
