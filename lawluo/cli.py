@@ -673,7 +673,6 @@ def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
 def _bench_leave_source_out(args: argparse.Namespace, settings: Settings) -> int:
     """``bench retrieval --leave-source-out`` (lawluo/retrieval/holdout.py): one table per held-out family."""
     import time
-    from dataclasses import replace
 
     from .files import write_atomically
     from .law.database import StatuteDB
@@ -704,14 +703,10 @@ def _bench_leave_source_out(args: argparse.Namespace, settings: Settings) -> int
 
     dense = None
     if args.encoder:
-        from .retrieval.dense import DenseEncoderUnavailable, DenseIndex, statute_vectors_dir
+        from .retrieval.dense import DenseEncoderUnavailable, load_statute_vectors
 
         try:
-            dense = DenseIndex.load_or_build(
-                statute_vectors_dir(replace(settings, statute_encoder=args.encoder)),
-                [a.text for a in db.articles],
-                args.encoder,
-            )
+            dense = load_statute_vectors(settings, db, args.encoder)
         except DenseEncoderUnavailable as exc:
             raise UsageError(str(exc)) from None
     bench = holdout.LeaveSourceOut(

@@ -46,11 +46,17 @@ TERMS_PER_WORD = 2
 
 def article_shares(db) -> dict[str, float]:
     """Share of the current articles whose text holds each token."""
-    current = [a for a in db.articles if a.law.is_current]
+    return token_shares(tokenize(a.text) for a in db.articles if a.law.is_current)
+
+
+def token_shares(documents: Iterable[list[str]]) -> dict[str, float]:
+    """Share of ``documents`` (token lists) that hold each token."""
     df: Counter[str] = Counter()
-    for a in current:
-        df.update(set(tokenize(a.text)))
-    return {t: c / max(1, len(current)) for t, c in df.items()}
+    n = 0
+    for tokens in documents:
+        df.update(set(tokens))
+        n += 1
+    return {t: c / max(1, n) for t, c in df.items()}
 
 
 def mine(

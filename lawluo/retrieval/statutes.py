@@ -298,12 +298,10 @@ class StatuteSearcher:
         db = db or StatuteDB(settings.statutes_path)
         dense = None
         if settings.statute_encoder:
-            from .dense import DenseEncoderUnavailable, DenseIndex, statute_vectors_dir
+            from .dense import DenseEncoderUnavailable, load_statute_vectors
 
             try:
-                dense = DenseIndex.load_or_build(
-                    statute_vectors_dir(settings), [a.text for a in db.articles], settings.statute_encoder
-                )
+                dense = load_statute_vectors(settings, db)
             except (DenseEncoderUnavailable, OSError, ValueError, RuntimeError) as exc:
                 log.warning("dense statute search off (%s); searching with BM25 alone", exc)
         reranker = load_reranker(settings.assets_dir / RERANKER_FILENAME)
@@ -330,7 +328,11 @@ class StatuteSearcher:
         return [t for word, terms in self.colloquial.items() if word in query for t in terms]
 
     def scores(self, query: str) -> np.ndarray:
-        return self.bm25.scores(self.query_tokens(query)) * self._weight
+        return self._scores(self.query_tokens(query))
+
+    def _scores(self, tokens: list[str]) -> np.ndarray:
+        """BM25 × priors of every article for the query's tokens (:meth:`query_tokens`)."""
+        return self.bm25.scores(tokens) * self._weight
 
     def lookup(self, query: str) -> list[Lookup]:
         """The articles ``query`` names by law and number, in the order written: ``刑法第133条之一`` gives
@@ -443,7 +445,7 @@ class StatuteSearcher:
         exact = [x.article for x in self.lookup(query) if x.article is not None]
         pool = min(len(self.db.articles), max(_POOL, 4 * k))
         tokens = self.query_tokens(query)
-        sparse = self.bm25.scores(tokens) * self._weight
+        sparse = self._scores(tokens)
         ranking = self._top(sparse, pool)
         if self.reranker is not None and self.features is not None:
             ranking = self._rerank(query, ranking)
