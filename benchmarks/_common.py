@@ -33,6 +33,14 @@ def percentile(values: list[float], q: float) -> float:
     return values[idx]
 
 
+def command_line() -> str:
+    """How this benchmark was run, for its report: ``python benchmarks/<script> <arguments>`` (shell-quoted)."""
+    import shlex
+
+    script = Path(sys.argv[0]).name
+    return "python benchmarks/" + " ".join(shlex.quote(a) for a in [script, *sys.argv[1:]])
+
+
 def emit_report(text: str, out: str | None) -> None:
     """Print a Markdown report and, with ``--out``, also write it there (atomically, newline-terminated)."""
     print(text)

@@ -39,13 +39,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import shlex
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from _common import ROOT, emit_report
+from _common import ROOT, command_line, emit_report
 
 from lawluo.agents.domains import OTHER, PACKAGED
 from lawluo.agents.lawyer import retrieve_cases
@@ -180,7 +178,7 @@ def main() -> int:
         parser.error(f"--sets must name some of {', '.join(SETS)}")
     searcher = CaseSearcher.from_settings(Settings.load(environ={}))
     sets = question_sets(names, searcher)
-    command = "python benchmarks/" + " ".join(shlex.quote(a) for a in ["case_relevance.py", *sys.argv[1:]])
+    command = command_line()
     lines = [
         "# Similar cases that fit (issue 39 item 5)",
         "",

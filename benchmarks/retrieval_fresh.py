@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import shlex
 import statistics
 import sys
 import tempfile
@@ -35,7 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import ROOT, emit_report
+from _common import ROOT, command_line, emit_report
 
 from lawluo.config import Settings
 from lawluo.law import StatuteDB
@@ -163,7 +162,7 @@ def main() -> int:
         ("before issue 39: expansions in the index, no reranker", ranked(before)),
         ("plain BM25 (article text)", plain_rank),
     ]
-    command = "python benchmarks/" + " ".join(shlex.quote(a) for a in ["retrieval_fresh.py", *sys.argv[1:]])
+    command = command_line()
     lines = [
         "# Statute and case search on the fresh lay questions (issue 39)",
         "",

@@ -27,12 +27,11 @@ priors), the reference point the issue quotes.
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 
 import numpy as np
-from _common import DATA, read_jsonl
+from _common import DATA, command_line, read_jsonl
 
 from lawluo.config import Settings
 from lawluo.law import StatuteDB
@@ -130,7 +129,7 @@ def main() -> None:
 
         systems.append(("plain BM25", plain_rank))
 
-    command = "python benchmarks/" + " ".join(shlex.quote(a) for a in ["statute_recall.py", *sys.argv[1:]])
+    command = command_line()
     lines = [
         "# Statute retrieval on the LawBench dev sets (scenario→statute 3-2, consultations 3-8)",
         "",
