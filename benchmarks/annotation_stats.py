@@ -48,9 +48,12 @@ def cited(item_id: str, side: str) -> list[str]:
     return [template.format(n=(n * 7 + k + (side == "b")) % 900 + 1) for k, template in enumerate(STATUTES)]
 
 
-def checker_says(item_id: str, side: str) -> dict[str, bool]:
-    """The checker's verdict on each cited statute: one in six hallucinated."""
-    return {key: zlib.crc32(key.encode("utf-8")) % 6 == 0 for key in cited(item_id, side)}
+def checker_says(item_id: str, side: str) -> dict[str, str]:
+    """The checker's verdict on each cited statute: one in six hallucinated (a wrong number)."""
+    return {
+        key: "wrong_number" if zlib.crc32(key.encode("utf-8")) % 6 == 0 else "verified"
+        for key in cited(item_id, side)
+    }
 
 
 def build(path: Path, n_labels: int, n_annotators: int, n_systems: int, overlap: int, seed: int) -> dict:
@@ -98,7 +101,7 @@ def build(path: Path, n_labels: int, n_annotators: int, n_systems: int, overlap:
                     for key in keys:
                         if rng.random() < 0.1:
                             continue  # left unlabelled: missing data
-                        truth = checker_says(item.id, side)[key]
+                        truth = checker_says(item.id, side)[key] == "wrong_number"
                         agrees = rng.random() < 0.85
                         labels[key] = "wrong_number" if truth == agrees else "correct"
                     answers.append(AnswerLabel(labels, rng.randint(0, 10), rng.randint(0, 10)))

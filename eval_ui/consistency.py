@@ -21,6 +21,11 @@ an interval: Wilson's for a proportion of independent units, a percentile bootst
 - **NHSR against the lawyers' majority**, per cited statute, counting only explicit 真实 / 有误 labels:
   an unlabelled statute and the migration's ``legacy_unticked`` are missing data, and the report says
   how many were left out and why. NHSR per system as the lawyers and as the checker see it.
+- **The checker against the lawyers, per verdict** (:func:`eval_ui.stats.verdict_agreement`): for each
+  of the checker's verdicts, how many labelled statutes it was given to, how often the lawyers' majority
+  label agrees on hallucinated yes/no and on the verdict itself (their labels name verdicts:
+  :data:`eval_ui.verdicts.CHECKER_LABEL`), and Cohen's κ one-vs-rest. It needs the checker's verdicts,
+  not only its yes/no: ``auto_hallucinated`` may give either per statute.
 - With the automatic results of ``python -m lawluo evaluate`` on the same answers (``details.jsonl``,
   ``pairwise.jsonl``; :class:`AutoMetrics`): Rel and T_LC against the mean human score, and the LLM
   judge against every annotator's verdict, MT-bench's S1 and S2, and its self-consistency. They are
@@ -44,6 +49,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from lawluo.law import verdicts as checker_verdicts
+
 from . import stats
 from .items import Item
 
@@ -60,7 +67,9 @@ ADJUDICATED = "adjudicated"
 #: What "not enough labels yet" says before each statistic's need.
 NOT_YET = "还不够 Not enough labels yet"
 
-AutoHallucinated = Callable[[str, str], Mapping[str, bool]]
+#: ``(item_id, side) -> {statute key: the checker's verdict}`` — a verdict code of :mod:`lawluo.law.verdicts`
+#: (``"wrong_number"``), or only its hallucinated yes/no (``True``), which leaves the per-verdict table out.
+AutoHallucinated = Callable[[str, str], Mapping[str, "str | bool"]]
 
 
 @dataclass(frozen=True)
@@ -140,6 +149,11 @@ STATISTICS: tuple[StatisticSpec, ...] = (
         "nhsr_kappa",
         "NHSR: Cohen's κ against the lawyers' majority",
         "needs majority-labelled statutes where the checker or the lawyers give both answers (correct and wrong)",
+    ),
+    StatisticSpec(
+        "verdict_agreement",
+        "每种判定与律师的一致 The checker against the lawyers, per verdict",
+        "needs a cited statute the checker gave a verdict, labelled 真实/有误 by a majority of its annotators",
     ),
     StatisticSpec(
         "nhsr_lawyers",
@@ -464,6 +478,7 @@ def human_consistency(
         _bradley_terry(labels, report, charts, boot),
         _inter_annotator(raw_labels, raw_statutes, report, boot),
         _nhsr(statute_labels, majorities, auto_hallucinated is not None, report),
+        _verdicts(majorities, auto_hallucinated is not None, report, boot),
         _nhsr_systems(majorities, report),
         _scores(labels, auto, report, charts),
         _judge(labels, auto, report, boot),
@@ -849,8 +864,12 @@ def _inter_annotator(raw: pd.DataFrame, statutes: pd.DataFrame, report: Report, 
 
 def _statute_majorities(statutes: pd.DataFrame, auto_hallucinated: AutoHallucinated | None) -> pd.DataFrame:
     """One row per cited statute (item, side, statute): explicit labels for and against, the majority,
-    whether a legacy_unticked label was among its rows, and the checker's verdict."""
-    columns = ["item_id", "side", "statute", "system", "yes", "no", "legacy", "rows", "majority", "checker"]
+    the majority's label (:func:`eval_ui.stats.majority_labels`), whether a legacy_unticked label was among
+    its rows, and the checker's hallucinated yes/no and, when ``auto_hallucinated`` gives it, its verdict."""
+    columns = [
+        "item_id", "side", "statute", "system", "yes", "no", "legacy", "rows", "majority", "label", "checker",
+        "checker_verdict",
+    ]  # fmt: skip
     if statutes.empty:
         return pd.DataFrame(columns=columns)
     yes, no = _yes_no(statutes["hallucinated"])
@@ -863,29 +882,51 @@ def _statute_majorities(statutes: pd.DataFrame, auto_hallucinated: AutoHallucina
             "yes": yes.astype(int),
             "no": no.astype(int),
             "legacy": (statutes["label"] == LEGACY_UNTICKED) if "label" in statutes else False,
+            "label": statutes["label"] if "label" in statutes else None,
         }
     )
-    grouped = frame.groupby(["item_id", "side", "statute"], sort=True).agg(
+    by_statute = frame.groupby(["item_id", "side", "statute"], sort=True)
+    grouped = by_statute.agg(
         system=("system", "first"), yes=("yes", "sum"), no=("no", "sum"), legacy=("legacy", "any"),
         rows=("yes", "size"),
     ).reset_index()  # fmt: skip
+    row = by_statute.ngroup()  # the row of grouped each label belongs to
+    grouped["label"] = stats.majority_labels(frame["label"], row).reindex(range(len(grouped))).to_numpy()
     grouped["majority"] = np.where(
         grouped["yes"] > grouped["no"], True, np.where(grouped["no"] > grouped["yes"], False, None)
     )
     grouped["majority"] = grouped["majority"].astype(object)
-    verdicts: dict[tuple[str, str], Mapping[str, bool]] = {}
-    checker = []
+    verdicts: dict[tuple[str, str], Mapping[str, str | bool]] = {}
+    checker, checker_verdict = [], []
     keys = (grouped[c].to_numpy(dtype=object) for c in ("item_id", "side", "statute"))
     for item_id, side, statute in zip(*keys, strict=True):
         if auto_hallucinated is None:
             checker.append(None)
+            checker_verdict.append(None)
             continue
         if (item_id, side) not in verdicts:
             verdicts[item_id, side] = auto_hallucinated(item_id, side) or {}
-        found = verdicts[item_id, side].get(statute)
-        checker.append(None if found is None else bool(found))
+        flag, verdict = _checker_says(verdicts[item_id, side].get(statute))
+        checker.append(flag)
+        checker_verdict.append(verdict)
     grouped["checker"] = pd.Series(checker, dtype=object)
+    grouped["checker_verdict"] = pd.Series(checker_verdict, dtype=object)
     return grouped[columns]
+
+
+def _checker_says(found: str | bool | None) -> tuple[bool | None, str | None]:
+    """(hallucinated, verdict) of what ``auto_hallucinated`` gave for one statute: a verdict code, or a yes/no.
+
+    >>> _checker_says("amended_since"), _checker_says(True), _checker_says(None)
+    ((False, 'amended_since'), (True, None), (None, None))
+    """
+    if found is None:
+        return None, None
+    if isinstance(found, str):
+        if found not in checker_verdicts.BY_CODE:
+            raise ValueError(f"the checker gave an unknown verdict {found[:40]!r}")
+        return found in checker_verdicts.HALLUCINATED, found
+    return bool(found), None
 
 
 def _nhsr(statutes: pd.DataFrame, per: pd.DataFrame, checker: bool, report: Report) -> Section:
@@ -953,6 +994,79 @@ def _nhsr(statutes: pd.DataFrame, per: pd.DataFrame, checker: bool, report: Repo
         no_checker=int(no_checker.sum()), missing_labels=missing_rows,
     )  # fmt: skip
     return Section(title, table, note, keys)
+
+
+def _verdicts(per: pd.DataFrame, checker: bool, report: Report, boot: dict) -> Section:
+    """Each checker verdict against the lawyers' majority label (:func:`eval_ui.stats.verdict_agreement`)."""
+    title = "每种判定与律师的一致 The checker against the lawyers, per verdict"
+    key = "verdict_agreement"
+    if not checker:
+        _needs(report, key, "needs the statute checker (the statute database is not loaded)")
+        return Section(title, None, "", [key])
+    if per.empty:
+        return Section(title, None, "", [key])
+    if per["checker"].notna().any() and per["checker_verdict"].isna().all():
+        _needs(report, key, "needs the checker's verdicts, not only its hallucinated yes/no")
+        return Section(title, None, "", [key])
+    items = per["item_id"].tolist()
+    resampler = boot["resampler"]  # the report's items; a frame made by hand may have statutes of others
+    if resampler is not None and not set(items) <= set(resampler.units):
+        resampler = None
+    result = stats.verdict_agreement(
+        per["checker_verdict"].tolist(),
+        per["label"].tolist(),
+        items,
+        n_boot=boot["n_boot"],
+        seed=boot["seed"],
+        resampler=resampler,
+    )
+    if result["n"]:
+        _set(
+            report,
+            key,
+            _records(pd.DataFrame(result["rows"])),
+            n=result["n"],
+            with_kind=result["n_with_kind"],
+        )
+    table = pd.DataFrame(  # shown: each share or κ with its interval in one cell
+        [
+            {
+                "verdict": row["verdict"],
+                "label": row["label"],
+                "statutes": row["statutes"],
+                "same hallucinated [95% CI]": _with_interval(row, "same_hallucinated"),
+                "with_kind": row["with_kind"],
+                "same verdict [95% CI]": _with_interval(row, "same_verdict"),
+                "κ one-vs-rest [95% CI]": _with_interval(row, "kappa"),
+            }
+            for row in result["rows"]
+        ]
+    )
+    note = (
+        f"{result['n']} cited statutes with a checker verdict and a lawyers' majority label (unlabelled, legacy "
+        "and evenly split statutes left out, as above). label: the lawyers' label that names the verdict (真实 "
+        "correct names verified, amended_since and no_content). statutes: how many the checker gave the verdict; "
+        "same hallucinated: the share where the lawyers agree it is (or is not) a hallucination. A label without "
+        "a kind (有误 wrong, or kinds the majority split on) agrees with every hallucinated verdict there and is "
+        "left out of the exact level: with_kind counts the rest, same verdict is the share of them whose label "
+        f"names this verdict. κ: Cohen's κ one-vs-rest over the {result['n_with_kind']} statutes with a kind, in "
+        "the lawyers' categories (so the three 真实 verdicts share one). 95% intervals: percentile bootstrap over "
+        f"items ({boot['n_boot']} resamples)."
+    )
+    return Section(title, table, note, [key])
+
+
+def _with_interval(row: Mapping[str, Any], name: str) -> str:
+    """``0.750 [0.301, 0.954]`` (an interval it lacks is left out); ``—`` without a value.
+
+    >>> _with_interval({"kappa": 0.5, "kappa_low": 0.1, "kappa_high": None}, "kappa")
+    '0.500'
+    """
+    value, low, high = row.get(name), row.get(f"{name}_low"), row.get(f"{name}_high")
+    if value is None:
+        return "—"
+    interval = f" [{low:.{DECIMALS}f}, {high:.{DECIMALS}f}]" if low is not None and high is not None else ""
+    return f"{value:.{DECIMALS}f}{interval}"
 
 
 def _nhsr_systems(per: pd.DataFrame, report: Report) -> Section:

@@ -19,8 +19,9 @@ skipped (and counted); any other string is an error.
 - Pairwise preferences: :func:`win_tie_loss`, :func:`pairwise_table`, :func:`bradley_terry`,
   :func:`paired_bootstrap` (two systems' win rates, a paired test).
 - Automatic metrics against humans (LegalHalBench §5.6): :func:`nhsr_agreement` and :func:`majority`
-  (NHSR's per-statute verdict), :func:`correlation` (Rel, T_LC), :func:`judge_agreement` (MT-bench's
-  S1 / S2).
+  (NHSR's per-statute verdict), :func:`verdict_agreement` and :func:`majority_labels` (each checker
+  verdict against the lawyers' statute labels), :func:`correlation` (Rel, T_LC), :func:`judge_agreement`
+  (MT-bench's S1 / S2).
 - Inter-annotator agreement: :func:`krippendorff_alpha` (with :func:`to_reliability_matrix`),
   :func:`fleiss_kappa`, :func:`annotator_agreement` (each annotator against the majority of the
   others: who drifts), :func:`rater_pair_agreement` (human–human S1 / S2).
@@ -869,6 +870,201 @@ def nhsr_agreement(
     else:
         out["note"] = "Cohen's kappa is undefined: both sides give the same single label"
     return out
+
+
+def majority_label(codes: Sequence[str | None]) -> str | None:
+    """The lawyers' label of one cited statute, from their statute labels (codes of
+    :data:`eval_ui.verdicts.STATUTE_LABEL_TABLE`; None, NaN and ``legacy_unticked`` are no judgement).
+
+    First the yes/no majority (:func:`majority` of the labels' hallucinated flags); None when it splits.
+    Then, among the labels on that side that name a kind (not ``wrong``), the one given most often: that
+    label when no other is given as often, else ``wrong`` (hallucinated, kind not agreed). On the correct
+    side every label is ``correct``. :func:`majority_labels` does this for many statutes at once.
+
+    >>> majority_label(["wrong_number", "wrong", "correct"]), majority_label(["wrong", "wrong", "correct"])
+    ('wrong_number', 'wrong')
+    >>> majority_label(["wrong_number", "wrong_content"]), majority_label(["correct", None, "legacy_unticked"])
+    ('wrong', 'correct')
+    >>> majority_label(["correct", "wrong_number"]), majority_label([])
+    (None, None)
+    """
+    found = majority_labels(codes, [0] * len(codes))
+    return found.iloc[0] if len(found) else None
+
+
+def majority_labels(codes: Sequence[str | None], groups: Sequence[Hashable]) -> pd.Series:
+    """:func:`majority_label` of the codes of each group (a cited statute), indexed by the sorted groups;
+    a group none of whose codes is a judgement gets None. Counted as one (groups × labels) table.
+
+    >>> majority_labels(["wrong", "wrong_number", "correct", None], ["s1", "s1", "s2", "s3"]).to_dict()
+    {'s1': 'wrong_number', 's2': 'correct', 's3': None}
+    """
+    codes_a, groups_a = _objects(codes), _objects(groups)
+    _same_length(codes_a, groups_a, "codes and groups")
+    table = verdicts.STATUTE_CODES
+    index = pd.Series(codes_a, dtype=object).map({c: i for i, c in enumerate(table)})
+    unknown = pd.notna(codes_a) & index.isna().to_numpy()
+    if unknown.any():
+        raise ValueError(f"unknown statute label {codes_a[unknown][0]!r}; expected one of {table}")
+    where, units = pd.factorize(groups_a, sort=True)
+    counts = np.zeros((len(units), len(table)))
+    known = index.notna().to_numpy()
+    np.add.at(counts, (where[known], index[known].to_numpy(dtype=int)), 1)
+    flag = [verdicts.STATUTE_HALLUCINATED[c] for c in table]
+    named = np.array([bool(verdicts.STATUTE_CHECKER_VERDICTS[c]) for c in table])
+    wrong, right = np.array([f is True for f in flag]), np.array([f is False for f in flag])
+    yes, no = counts[:, wrong].sum(axis=1), counts[:, right].sum(axis=1)
+    side = np.where((yes > no)[:, None], wrong & named, np.where((no > yes)[:, None], right & named, False))
+    kinds = counts * side  # the labels with a kind on the majority's side
+    top = kinds.argmax(axis=1)
+    ranked = np.sort(kinds, axis=1)
+    agreed = ranked[:, -1] > (ranked[:, -2] if len(table) > 1 else 0)
+    out = np.where(agreed, np.array(table, dtype=object)[top], "wrong").astype(object)
+    out[yes == no] = None
+    return pd.Series(out, index=units, dtype=object)
+
+
+def verdict_agreement(
+    checker: Sequence[str | None],
+    lawyers: Sequence[str | None],
+    groups: Sequence[Hashable] | None = None,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    resampler: Resampler | None = None,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """The checker's verdicts against the lawyers' statute labels, per verdict (issue 40).
+
+    ``checker[i]`` is the checker's verdict of a cited statute (a code of :mod:`lawluo.law.verdicts`),
+    ``lawyers[i]`` the lawyers' label of it (a code of :data:`eval_ui.verdicts.STATUTE_LABEL_TABLE`, e.g.
+    their :func:`majority_label`); a statute where either is missing (None, NaN, ``legacy_unticked``) is
+    dropped. A label *agrees* with a verdict when it names it (:data:`eval_ui.verdicts.CHECKER_LABEL`:
+    ``correct`` names ``verified``, ``amended_since`` and ``no_content``; ``wrong_number`` names
+    ``wrong_number``…). One row per checker verdict, in the verdict table's order:
+
+    - ``statutes``: how many statutes the checker gave this verdict; ``same_hallucinated`` (with ``_low``,
+      ``_high``): the share where the lawyers' label has the verdict's hallucinated yes/no — ``wrong``, a
+      label without a kind, agrees with every hallucinated verdict;
+    - ``with_kind``: those whose label names a kind (``wrong`` left out); ``same_verdict``: the share
+      where the label agrees with the verdict exactly;
+    - ``kappa``: Cohen's κ (Cohen 1960) one-vs-rest over every statute whose label names a kind: the
+      checker "says" the verdict's label (``label``) or not, the lawyers say it or not. The two raters
+      are compared in the lawyers' categories, so the verdicts one label names (``verified``,
+      ``amended_since``, ``no_content`` are all ``correct``) share one κ.
+
+    Intervals (95%): Wilson's for the shares without ``groups``, else a percentile bootstrap over the
+    groups (an item's statutes resampled together; ``resampler``: the report's shared one); κ always by
+    the bootstrap (its statutes, or their groups). A value that cannot be computed is None.
+
+    Worked example: six statutes, the lawyers' sixth label ``wrong`` (no kind). ``wrong_number`` was
+    given twice; the lawyers agree on hallucinated both times, on the kind once of once (the ``wrong``
+    left out). Its κ over the five statutes with a kind: checker yes 1, lawyers yes 2, both 1:
+    p_o = 4/5, p_e = (1·2 + 4·3)/25 = 0.56, κ = (0.8 − 0.56)/(1 − 0.56) = 0.545.
+
+    >>> r = verdict_agreement(
+    ...     ["verified", "verified", "wrong_number", "no_content", "not_found", "wrong_number"],
+    ...     ["correct", "wrong_number", "wrong_number", "correct", "wrong_not_found", "wrong"], n_boot=200)
+    >>> row = r["rows"][1]
+    >>> row["verdict"], row["label"], row["statutes"], row["same_hallucinated"], row["with_kind"], row["same_verdict"]
+    ('wrong_number', 'wrong_number', 2, 1.0, 1, 1.0)
+    >>> round(row["kappa"], 3), r["rows"][0]["same_verdict"], r["n"], r["n_with_kind"]
+    (0.545, 0.5, 6, 5)
+    """
+    from lawluo.law import verdicts as checked  # the checker's verdict table
+
+    _check_confidence(confidence)
+    _same_length(checker, lawyers, "checker and lawyers")
+    if groups is not None:
+        _same_length(checker, groups, "checker and groups")
+    if groups is None:
+        resampler = None  # its units are groups: each statute is its own unit here
+    auto_a, human_a = _objects(checker), _objects(lawyers)
+    known = ~(pd.isna(auto_a) | pd.isna(human_a))
+    bad = known & ~pd.Series(auto_a).isin(checked.VERDICTS).to_numpy()
+    if bad.any():
+        raise ValueError(f"unknown checker verdict {auto_a[bad][0]!r}; expected one of {checked.VERDICTS}")
+    bad = known & ~pd.Series(human_a).isin(verdicts.STATUTE_CODES).to_numpy()
+    if bad.any():
+        raise ValueError(
+            f"unknown statute label {human_a[bad][0]!r}; expected one of {verdicts.STATUTE_CODES}"
+        )
+    keep = known & pd.Series(human_a).map(verdicts.STATUTE_HALLUCINATED).notna().to_numpy()  # not legacy
+    auto_a, human_a = auto_a[keep], human_a[keep]
+    units_a = np.flatnonzero(keep) if groups is None else _objects(groups)[keep]
+    auto_label = pd.Series(auto_a, dtype=object).map(verdicts.CHECKER_LABEL).to_numpy(dtype=object)
+    flag = pd.Series(human_a, dtype=object).map(verdicts.STATUTE_HALLUCINATED).to_numpy(dtype=bool)
+    kind = (
+        pd.Series(human_a, dtype=object).map(verdicts.STATUTE_CHECKER_VERDICTS).map(bool).to_numpy(dtype=bool)
+    )
+    # Per verdict, eight sums over the statutes — the coarse and the exact share's numerator and denominator,
+    # then κ's (x, y, x·y, n) — resampled together, in one pass over the units.
+    labels = [verdicts.CHECKER_LABEL.get(row.code) for row in checked.VERDICT_TABLE]
+    given = [auto_a == row.code for row in checked.VERDICT_TABLE]
+    columns = []
+    for row, label, mine in zip(checked.VERDICT_TABLE, labels, given, strict=True):
+        x, y = kind & (auto_label == label), kind & (human_a == label)
+        columns += [mine & (flag == row.hallucinated), mine, mine & y, mine & kind, x, y, x & y, kind]
+    values = np.column_stack(columns).astype(float)
+    totals = values.sum(axis=0)
+    draws, _ = _boot_sums(values, list(units_a), n_boot, seed, resampler)
+
+    def share(k: int, subset: np.ndarray) -> tuple[float | None, float | None, float | None]:
+        hits, n = totals[k], totals[k + 1]
+        if not n:
+            return None, None, None
+        if groups is None:
+            return float(hits / n), *wilson_interval(hits, int(n), confidence)
+        if draws is None or len(set(units_a[subset])) < 2:
+            return float(hits / n), None, None
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return float(hits / n), *_percentiles(draws[:, k] / draws[:, k + 1], confidence)
+
+    rows = []
+    for i, (row, label, mine) in enumerate(zip(checked.VERDICT_TABLE, labels, given, strict=True)):
+        base = 8 * i
+        hallucinated, agreed = share(base, mine), share(base + 2, mine & kind)
+        kappa = float(_kappa_from_sums(totals[base + 4 : base + 8]))
+        low = high = None
+        if not math.isfinite(kappa):
+            kappa = None
+        elif draws is not None and len(set(units_a[kind])) >= 2:
+            low, high = _percentiles(_kappa_from_sums(draws[:, base + 4 : base + 8]), confidence)
+        rows.append(
+            {
+                "verdict": row.code,
+                "label": label,
+                "statutes": int(mine.sum()),
+                "same_hallucinated": hallucinated[0],
+                "same_hallucinated_low": hallucinated[1],
+                "same_hallucinated_high": hallucinated[2],
+                "with_kind": int((mine & kind).sum()),
+                "same_verdict": agreed[0],
+                "same_verdict_low": agreed[1],
+                "same_verdict_high": agreed[2],
+                "kappa": kappa,
+                "kappa_low": low,
+                "kappa_high": high,
+            }
+        )
+    return {
+        "rows": rows,
+        "n": len(auto_a),
+        "n_with_kind": int(kind.sum()),
+        "dropped": len(checker) - len(auto_a),
+    }
+
+
+def _kappa_from_sums(sums: np.ndarray) -> np.ndarray:
+    """Cohen's κ = (p_o − p_e)/(1 − p_e) of 2×2 tables given as sums over the units of (x, y, x·y, 1) — the
+    raters' yes counts, their joint yes count, n: p_o = (n − x − y + 2·xy)/n, p_e = (x·y + (n − x)(n − y))/n²;
+    NaN where undefined (p_e = 1: both raters constant and equal, or n = 0). Vectorised over resamples."""
+    x, y, both, n = (sums[..., k] for k in range(4))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        observed = (n - x - y + 2 * both) / n
+        chance = (x * y + (n - x) * (n - y)) / (n * n)
+        kappa = (observed - chance) / (1 - chance)
+    return np.where(np.isclose(chance, 1.0) | (n == 0), np.nan, kappa)
 
 
 def _fisher_interval(r: float, se: float, confidence: float) -> tuple[float, float]:

@@ -140,8 +140,9 @@ def compute_statistics(
     try:
         checker = service.checker is not None
 
-        def auto_hallucinated(item_id: str, side: str) -> dict[str, bool]:
-            return {s.key: s.hallucinated for s in service.statutes(item_id, side)}
+        def auto_hallucinated(item_id: str, side: str) -> dict[str, str]:
+            # the checker's verdicts: the report derives hallucinated yes/no and compares each verdict
+            return {s.key: s.verdict for s in service.statutes(item_id, side)}
 
         folder = scratch_folder("lawluo-stats-")
         report = report_from_store(

@@ -22,7 +22,9 @@ without one is missing data, never "correct". ``AnswerLabel(none_wrong=True)`` (
 wrong", one click) records every statute the answer cites (``cited``, given by the service from the
 citation checker) that has no label as ``correct``. Labels saved by the old tick-only form were
 migrated (migration 2): a ticked statute is ``wrong``, an unticked one ``legacy_unticked`` (not a
-judgement), and the label says ``legacy``.
+judgement), and the label says ``legacy``. The codes are checked when a label is saved (the
+``answer_labels`` JSON has no SQL constraint), so a new row of the table (``wrong_version``) needs no
+migration: a store made before it opens and reads unchanged.
 
 **Reservations** (``reserve_idle_s``): an assignment is a reservation, not ownership. One its annotator has
 not touched for that long (no label saved, not shown by :meth:`AnnotationStore.next_item`, not skipped)
@@ -399,8 +401,8 @@ class AnswerLabel:
 
     ``statutes`` maps a statute as cited (``《民法典》第1079条``) to a code of
     :data:`eval_ui.verdicts.STATUTE_LABELS`: ``correct``, or ``wrong`` / ``wrong_number`` /
-    ``wrong_content`` / ``wrong_repealed`` / ``wrong_not_found`` (hallucinated: LegalHalBench's NHSR
-    criterion). A cited statute absent from it is unlabelled (missing data). ``none_wrong``: the
+    ``wrong_content`` / ``wrong_repealed`` / ``wrong_not_found`` / ``wrong_version`` (hallucinated:
+    LegalHalBench's NHSR criterion). A cited statute absent from it is unlabelled (missing data). ``none_wrong``: the
     annotator confirmed "none of these is wrong" (这些都没问题); every cited statute without a label is
     then recorded as ``correct`` (and a statute labelled wrong contradicts it: refused).
     """

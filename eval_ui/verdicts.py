@@ -11,10 +11,19 @@ SQL ``CHECK``), the statistics (a flip of orientation, the Bradley–Terry outco
 
 The per-statute labels have their table here too (:data:`STATUTE_LABEL_TABLE`): each statute an answer
 cites is labelled 真实 Correct or 有误 Wrong (optionally with the error's kind: number, content, repealed,
-not found; LegalHalBench's hallucination categories). A cited statute without a label is **missing
-data**, never "correct". ``legacy_unticked`` is what the store's migration 2 made of a statute the
-old tick-only form left unticked (it may have been judged correct, or never looked at): a form never
-submits it, and the statistics count it as missing.
+not found, an outdated version; LegalHalBench's hallucination categories). A cited statute without a
+label is **missing data**, never "correct". ``legacy_unticked`` is what the store's migration 2 made of
+a statute the old tick-only form left unticked (it may have been judged correct, or never looked at): a
+form never submits it, and the statistics count it as missing.
+
+**A label says what a checker verdict says** (``checker_verdicts``, the verdicts of
+:mod:`lawluo.law.verdicts`), so the statistics can compare the two per verdict: 真实 Correct is every
+verdict that is not a hallucination (``verified``, ``amended_since``, ``no_content``: a lawyer reading
+the answer cannot tell them apart, nor needs to); each kind of error is one verdict (``wrong_number`` ↔
+``wrong_number``, ``wrong_content`` ↔ ``content_mismatch``, ``wrong_repealed`` ↔ ``repealed``,
+``wrong_not_found`` ↔ ``not_found``, ``wrong_version`` ↔ ``outdated_version``); 有误 Wrong without a
+kind is "some hallucinated verdict", and ``legacy_unticked`` none. Every checker verdict has exactly one
+label (:data:`CHECKER_LABEL`); ``tests/test_annotator_verdicts.py`` fails when one has none.
 """
 
 from __future__ import annotations
@@ -53,15 +62,19 @@ class StatuteVerdict:
     hallucinated: bool | None  # NHSR's yes/no; None: no judgement (the migrated old "not ticked")
     label: str  # the control's text
     error_kind: str | None = None  # the kind of error of a wrong statute, when the annotator gave it
+    #: the checker verdicts (lawluo/law/verdicts.py) this label agrees with exactly; empty: a label
+    #: without a kind (``wrong``) or without a judgement (``legacy_unticked``)
+    checker_verdicts: tuple[str, ...] = ()
 
 
 STATUTE_LABEL_TABLE: tuple[StatuteVerdict, ...] = (
-    StatuteVerdict("correct", False, "真实 Correct"),
+    StatuteVerdict("correct", False, "真实 Correct", None, ("verified", "amended_since", "no_content")),
     StatuteVerdict("wrong", True, "有误 Wrong"),
-    StatuteVerdict("wrong_number", True, "条号有误 Wrong number", "number"),
-    StatuteVerdict("wrong_content", True, "内容有误 Wrong content", "content"),
-    StatuteVerdict("wrong_repealed", True, "已废止 Repealed", "repealed"),
-    StatuteVerdict("wrong_not_found", True, "查无此条 Not found", "not_found"),
+    StatuteVerdict("wrong_number", True, "条号有误 Wrong number", "number", ("wrong_number",)),
+    StatuteVerdict("wrong_content", True, "内容有误 Wrong content", "content", ("content_mismatch",)),
+    StatuteVerdict("wrong_repealed", True, "已废止 Repealed", "repealed", ("repealed",)),
+    StatuteVerdict("wrong_not_found", True, "查无此条 Not found", "not_found", ("not_found",)),
+    StatuteVerdict("wrong_version", True, "旧版本 Outdated version", "version", ("outdated_version",)),
     StatuteVerdict("legacy_unticked", None, "旧版未勾选 (old form: not ticked)"),
 )
 LEGACY_UNTICKED = "legacy_unticked"
@@ -71,6 +84,11 @@ STATUTE_CODES: tuple[str, ...] = tuple(v.code for v in STATUTE_LABEL_TABLE)
 STATUTE_HALLUCINATED: dict[str, bool | None] = {v.code: v.hallucinated for v in STATUTE_LABEL_TABLE}
 STATUTE_ERROR_KIND: dict[str, str | None] = {v.code: v.error_kind for v in STATUTE_LABEL_TABLE}
 STATUTE_NAMES: dict[str, str] = {v.code: v.label for v in STATUTE_LABEL_TABLE}
+STATUTE_CHECKER_VERDICTS: dict[str, tuple[str, ...]] = {
+    v.code: v.checker_verdicts for v in STATUTE_LABEL_TABLE
+}
+#: Each checker verdict's label (``verified`` → ``correct``, ``content_mismatch`` → ``wrong_content``…).
+CHECKER_LABEL: dict[str, str] = {c: v.code for v in STATUTE_LABEL_TABLE for c in v.checker_verdicts}
 
 
 def sql_check(column: str = "verdict") -> str:

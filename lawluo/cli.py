@@ -10,6 +10,7 @@
     python -m lawluo classify --input questions.jsonl            # {"text", "id"?} per line; - reads stdin
     python -m lawluo build all --data ../shared/data               # rebuild assets/ from the sources
     python -m lawluo --config configs/vllm.yaml models --ping      # which model each role uses; is it up?
+    python -m lawluo models local                                  # build llama-server, serve a small GGUF
     python -m lawluo --config configs/vllm.yaml chat --role lawyer "试用期可以不交社保吗？"
     python -m lawluo consult --script consultation.json [--save state.json] [--resume state.json]
     python -m lawluo evaluate --answers A.jsonl --references R.jsonl --metrics nhsr,rouge_l --out DIR
@@ -18,6 +19,7 @@
     python -m lawluo bench retrieval --input Q.jsonl [--k 100] [--json OUT.json]   # R@k, MRR, nDCG, CIs
     python -m lawluo bench retrieval --leave-source-out [--sources disc,kinled] [--out report.md]
     python -m lawluo --config configs/vllm.yaml bench tolc --limit 20 --json tolc.json  # ToLC, simulated clients
+    python -m lawluo bench checker [--controls DIR] [--json] [--out FILE]  # checker false alarms, recall
 
 Every result is one JSON object per line on stdout (``chat`` streams plain text, ``bench`` prints a
 table). Errors go to stderr with exit status 2 (bad input or settings) or 1 (missing assets, a model
@@ -88,6 +90,11 @@ def plural(n: int, word: str) -> str:
 
 def read_jsonl_queries(path: str) -> Iterator[tuple[str, str]]:
     """(id, text) per line of a JSONL file; a bad line stops with a message naming it."""
+    return iter([(rid, text) for rid, text, _row in read_jsonl_rows(path)])
+
+
+def read_jsonl_rows(path: str) -> list[tuple[str, str, dict]]:
+    """(id, text, the whole object) per line of a JSONL file; a bad line stops with a message naming it."""
     from .jsonl import JSONLError, read_jsonl, report
 
     try:
@@ -101,10 +108,10 @@ def read_jsonl_queries(path: str) -> Iterator[tuple[str, str]]:
     ]
     if bad:
         raise UsageError(report(bad))
-    rows = [(str(obj.get("id", n)), obj["text"]) for n, obj in lines]
+    rows = [(str(obj.get("id", n)), obj["text"], obj) for n, obj in lines]
     if not rows:
         raise UsageError(f"{path}: no queries in the file")
-    return iter(rows)
+    return rows
 
 
 def _inputs(args: argparse.Namespace, positional: str) -> Iterator[tuple[str, str]]:
@@ -183,23 +190,38 @@ def cmd_search(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_check(args: argparse.Namespace, settings: Settings) -> int:
-    from .law.checker import CitationChecker
+    from .law.checker import CitationChecker, as_of_day
     from .law.database import StatuteDB
 
-    texts = list(_inputs(args, "text"))
+    try:
+        default_day = as_of_day(args.as_of)
+    except ValueError as exc:
+        raise UsageError(f"--as-of: {exc}") from None
+    if args.input and args.text is None:  # each line may carry its own "as_of"
+        texts = [(tid, text, row.get("as_of")) for tid, text, row in read_jsonl_rows(args.input)]
+    else:
+        texts = [(tid, text, None) for tid, text in _inputs(args, "text")]
     checker = CitationChecker(StatuteDB(settings.statutes_path))  # the assets of --config, not the default
     status = 0
-    for tid, text in texts:
+    for tid, text, row_as_of in texts:
         if len(text) > MAX_TEXT_CHARS:
             _warn_cut("check", f"text {tid}", len(text), MAX_TEXT_CHARS, "checked")
             text = text[:MAX_TEXT_CHARS]
         if not text.strip():
             print(f"lawluo check: text {tid} is empty", file=sys.stderr)
             status = 2
-        result = checker.check(text)
+        try:
+            day = as_of_day(row_as_of) if row_as_of not in (None, "") else default_day
+        except (TypeError, ValueError) as exc:
+            print(f"lawluo check: text {tid}: {exc}", file=sys.stderr)
+            _emit({"id": tid, "citations": [], "error": str(exc)})
+            status = 2
+            continue
+        result = checker.check(text, as_of=day)
         _emit(
             {
                 "id": tid,
+                "as_of": day,
                 "citations": [c.as_dict() for c in result.citations],
                 "nhsr": result.nhsr,
                 "counts": result.counts(),
@@ -267,6 +289,13 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
 
     from .llm import LanguageModels, gather
 
+    if args.action == "local":  # build, assemble and serve the local model (lawluo/llm/local_server.py)
+        from .llm.local_server import LocalModelError, command
+
+        try:
+            return command(args, settings.cache_dir, _emit)
+        except LocalModelError as exc:
+            raise UsageError(str(exc)) from None
     if not 0 < args.ping_timeout <= 600:
         raise UsageError(
             "--ping-timeout 须在 0–600 秒之间 (--ping-timeout must be between 0 and 600 seconds)"
@@ -737,6 +766,22 @@ def _bench_leave_source_out(args: argparse.Namespace, settings: Settings) -> int
 BENCH_CHAT_ROLES = tuple(role for role in ROLES if role != "boss")
 
 
+def cmd_bench_checker(args: argparse.Namespace, settings: Settings) -> int:
+    """``bench checker`` (lawluo/law/checker_bench.py): false alarms and recall on the frozen controls."""
+    from .files import write_atomically
+    from .law.checker_bench import ControlsError, command
+
+    try:
+        status, text = command(args, settings.statutes_path, _command_line(args))
+    except ControlsError as exc:
+        raise UsageError(str(exc)) from None
+    _write(text)
+    if args.out:
+        write_atomically(args.out, text)
+        print(f"lawluo bench: wrote {args.out}", file=sys.stderr)
+    return status
+
+
 def cmd_bench_tolc(args: argparse.Namespace, settings: Settings) -> int:
     """``bench tolc`` (lawluo/tolc/bench.py): cases, the firm on counted models, the table and ``--json``."""
     from .files import write_atomically
@@ -869,7 +914,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="check the statutes cited in a text")
     check.add_argument("text", nargs="?", help="the text, or - to read stdin")
-    check.add_argument("--input", help='JSONL file, one {"text": …, "id": …} per line')
+    check.add_argument(
+        "--input", help='JSONL file, one {"text": …, "id": …, "as_of": "YYYY-MM-DD" (optional)} per line'
+    )
+    check.add_argument(
+        "--as-of",
+        metavar="YYYY-MM-DD",
+        help="judge each citation against the version in force on this date (the date the text was "
+        "written, or of the facts); a line's own as_of wins. Default: today's statute book",
+    )
     check.set_defaults(func=cmd_check)
 
     classify = sub.add_parser(
@@ -922,6 +975,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     models = sub.add_parser("models", help="show the model each role uses and whether it can be used")
     models.add_argument(
+        "action",
+        nargs="?",
+        choices=["local"],
+        help="local: build llama.cpp's llama-server once and serve a pinned small GGUF (docs/models.md)",
+    )
+    models.add_argument(
         "--ping",
         action="store_true",
         help="send one one-token request to each distinct usable backend, all at once, without retries",
@@ -932,6 +991,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=10.0,
         help="seconds a ping waits for a model server (default 10)",
     )
+    from .llm.local_server import add_arguments as local_model_arguments
+
+    local_model_arguments(models)
     models.set_defaults(func=cmd_models)
 
     chat = sub.add_parser("chat", help="ask one role's model a question; the answer streams to stdout")
@@ -1103,6 +1165,17 @@ def build_parser() -> argparse.ArgumentParser:
     tolc.add_argument("--json", help="also write the summary and every case's detail here")
     tolc.add_argument("--quiet", action="store_true", help="no progress bar")
     tolc.set_defaults(func=cmd_bench_tolc)
+    checker = benches.add_parser(
+        "checker",
+        help="the citation checker's false alarms on real citations and recall on corrupted ones (frozen controls)",
+        description="Runs the citation checker on the frozen controls of benchmarks/data/checker_controls "
+        "(lawluo/law/checker_bench.py, lawluo/law/controls.py) and prints false-alarm rate, recall and per-verdict "
+        "precision and recall with 95 % bootstrap intervals.",
+    )
+    from .law.checker_bench import add_arguments as checker_bench_arguments
+
+    checker_bench_arguments(checker)
+    checker.set_defaults(func=cmd_bench_checker)
     return parser
 
 

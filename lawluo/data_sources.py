@@ -8,6 +8,8 @@ reads: one home for both, read by the build (:mod:`lawluo.build_assets`), the fe
     DIR/disc/*.jsonl          FudanDISC/DISC-LawLLM
     DIR/lawluo_kinled/*.json  NEFUJing/LawLuo (the KINLED data, from the repository's history)
 
+and the older statute versions this repository keeps in ``data/laws_supplement/`` (:data:`SUPPLEMENT`).
+
 Standard library only: the fetch script imports it before anything is installed. Each file's
 ``sha256`` is that of the file the committed assets were built from, so a fetched folder can be checked
 byte for byte (a folder's: :func:`tree_sha256`).
@@ -275,6 +277,66 @@ SOURCES: tuple[Source, ...] = (
                 "KINLED legal-term dialogues",
             ),
         ),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class SupplementFile:
+    """One file of ``data/laws_supplement/`` (in this repository): the bytes of ``upstream`` at ``commit``."""
+
+    target: str  # path under data/laws_supplement/
+    commit: str  # LawRefBook/Laws commit whose tree holds the file
+    upstream: str  # its path there
+    sha256: str
+    what: str
+
+
+#: Older versions of laws and interpretations that LawRefBook/Laws held in its history but no longer holds
+#: at the pinned commit (each was replaced by a later version there), copied byte for byte. ``build statutes``
+#: adds them after the pinned tree when ``laws/`` is that tree (:data:`SUPPLEMENT_APPLIES_TO`), so that a
+#: citation can be judged against the version in force on a date. The file name's date is the adoption date
+#: the file's header gives for that version.
+SUPPLEMENT_DIR = Path(__file__).resolve().parents[1] / "data" / "laws_supplement"
+SUPPLEMENT_REPO = "LawRefBook/Laws"
+#: ``lawluo.law.build.source_fingerprint`` of ``laws/`` at 2f4c5c2, the tree the supplement completes.
+SUPPLEMENT_APPLIES_TO = "db88e1d8a0f63d5cef89d524988772310e59f16f9ddec0446b68acb09b4fa4cc"
+_C_0320, _C_0420 = "3305c96becda40d0253cc6b9facb33573bddcc56", "3cd6e86b80f0fac5478dc34216c80e8c0a82b9f0"
+SUPPLEMENT: tuple[SupplementFile, ...] = (
+    SupplementFile(
+        "刑法/刑法(2020-12-26).md",
+        _C_0420,
+        "刑法/刑法.md",
+        "0f94a21c2e86ede0a589250b4a2b92cc0f94bc20e91e634c1dbbe7a79dac48d2",
+        "刑法 as amended by 修正案（十一）, in force 2021-03-01 to 2024-02-29 (the pinned 刑法.md adds 修正案（十二）)",
+    ),
+    SupplementFile(
+        "社会法/劳动合同法(2007-06-29).md",
+        _C_0320,
+        "社会法/劳动合同法.md",
+        "59433443c035aa15c876f5d74e1856d042ffaf9ae52cda8219494da5365832e1",
+        "劳动合同法 as adopted in 2007, in force 2008-01-01 to 2013-06-30 (the pinned tree: the 2012 amendment)",
+    ),
+    SupplementFile(
+        "司法解释/最高人民法院关于适用《中华人民共和国民事诉讼法》的解释(2014-12-18).md",
+        _C_0320,
+        "司法解释/最高人民法院关于适用《中华人民共和国民事诉讼法》的解释.md",
+        "9668b14834c2f0157a56efa0ba7cc4395c482e81898f5a2ae910b61fb7cb69bc",
+        "民诉法解释 (法释〔2015〕5号), in force 2015-02-04 to 2020-12-31 (the pinned tree: 2020 and 2022)",
+    ),
+    SupplementFile(
+        "司法解释/最高人民法院关于审理民间借贷案件适用法律若干问题的规定(2020-08-18).md",
+        _C_0420,
+        "司法解释/最高人民法院关于审理民间借贷案件适用法律若干问题的规定.md",
+        "d7283a69d0f509475eadf940279f287cdccc8f4aaec4ece183434170a3179298",
+        "民间借贷规定 as amended in August 2020, in force 2020-08-20 to 2020-12-31 (the pinned tree: 2020-12-29)",
+    ),
+    SupplementFile(
+        "司法解释/最高人民法院关于审理医疗损害责任纠纷案件适用法律若干问题的解释(2017-03-27).md",
+        _C_0420,
+        "司法解释/最高人民法院关于审理医疗损害责任纠纷案件适用法律若干问题的解释.md",
+        "6b60fb8bfcd091e3a5a04b5254a181d52aee3c22a3395591d91558627a3395a8",
+        "医疗损害责任解释 of 2017, in force 2017-12-14 to 2020-12-31 (the pinned tree: 2020-12-29)",
     ),
 )
 

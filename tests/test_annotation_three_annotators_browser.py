@@ -336,11 +336,11 @@ def test_three_annotators_and_an_admin_until_every_statistic_has_a_value(browser
         wait_ready(person.page)
         person.page.shot("first-item", full=False)
 
-    def auto_hallucinated(item_id: str, side: str) -> dict[str, bool]:
+    def auto_hallucinated(item_id: str, side: str) -> dict[str, str]:
+        """The checker's verdicts, as the statistics tab gives them."""
         item = app.store.item(item_id)
         return {
-            s.key: s.hallucinated
-            for s in cited_statutes(checker, item.answer_a if side == "a" else item.answer_b)
+            s.key: s.verdict for s in cited_statutes(checker, item.answer_a if side == "a" else item.answer_b)
         }
 
     auto = AutoMetrics.read(app.auto)

@@ -1,4 +1,5 @@
-"""The annotators' verdicts have one home (eval_ui/verdicts.py); every consumer covers every row."""
+"""The annotators' verdicts have one home (eval_ui/verdicts.py); every consumer covers every row, and the
+statute labels name the checker's verdicts one to one (lawluo/law/verdicts.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from eval_ui import annotate_tab, stats, store, verdicts
 from eval_ui.verdicts import VERDICT_TABLE
+from lawluo.law import verdicts as checked
 
 ROWS = pytest.mark.parametrize("row", VERDICT_TABLE, ids=[v.code for v in VERDICT_TABLE])
 
@@ -90,3 +92,61 @@ def test_statute_codes_are_unique_and_only_the_migrations_code_has_no_flag():
     assert len(set(codes)) == len(codes) and verdicts.STATUTE_LABELS == tuple(codes[:-1])
     assert [c for c, flag in verdicts.STATUTE_HALLUCINATED.items() if flag is None] == ["legacy_unticked"]
     assert verdicts.STATUTE_HALLUCINATED["correct"] is False
+
+
+# -- statute labels ↔ the checker's verdicts (issue 40) ---------------------------------------------
+
+CHECKER_ROWS = pytest.mark.parametrize(
+    "verdict", checked.VERDICT_TABLE, ids=[v.code for v in checked.VERDICT_TABLE]
+)
+
+
+@CHECKER_ROWS
+def test_every_checker_verdict_has_exactly_one_annotator_label_with_the_same_hallucinated_flag(verdict):
+    labels = [v for v in verdicts.STATUTE_LABEL_TABLE if verdict.code in v.checker_verdicts]
+    assert len(labels) == 1, f"checker verdict {verdict.code!r} needs one annotator label, has {labels}"
+    assert labels[0].code == verdicts.CHECKER_LABEL[verdict.code]
+    assert labels[0].hallucinated is verdict.hallucinated
+
+
+@STATUTE_ROWS
+def test_every_annotator_label_with_a_kind_names_checker_verdicts_and_a_kind_of_error_names_one(row):
+    assert set(row.checker_verdicts) <= set(checked.VERDICTS), row.checker_verdicts
+    if row.code == "wrong":  # hallucinated, kind not given: no verdict in particular
+        assert row.hallucinated is True and row.error_kind is None and row.checker_verdicts == ()
+    elif row.code == verdicts.LEGACY_UNTICKED:  # no judgement at all
+        assert row.checker_verdicts == ()
+    elif row.hallucinated:  # a kind of error is one verdict, and the other way round
+        assert row.error_kind and len(row.checker_verdicts) == 1, f"label {row.code!r} needs its one verdict"
+    else:  # 真实 Correct: every verdict that is not a hallucination
+        assert set(row.checker_verdicts) == checked.NOT_HALLUCINATED
+
+
+def test_error_kinds_are_unique_and_outdated_versions_have_their_label():
+    kinds = [v.error_kind for v in verdicts.STATUTE_LABEL_TABLE if v.error_kind]
+    assert len(kinds) == len(set(kinds))
+    row = next(v for v in verdicts.STATUTE_LABEL_TABLE if v.code == "wrong_version")
+    assert (row.label, row.error_kind, row.checker_verdicts) == (
+        "旧版本 Outdated version",
+        "version",
+        ("outdated_version",),
+    )
+    assert "wrong_version" in verdicts.STATUTE_LABELS  # a form may give it
+
+
+def test_a_store_made_before_wrong_version_opens_unchanged_and_takes_it(tmp_path):
+    from tests.test_annotation_migration import UNTICKED, WRONG, schema_1_file
+
+    path = tmp_path / "old.sqlite"
+    schema_1_file(path)  # an old-form store: opening it runs every migration, none of them new
+    with store.AnnotationStore(path) as s:
+        before = s.statute_labels_frame()
+        assert set(before["label"]) == {"wrong", "legacy_unticked"}
+        s.add_annotator("admin", role="admin")
+        label = store.LabelInput("tie", left=store.AnswerLabel({WRONG: "wrong_version", UNTICKED: "correct"}))
+        s.save_label("admin", "q1", label, "admin-1")
+        mine = s.statute_labels_frame().query("annotator == 'admin'").set_index("statute")
+    assert (mine.loc[WRONG, "label"], mine.loc[WRONG, "hallucinated"], mine.loc[WRONG, "error_kind"]) == (
+        "wrong_version", True, "version",
+    )  # fmt: skip
+    assert mine.loc[UNTICKED, "hallucinated"] is not None and not mine.loc[UNTICKED, "hallucinated"]

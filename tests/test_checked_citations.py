@@ -28,7 +28,7 @@ from lawluo.law.database import StatuteDB
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "checked_citations.jsonl"
 STATUTES = ROOT / "assets" / "statutes.sqlite"
-WITH_MATCHED = ("wrong_number", "repealed", "outdated_version")
+WITH_MATCHED = ("wrong_number", "repealed", "outdated_version", "amended_since")
 
 
 def _load() -> list[dict]:
@@ -40,7 +40,7 @@ ENTRIES = _load()
 
 
 def _entry_id(e: dict) -> str:
-    return f"{e['source']}/{e['id']}/{e['law']}/{e['article']}"
+    return f"{e['source']}/{e['id']}/{e['law']}/{e['article']}" + (f"@{e['as_of']}" if e.get("as_of") else "")
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def _param(entry: dict):
 
 @pytest.mark.parametrize("entry", [_param(e) for e in ENTRIES])
 def test_checker_agrees_with_hand_verdict(hand_checker, entry):
-    result = hand_checker.check(entry["text"])
+    result = hand_checker.check(entry["text"], as_of=entry.get("as_of"))  # the day it was written, if known
     found = [
         c
         for c in result.citations

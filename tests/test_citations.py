@@ -77,7 +77,7 @@ def test_statement_after_gui_ding_is_content_but_advice_to_the_client_is_not(ext
     (c,) = extract("《劳动合同法》第三十七条规定，劳动者提前三十日以书面形式通知用人单位，可以解除劳动合同。")
     assert c.content_kind == "stated"
     (c,) = extract("根据《劳动合同法》第三十七条规定，您可以提前三十日通知单位。")
-    assert c.quoted is None and c.content_kind == "none"
+    assert c.quoted is None and c.content_kind == "applied"
 
 
 def test_references_inside_quoted_statute_text_are_not_citations(extract):

@@ -146,7 +146,7 @@ def test_evaluate_writes_all_its_files_or_none(capsys, tmp_path):
     previous = tmp_path / "previous"
     assert run(capsys, *argv, previous)[0] == 0
     sizes = {p.name: p.stat().st_size for p in previous.iterdir()}
-    assert set(sizes) == SUMMARY | {"details.jsonl"}
+    assert set(sizes) == SUMMARY | {"details.jsonl", "citations.csv"}
     biggest_summary = max(sizes[name] for name in SUMMARY)
     assert sizes["details.jsonl"] > biggest_summary + 100
     before = {p.name: p.read_bytes() for p in previous.iterdir()}

@@ -820,3 +820,160 @@ def test_bradley_terry_components_fit_each_connected_set_on_its_own():
     r = bradley_terry(one_sided, n_boot=0, components=True).set_index("system")
     assert r.loc[["z", "w"], "rating"].isna().all() and r.loc[["x", "y"], "rating"].notna().all()
     assert "component" in r.attrs["note"] and "Ford" in r.attrs["note"]
+
+
+# --------------------------------------------------------------------------- the checker per verdict (issue 40)
+
+
+def _label_space(codes):
+    """Each checker verdict as the lawyers' label that names it (eval_ui/verdicts.py)."""
+    from eval_ui.verdicts import CHECKER_LABEL
+
+    return [CHECKER_LABEL[c] for c in codes]
+
+
+def test_verdict_agreement_random_against_sklearn_and_by_hand():
+    from eval_ui.verdicts import CHECKER_LABEL, STATUTE_HALLUCINATED
+    from lawluo.law.verdicts import BY_CODE, VERDICTS
+
+    rng = np.random.default_rng(7)
+    n = 400
+    checker = list(rng.choice(VERDICTS, size=n))
+    lawyers = []
+    for verdict in checker:  # mostly the label naming the checker's verdict; some noise, some "wrong"
+        r = rng.random()
+        if r < 0.6:
+            lawyers.append(CHECKER_LABEL[verdict])
+        elif r < 0.7:
+            lawyers.append("wrong")
+        elif r < 0.75:
+            lawyers.append(None)
+        elif r < 0.78:
+            lawyers.append("legacy_unticked")
+        else:
+            lawyers.append(str(rng.choice(["correct", "wrong_number", "wrong_content", "wrong_version"])))
+    result = stats.verdict_agreement(checker, lawyers, n_boot=300, seed=1)
+    kept = [(c, h) for c, h in zip(checker, lawyers, strict=True) if h not in (None, "legacy_unticked")]
+    with_kind = [(c, h) for c, h in kept if h != "wrong"]
+    assert (result["n"], result["n_with_kind"]) == (len(kept), len(with_kind))
+    assert [row["verdict"] for row in result["rows"]] == list(VERDICTS)
+    for row in result["rows"]:
+        v = row["verdict"]
+        given = [h for c, h in kept if c == v]
+        flags = [STATUTE_HALLUCINATED[h] == BY_CODE[v].hallucinated for h in given]
+        exact = [h == CHECKER_LABEL[v] for c, h in with_kind if c == v]
+        assert (row["statutes"], row["with_kind"]) == (len(given), len(exact))
+        assert row["same_hallucinated"] == pytest.approx(np.mean(flags))
+        assert (row["same_hallucinated_low"], row["same_hallucinated_high"]) == pytest.approx(
+            stats.wilson_interval(sum(flags), len(flags))
+        )
+        assert row["same_verdict"] == pytest.approx(np.mean(exact))
+        # κ one-vs-rest in the lawyers' categories, as sklearn computes it
+        auto = [a == row["label"] for a in _label_space([c for c, _ in with_kind])]
+        human = [h == row["label"] for _, h in with_kind]
+        assert row["kappa"] == pytest.approx(cohen_kappa_score(auto, human))
+        assert row["kappa_low"] <= row["kappa_high"]
+    by_code = {row["verdict"]: row for row in result["rows"]}
+    assert by_code["verified"]["kappa"] == by_code["no_content"]["kappa"]  # both are 真实 to a lawyer
+    assert stats.verdict_agreement(checker, lawyers, n_boot=300, seed=1) == result  # reproducible
+
+
+def test_verdict_agreement_bootstraps_kappa_over_items_with_the_shared_resampler():
+    checker = [
+        "verified",
+        "wrong_number",
+        "verified",
+        "not_found",
+        "wrong_number",
+        "verified",
+        "repealed",
+        "verified",
+    ]
+    lawyers = [
+        "correct",
+        "wrong_number",
+        "wrong_number",
+        "wrong_not_found",
+        "correct",
+        "correct",
+        "wrong",
+        "correct",
+    ]
+    groups = ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"]
+    resampler = stats.Resampler(["q1", "q2", "q3", "q4", "q5"], n_boot=400, seed=2)
+    result = stats.verdict_agreement(checker, lawyers, groups, resampler=resampler)
+    row = next(r for r in result["rows"] if r["verdict"] == "wrong_number")
+    # By hand: the 7 statutes with a kind (q4's "wrong" left out); per item the sums of (x, y, xy, 1).
+    x = [0, 1, 0, 0, 1, 0, 0]  # the checker says wrong_number
+    y = [0, 1, 1, 0, 0, 0, 0]  # the lawyers say wrong_number
+    items = [0, 0, 1, 1, 2, 2, 3]
+    per_item = np.zeros((5, 4))
+    for xi, yi, item in zip(x, y, items, strict=True):
+        per_item[item] += [xi, yi, xi * yi, 1]
+    sums = resampler.counts @ per_item
+    xs, ys, both, ns = sums.T
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_o = (ns - xs - ys + 2 * both) / ns
+        p_e = (xs * ys + (ns - xs) * (ns - ys)) / ns**2
+        draws = (p_o - p_e) / (1 - p_e)
+    draws = draws[np.isfinite(draws) & ~np.isclose(p_e, 1.0)]
+    assert row["kappa"] == pytest.approx(cohen_kappa_score(x, y))
+    assert (row["kappa_low"], row["kappa_high"]) == pytest.approx(tuple(np.percentile(draws, [2.5, 97.5])))
+    # The shares are bootstrapped over the same items: wrong_number's coarse share is 1/2 (q3 says correct).
+    assert row["same_hallucinated"] == pytest.approx(0.5) and row["same_hallucinated_low"] is not None
+    repealed = next(r for r in result["rows"] if r["verdict"] == "repealed")
+    assert (repealed["statutes"], repealed["same_hallucinated"], repealed["with_kind"]) == (1, 1.0, 0)
+    assert repealed["same_verdict"] is None  # its only label, "wrong", names no kind
+
+
+def test_verdict_agreement_edge_cases():
+    empty = stats.verdict_agreement([], [])
+    assert empty["n"] == 0 and all(r["statutes"] == 0 and r["kappa"] is None for r in empty["rows"])
+    dropped = stats.verdict_agreement(
+        ["verified", None, "not_found", "verified"], [None, "correct", "wrong", "legacy_unticked"]
+    )
+    assert (dropped["n"], dropped["dropped"], dropped["n_with_kind"]) == (1, 3, 0)
+    same = stats.verdict_agreement(["verified", "verified"], ["correct", "correct"])
+    assert same["rows"][0]["same_verdict"] == 1.0 and same["rows"][0]["kappa"] is None  # κ undefined
+    with pytest.raises(ValueError, match="unknown checker verdict"):
+        stats.verdict_agreement(["hallucinated"], ["correct"])
+    with pytest.raises(ValueError, match="unknown statute label"):
+        stats.verdict_agreement(["verified"], ["maybe"])
+    with pytest.raises(ValueError, match="same length"):
+        stats.verdict_agreement(["verified"], [])
+
+
+def test_majority_label():
+    assert stats.majority_label(["wrong_version", "wrong_version", "wrong_number"]) == "wrong_version"
+    assert stats.majority_label(["correct", "correct", "wrong_repealed"]) == "correct"
+    assert stats.majority_label([nan, "wrong"]) == "wrong"
+    assert stats.majority_label(["legacy_unticked"]) is None
+    with pytest.raises(ValueError, match="unknown statute label"):
+        stats.majority_label(["maybe"])
+
+
+def test_majority_labels_of_many_statutes_agree_with_counting_each_by_hand():
+    from collections import Counter
+
+    from eval_ui.verdicts import STATUTE_CHECKER_VERDICTS, STATUTE_CODES, STATUTE_HALLUCINATED
+
+    rng = np.random.default_rng(3)
+    codes = [None if rng.random() < 0.1 else str(rng.choice(STATUTE_CODES)) for _ in range(3000)]
+    groups = list(rng.integers(0, 700, size=3000))
+    found = stats.majority_labels(codes, groups)
+    for group, label in found.items():
+        mine = [c for c, g in zip(codes, groups, strict=True) if g == group]
+        flags = [
+            STATUTE_HALLUCINATED[c] for c in mine if c is not None and STATUTE_HALLUCINATED[c] is not None
+        ]
+        side = majority(flags)
+        if side is None:
+            assert label is None, (group, mine)
+            continue
+        kinds = Counter(
+            c for c in mine if c and STATUTE_HALLUCINATED[c] is side and STATUTE_CHECKER_VERDICTS[c]
+        )
+        ranked = kinds.most_common()
+        expected = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else "wrong"
+        assert label == expected, (group, mine)
+    assert sorted(found.index) == sorted(set(groups))

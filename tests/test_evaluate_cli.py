@@ -9,6 +9,8 @@ import json
 import pytest
 
 from lawluo.cli import main
+from lawluo.law.content_kinds import CONTENT_KINDS
+from lawluo.law.verdicts import CONTENT_BEARING, HALLUCINATED
 from lawluo.metrics import overlap
 from tests.fakes.judge_responder import JudgeResponder
 from tests.fakes.live_app import model_environ
@@ -74,14 +76,20 @@ def test_no_judge_metrics_on_real_answers_match_the_metrics_computed_directly(
     for row in rows:
         mine = [a for a in answers if a["system"] == row["system"]]
         results = [checker.check(a["answer"]) for a in mine]
-        checked = [c for r in results for c in r.citations if c.verdict != "no_content"]
-        verified = sum(c.verdict == "verified" for c in checked)
+        checked = [c for r in results for c in r.citations if c.verdict in CONTENT_BEARING]
+        right = sum(c.verdict not in HALLUCINATED for c in checked)  # verified, amended_since
         assert row["statutes"] == len(checked)
-        assert row["nhsr"] == (verified / len(checked) if checked else None)
+        assert row["nhsr"] == (right / len(checked) if checked else None)
         rouge = [overlap.rouge_l(a["answer"], reference[a["id"]]) for a in mine]
         assert row["rouge_l"] == pytest.approx(sum(rouge) / len(rouge))
         assert 0 <= row["meteor"] <= 1
-    assert {p.name for p in out.iterdir()} == {"summary.csv", "summary.md", "summary.json", "details.jsonl"}
+    assert {p.name for p in out.iterdir()} == {
+        "summary.csv", "summary.md", "summary.json", "details.jsonl", "citations.csv",
+    }  # fmt: skip
+    with (out / "citations.csv").open(encoding="utf-8") as f:
+        cited = list(csv.DictReader(f))
+    assert len(cited) == sum(len(checker.check(a["answer"]).citations) for a in answers)
+    assert {r["content_kind"] for r in cited} <= set(CONTENT_KINDS)
     details = [json.loads(line) for line in (out / "details.jsonl").open(encoding="utf-8")]
     assert len(details) == len(answers)
     assert {"id", "system", "nhsr", "rouge_l", "meteor"} <= set(details[0])
@@ -358,3 +366,27 @@ def test_a_blank_reference_leaves_only_its_overlap_scores_missing(capsys, tmp_pa
     details = [json.loads(line) for line in (tmp_path / "o" / "details.jsonl").open(encoding="utf-8")]
     assert details[0]["rouge_l"] is None and details[1]["rouge_l"] > 0
     assert row["rouge_l"] == details[1]["rouge_l"]
+
+
+def test_an_answers_as_of_column_judges_its_citations_as_of_that_day(capsys, tmp_path, no_model):
+    """The same quotation of 公司法 (2018) art. 26: right when written in 2019 (amended since), an older
+    version's text in an answer of today; a date that is not one is refused with its line."""
+    quote = "《公司法》第二十六条规定：有限责任公司的注册资本为在公司登记机关登记的全体股东认缴的出资额。"
+    write_jsonl(tmp_path / "r.jsonl", [{"id": "q0", "question": "问", "reference": "答"}])
+    write_jsonl(
+        tmp_path / "a.jsonl",
+        [
+            {"id": "q0", "system": "then", "answer": quote, "as_of": "2019-06-01"},
+            {"id": "q0", "system": "now", "answer": quote},
+        ],
+    )
+    code, _, err = evaluate(
+        capsys, tmp_path / "a.jsonl", tmp_path / "r.jsonl", tmp_path / "o", "--metrics", "nhsr", "--quiet"
+    )
+    assert code == 0, err
+    details = [json.loads(line) for line in (tmp_path / "o" / "details.jsonl").open(encoding="utf-8")]
+    verdicts = {d["system"]: d["nhsr"]["citations"][0]["verdict"] for d in details}
+    assert verdicts == {"then": "amended_since", "now": "outdated_version"}
+    write_jsonl(tmp_path / "bad.jsonl", [{"id": "q0", "system": "s", "answer": quote, "as_of": "2019-02-30"}])
+    code, _, err = evaluate(capsys, tmp_path / "bad.jsonl", tmp_path / "r.jsonl", tmp_path / "o2")
+    assert code == 2 and "bad.jsonl:1" in err and '"as_of"' in err and "Traceback" not in err

@@ -22,8 +22,9 @@ from eval_ui.consistency import (
     missing_statistics,
     report_from_store,
 )
+from eval_ui.verdicts import STATUTE_HALLUCINATED
 
-HALLUCINATED = {None: None, "legacy_unticked": None, "correct": False, "wrong": True, "wrong_number": True}
+HALLUCINATED = {None: None, **STATUTE_HALLUCINATED}  # eval_ui/verdicts.py
 
 
 def label_row(annotator, item_id, system_a, system_b, verdict, rel=5.0, tlc=5.0, seconds=60.0):
@@ -67,9 +68,12 @@ def full_data(n_items: int = 40, seed: int = 0):
     return frames(labels, statutes)
 
 
-def checker(item_id: str, side: str) -> dict[str, bool]:
+def checker(item_id: str, side: str) -> dict[str, str]:
+    """The checker's verdicts (as the statistics tab gives them): one statute in three a wrong number."""
     n = int(item_id.split(":")[0][1:])
-    return {f"《民法典》第{n * 4 + k}条": (n + k) % 3 == 0 for k in range(2)}
+    return {
+        f"《民法典》第{n * 4 + k}条": "wrong_number" if (n + k) % 3 == 0 else "verified" for k in range(2)
+    }
 
 
 def auto_for(labels: pd.DataFrame, tmp_path, seed: int = 1) -> AutoMetrics:
@@ -332,3 +336,64 @@ def test_report_from_a_store_with_statute_labels_and_an_adjudication(tmp_path):
     assert raw.statistics["alpha_verdict"].value == resolved.statistics["alpha_verdict"].value
     progress = {row["annotator"]: row for row in raw.statistics["progress"].value}
     assert progress["u1"]["done"] == 4 and progress["u1"]["labels"] == 4
+
+
+# --------------------------------------------------------------------------- the checker per verdict (issue 40)
+
+PER_VERDICT = "每种判定与律师的一致 The checker against the lawyers, per verdict"
+
+
+def test_each_checker_verdict_is_compared_with_the_lawyers_majority_label():
+    rows = [label_row(who, f"q{n}:x:y", "x", "y", "A") for n in range(3) for who in ("u1", "u2", "u3")]
+    labels = {  # statute → (the checker's verdict, the three lawyers' labels)
+        ("q0:x:y", "s1"): ("verified", ["correct", "correct", "wrong"]),  # majority correct: agrees
+        ("q0:x:y", "s2"): (
+            "wrong_number",
+            ["wrong_number", "wrong", "correct"],
+        ),  # hallucinated, wrong_number
+        ("q1:x:y", "s3"): ("wrong_number", ["wrong", "wrong", "correct"]),  # hallucinated, no kind
+        ("q1:x:y", "s4"): ("outdated_version", ["wrong_version", "wrong_version", "wrong_number"]),
+        ("q2:x:y", "s5"): (
+            "amended_since",
+            ["correct", "wrong_version", "correct"],
+        ),  # not hallucinated: agrees
+        ("q2:x:y", "s6"): ("content_mismatch", ["correct", "correct", None]),  # the lawyers disagree
+        ("q2:x:y", "s7"): ("not_found", ["wrong_not_found", "correct", None]),  # split: left out
+    }
+    statutes = [
+        statute_row(who, item, "a", "x", key, code)
+        for (item, key), (_, codes) in labels.items()
+        for who, code in zip(("u1", "u2", "u3"), codes, strict=True)
+    ]
+    says = {}
+    for (item, key), (verdict, _) in labels.items():
+        says.setdefault(item, {})[key] = verdict
+    report = human_consistency(*frames(rows, statutes), lambda i, s: says[i] if s == "a" else {}, n_boot=100)
+    statistic = report.statistics["verdict_agreement"]
+    assert statistic.n == 6 and statistic.extra["with_kind"] == 5  # s7 split; s3's majority names no kind
+    by = {row["verdict"]: row for row in statistic.value}
+    assert (by["wrong_number"]["statutes"], by["wrong_number"]["same_hallucinated"]) == (2, 1.0)
+    assert (by["wrong_number"]["with_kind"], by["wrong_number"]["same_verdict"]) == (1, 1.0)
+    assert (by["outdated_version"]["label"], by["outdated_version"]["same_verdict"]) == ("wrong_version", 1.0)
+    assert by["amended_since"]["same_hallucinated"] == 1.0 and by["amended_since"]["label"] == "correct"
+    assert by["content_mismatch"]["same_hallucinated"] == 0.0 and by["not_found"]["statutes"] == 0
+    assert by["repealed"]["statutes"] == 0 and by["repealed"]["same_verdict"] is None
+    section = report.section(PER_VERDICT)
+    assert list(section.table["verdict"]) == [row["verdict"] for row in statistic.value]
+    assert "left out of the exact level" in section.note and "有误 wrong" in section.note
+    shown = section.table.set_index("verdict")  # each share with its interval in one cell; — where none
+    assert shown.loc["wrong_number", "same hallucinated [95% CI]"].startswith("1.000 [")
+    assert shown.loc["repealed", "same verdict [95% CI]"] == "—"
+    # The NHSR yes/no comparison reads the same verdicts (amended_since is not a hallucination).
+    assert report.statistics["nhsr_accuracy"].n == 6
+
+
+def test_the_per_verdict_table_says_what_it_needs():
+    rows = [label_row("u1", "q0:x:y", "x", "y", "A")]
+    statutes = [statute_row("u1", "q0:x:y", "a", "x", "s1", "wrong_number")]
+    without = human_consistency(*frames(rows, statutes), None, n_boot=20).statistics["verdict_agreement"]
+    assert without.value is None and "statute checker" in without.needs
+    flags = human_consistency(*frames(rows, statutes), lambda i, s: {"s1": True}, n_boot=20)
+    assert flags.statistics["verdict_agreement"].value is None
+    assert "not only its hallucinated yes/no" in flags.statistics["verdict_agreement"].needs
+    assert flags.statistics["nhsr_accuracy"].value == 1.0  # a yes/no still serves the NHSR comparison

@@ -104,6 +104,37 @@ def test_adjudicated_source_and_choices(service):
     assert [c[0] if isinstance(c, tuple) else c for c in first.choices] == ["x", "y"]
 
 
+def test_the_admin_sees_the_checker_against_the_lawyers_per_verdict(tmp_path, checker):
+    from tests.test_statute_tab import CIVIL_CODE_1079, CONTRACT_LAW_107
+
+    store = AnnotationStore(tmp_path / "annotations.sqlite")
+    service = AnnotationService(
+        store, users=parse_users("root:rootpw:admin,alice:alicepw,bob:bobpw"), checker=checker
+    )
+    answer = CIVIL_CODE_1079 + CONTRACT_LAW_107  # the checker: verified, then repealed
+    store.import_items([Item(f"q{n}:x:y", f"问题{n}", answer, "没有引用。", "x", "y") for n in range(2)])
+    for name, role in (("root", "admin"), ("alice", "annotator"), ("bob", "annotator")):
+        service.register(name, role, assign=False)
+    service.assign()
+    first, second = service.statute_keys("q0:x:y", "a")
+    assert [s.verdict for s in service.statutes("q0:x:y", "a")] == ["verified", "repealed"]
+    for name, codes in (("alice", ("correct", "wrong_repealed")), ("bob", ("correct", "wrong"))):
+        for n in range(2):
+            shown = store.assignment(name, f"q{n}:x:y")
+            answer_a = AnswerLabel(dict(zip((first, second), codes, strict=True)))
+            left, right = (AnswerLabel(), answer_a) if shown.swapped else (answer_a, AnswerLabel())
+            store.save_label(name, shown.item.id, LabelInput(shown.to_shown("A"), left, right), f"{name}{n}")
+    html, _, data, *_ = stats_tab.compute_statistics(service, "raw", request=as_user("root"))
+    store.close()
+    assert "The checker against the lawyers, per verdict" in html and "amended_since" in html
+    rows = {row["verdict"]: row for row in data["statistics"]["verdict_agreement"]["value"]}
+    assert (rows["verified"]["statutes"], rows["verified"]["same_verdict"]) == (2, 1.0)
+    # repealed: alice says 已废止, bob 有误 without a kind → the majority is hallucinated, kind wrong_repealed
+    assert (rows["repealed"]["statutes"], rows["repealed"]["same_hallucinated"], rows["repealed"]["same_verdict"]) == (
+        2, 1.0, 1.0,
+    )  # fmt: skip
+
+
 # --------------------------------------------------------------------------- in the browser
 
 

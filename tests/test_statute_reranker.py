@@ -52,8 +52,10 @@ QUESTIONS = [
 
 @pytest.fixture
 def searcher(statute_searcher, monkeypatch):
-    """The shipped searcher with its feature tables from :data:`ROWS` and no reranker (restored after)."""
+    """The shipped searcher with its feature tables from :data:`ROWS`, no reranker and no dense first stage
+    — what a reranker reorders is the sparse ranking — (restored after)."""
     monkeypatch.setattr(statute_searcher, "reranker", None)
+    monkeypatch.setattr(statute_searcher, "dense", None)
     monkeypatch.setattr(statute_searcher, "features", statute_searcher.features)
     statute_searcher.attach_features(ROWS)
     return statute_searcher

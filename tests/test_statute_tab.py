@@ -32,7 +32,7 @@ class Exploding:
     def search(self, query, k):
         raise RuntimeError("index <b>corrupt</b>")
 
-    def check(self, text):
+    def check(self, text, as_of=None):
         raise RuntimeError("boom")
 
 

@@ -17,7 +17,7 @@ from lawluo.law import checker, verdicts
 from lawluo.law.verdicts import VERDICT_TABLE
 from lawluo.metrics.nhsr import AnswerStatutes, summarise_nhsr
 from lawluo.metrics.registry import summary_columns
-from lawluo.ui.render import verdict_badge
+from lawluo.ui.render import nhsr_line, verdict_badge
 
 ROWS = pytest.mark.parametrize("row", VERDICT_TABLE, ids=[v.code for v in VERDICT_TABLE])
 
@@ -64,3 +64,15 @@ def test_nhsr_is_one_computation_for_the_checker_and_the_metric(codes):
     from_checker = checker.CheckResult([Cited(c) for c in codes]).nhsr
     from_metric = AnswerStatutes([{"verdict": c} for c in codes]).nhsr
     assert from_checker == from_metric == verdicts.nhsr(codes)
+
+
+@pytest.mark.parametrize("codes", list(itertools.product(verdicts.VERDICTS, repeat=2)))
+def test_the_apps_nhsr_line_counts_what_nhsr_counts(codes):
+    line = nhsr_line(verdicts.nhsr(codes), verdicts.counts(codes))
+    bearing = [c for c in codes if c in verdicts.CONTENT_BEARING]
+    if not bearing:
+        assert "no citation carries content" in line
+        return
+    right = sum(c not in verdicts.HALLUCINATED for c in bearing)
+    assert line.startswith(f"NHSR {right}/{len(bearing)} = {right / len(bearing):.2f}")
+    assert AnswerStatutes([{"verdict": c} for c in codes]).non_hallucinated == right

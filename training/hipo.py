@@ -34,8 +34,9 @@ batch as the dataset column ``hallucinated``. Also added here: the hard-sample f
 generated answers, batched generation, and the per-round bookkeeping (``round-N`` folders).
 
 Hallucinated statutes are found by the rules of :class:`lawluo.metrics.nhsr.NHSRMetric` only (no LLM
-judge in the training loop): a statute is hallucinated when the checker's verdict is neither
-``verified`` nor ``no_content`` (name and number real, nothing quoted to check), i.e. ``wrong_number``,
+judge in the training loop): a statute is hallucinated when the checker's verdict is one the verdict
+table (:mod:`lawluo.law.verdicts`) calls hallucinated — not ``verified``, ``amended_since`` (right when
+written) or ``no_content`` (name and number real, nothing quoted to check), i.e. ``wrong_number``,
 ``content_mismatch``, ``not_found``, ``repealed`` or ``outdated_version``. An answer that cites nothing
 counts as not hallucinated.
 
@@ -89,7 +90,8 @@ def select_hard_samples(
 
 
 def count_hallucinated(citations: Sequence[dict]) -> int:
-    """Citations (``Checked.as_dict()``) whose verdict is neither ``verified`` nor ``no_content``.
+    """Citations (``Checked.as_dict()``) whose verdict is hallucinated (not ``verified``, ``amended_since``
+    or ``no_content``: :data:`lawluo.law.verdicts.NOT_HALLUCINATED`).
 
     >>> count_hallucinated([{"verdict": "verified"}, {"verdict": "not_found"}, {"verdict": "no_content"},
     ...                     {"verdict": "repealed"}])

@@ -159,7 +159,8 @@ class BossReward:
 
 class HallucinatedStatutes:
     """A TRL reward function: how many statutes each completion cites that are hallucinated (the NHSR
-    check's verdict is neither ``verified`` nor ``no_content``); weighted by −λ. Logs ``nhsr``."""
+    check's verdict is hallucinated: not ``verified``, ``amended_since`` or ``no_content``); weighted by −λ.
+    Logs ``nhsr``."""
 
     __name__ = "hallucinated_statutes"
 

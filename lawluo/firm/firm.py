@@ -46,7 +46,7 @@ from ..agents.lawyer import (
 )
 from ..agents.receptionist import Receptionist
 from ..agents.secretary import ReportInput, Secretary, load_examples
-from ..law.checker import CitationChecker
+from ..law.checker import CitationChecker, as_of_day
 from ..llm import Cancelled, Deadline, LanguageModels, LLMError, StreamInterrupted
 from ..llm.budget import within
 from ..tolc import Tree, TreeBuilder, statement_key
@@ -192,6 +192,12 @@ class Firm:
         with self._step(state, "receptionist", "override") as event:
             event.summary, event.kind = f"咨询人改派为 {chosen.name}", "override"
         state.domain = chosen.id
+
+    def set_facts_date(self, state: Consultation, value: str | date | None) -> str | None:
+        """The date of the facts as the client gives it: the answers' citations are judged against the
+        statute book of that day (``None`` or ``""``: today's). ``ValueError`` as :func:`facts_day`."""
+        state.as_of = facts_day(value)
+        return state.as_of
 
     def clarify(
         self,
@@ -620,10 +626,11 @@ class Firm:
         turn.text = turn.text[:MAX_ANSWER_CHARS]  # a runaway model: kept within what a saved file may hold
         if turn.text:
             with self._step(state, "checker", "check citations") as event:
-                result = self.checker.check(turn.text)
+                as_of = state.as_of or date.today().isoformat()  # the client's date of the facts, or today
+                result = self.checker.check(turn.text, as_of=as_of)
                 turn.citations = [c.as_dict() for c in result.citations]
                 turn.nhsr = result.nhsr
-                event.summary = f"{len(turn.citations)} citations, NHSR {turn.nhsr}"
+                event.summary = f"{len(turn.citations)} citations as of {as_of}, NHSR {turn.nhsr}"
             # the boss scores a lawyer's answer, not the extract given without a lawyer model or in place
             # of an answer held back
             scored = self.lawyer.available and not turn.note and not turn.held_back
@@ -703,3 +710,12 @@ def _ms(start: float) -> float:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def facts_day(value: str | date | None) -> str | None:
+    """A date of the facts as an ISO day, ``None`` for none; ``ValueError`` naming the accepted form for
+    anything that is not a date, or a date after today."""
+    day = as_of_day(value)
+    if day is not None and day > date.today().isoformat():
+        raise ValueError(f"the date of the facts {day} is after today")
+    return day

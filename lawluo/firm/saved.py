@@ -293,6 +293,7 @@ class SavedConsultation(_Strict):
     report: SavedReport | None = None
     report_score: SavedScore | None = None
     trace: Annotated[list[SavedTraceEvent], Field(max_length=MAX_TRACE)] = []
+    as_of: Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")] | None = None
     version: Literal[STATE_VERSION]  # type: ignore[valid-type]
 
     @model_validator(mode="after")

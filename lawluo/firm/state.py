@@ -62,6 +62,9 @@ class Consultation:
     report: dict | None = None
     report_score: dict | None = None
     trace: list[TraceEvent] = field(default_factory=list)
+    #: The date of the facts as the client gave it (YYYY-MM-DD): the answer's citations are judged against
+    #: the statute book of that day; None — today's.
+    as_of: str | None = None
     version: int = STATE_VERSION
     #: Digest of the browser cookie this consultation is bound to in the app (never saved; see
     #: :mod:`lawluo.ui.visitors`).

@@ -2,13 +2,22 @@
 
 Every article of every document becomes a row (documents without numbered articles — amendment
 acts, 批复 — become one row, article 0, holding the whole text). Each document version becomes a law
-row with its canonical name, level, version date, and whether a newer version of the same law
-supersedes it. Aliases (``X法``/``中华人民共和国X法``, the Civil Code's books, short names of judicial
-interpretations) map name keys to canonical names. A registry of repealed laws is assembled from the
-nine laws the Civil Code repealed (art. 1260), from every "《…》同时废止" clause in the corpus, and from
+row with its canonical name, level, version date, the date it took effect (``valid_from``, see
+:func:`_valid_from`), when the law first took effect (``first_in_force``), and whether a newer version
+of the same law supersedes it. The older versions kept in ``data/laws_supplement/`` (LawRefBook's own
+history, :data:`lawluo.data_sources.SUPPLEMENT`) follow the pinned tree's rows.
+
+Aliases map name keys to canonical names: ``X法``/``中华人民共和国X法``, the Civil Code's books, short
+names of judicial interpretations (``民法典婚姻家庭编解释(一)``, ``盗窃解释``, ``民间借贷规定``) and their
+names without the issuers (``关于办理盗窃刑事案件适用法律若干问题的解释``). An alias that two documents
+would share, or that is another document's own key, is left out (:func:`_unambiguous`).
+
+A registry of repealed laws, each with the date the repeal took effect, is assembled from the nine
+laws the Civil Code repealed (art. 1260), from every "《…》同时废止" clause in the corpus, and from
 documents the source index marks as expired with no newer version.
 
-Run ``python -m lawluo build statutes --laws ../shared/data/laws`` (see :mod:`lawluo.cli`).
+Run ``python -m lawluo build statutes --data ../shared/data`` (see :mod:`lawluo.cli`); it takes about
+10 s on one core.
 """
 
 from __future__ import annotations
@@ -17,11 +26,14 @@ import hashlib
 import json
 import re
 import sqlite3
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .names import CIVIL_CODE_PARTS, PRC, judicial_short_names, name_key
+from ..data_sources import SUPPLEMENT, SUPPLEMENT_APPLIES_TO, SUPPLEMENT_DIR, SUPPLEMENT_REPO, file_sha256
+from .database import SCHEMA_VERSION
+from .names import CIVIL_CODE_PARTS, PRC, case_short_names, issuer_free_name, judicial_short_names, name_key
 from .numerals import NUMERAL, chinese_to_int
 
 SCHEMA = """
@@ -33,6 +45,8 @@ CREATE TABLE laws (
     level TEXT NOT NULL,         -- 宪法, 法律, 行政法规, 司法解释, 部门规章, 其他
     category TEXT NOT NULL,      -- the source folder, e.g. 民法商法
     version TEXT NOT NULL,       -- version date YYYY-MM-DD ('' when unknown)
+    valid_from TEXT NOT NULL,    -- date this version took effect, YYYY-MM-DD ('' when unknown)
+    first_in_force TEXT NOT NULL, -- when the law's first version took effect, as far as this file tells
     superseded_by TEXT,          -- version date of the newest version when this one is older
     in_force INTEGER NOT NULL,   -- 0 when repealed (expired with no newer version)
     source TEXT NOT NULL         -- file(s) under laws/, ';'-separated
@@ -55,7 +69,8 @@ CREATE TABLE repealed (
     repealed_by TEXT NOT NULL,   -- canonical name of the repealing document
     clause TEXT NOT NULL,        -- article label or '' and the clause text
     successor_key TEXT,          -- key of the law that took over its subject matter, if known
-    evidence TEXT NOT NULL       -- civil_code_1260 | repeal_clause | expired_in_index
+    evidence TEXT NOT NULL,      -- civil_code_1260 | repeal_clause | expired_in_index
+    date TEXT NOT NULL           -- when the repeal took effect, YYYY-MM-DD ('' when unknown)
 );
 """
 
@@ -80,8 +95,19 @@ ABBREVIATIONS = {
     "民事诉讼法解释": "最高人民法院关于适用民事诉讼法的解释",
     "民事诉讼法司法解释": "最高人民法院关于适用民事诉讼法的解释",
     "刑诉法解释": "最高人民法院关于适用刑事诉讼法的解释",
+    "民诉解释": "最高人民法院关于适用民事诉讼法的解释",
+    "民诉法司法解释": "最高人民法院关于适用民事诉讼法的解释",
+    "刑诉解释": "最高人民法院关于适用刑事诉讼法的解释",
+    "刑诉法司法解释": "最高人民法院关于适用刑事诉讼法的解释",
+    "刑事诉讼法解释": "最高人民法院关于适用刑事诉讼法的解释",
+    "刑事诉讼法司法解释": "最高人民法院关于适用刑事诉讼法的解释",
     "民间借贷司法解释": "最高人民法院关于审理民间借贷案件适用法律若干问题的规定",
     "民间借贷规定": "最高人民法院关于审理民间借贷案件适用法律若干问题的规定",
+    "精神损害赔偿解释": "最高人民法院关于确定民事侵权精神损害赔偿责任若干问题的解释",
+    "精神损害赔偿司法解释": "最高人民法院关于确定民事侵权精神损害赔偿责任若干问题的解释",
+    "民事诉讼证据规定": "最高人民法院关于民事诉讼证据的若干规定",
+    "民事证据规定": "最高人民法院关于民事诉讼证据的若干规定",
+    "担保制度解释": "最高人民法院关于适用民法典有关担保制度的解释",
     "工伤保险条例": "工伤保险条例",
 }
 
@@ -96,6 +122,11 @@ CIVIL_CODE_REPEALED = [
     "侵权责任法",
     "民法总则",
 ]
+
+#: When the December 2020 clean-up below took effect: 最高人民法院关于废止部分司法解释及相关规范性文件的决定
+#: (法释〔2020〕16号), in force with the Civil Code on 1 January 2021. The source index marks the withdrawn
+#: interpretations expired without a date.
+CIVIL_CODE_CLEANUP_DATE = "2021-01-01"
 
 #: Judicial interpretations the Supreme People's Court withdrew in its December 2020 clean-up for the
 #: Civil Code, and the interpretation that took over their subject matter (name keys). The source
@@ -123,6 +154,10 @@ _ARTICLE_LINE = re.compile(rf"^第({NUMERAL})条(?:之({NUMERAL}))?[ \u3000]+")
 _DATE_IN_NAME = re.compile(r"\((\d{4}-\d{2}-\d{2})\)$")
 _HEADER_DATE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
 _REPEAL = re.compile(r"[^。；\n]*?同时废止")
+_TAKES_EFFECT_LINE = re.compile(r"施行|实行")  # a header line giving the date of effect (2015年2月4日 实行)
+_INNERMOST_TITLE = re.compile(r"《[^《》]*》")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_TAKES_EFFECT = re.compile(r"自(\d{4})年(\d{1,2})月(\d{1,2})日起?(?:施行|实施|生效)")
 _TITLE_IN_CLAUSE = re.compile(r"《([^《》]+?)》")
 _ZW = re.compile(r"[\u200b\ufeff]")
 SKIP_FILES = {"法律法规模版.md", "劳动仲裁和劳动诉讼的攻略.md"}
@@ -192,14 +227,95 @@ def parse_document(path: Path, root: Path) -> Document:
 
 
 def _version_date(doc: Document, index_row: dict | None) -> str:
+    """The date in the file name; else the index's ``publish`` unless the header names a later
+    amendment (the index gives 刑法.md 2020-12-26, its header ends with 修正案（十二） of 2023-12-29);
+    else the header's latest date."""
     m = _DATE_IN_NAME.search(Path(doc.path).stem)
     if m:
         return m.group(1)
-    if index_row and index_row.get("publish"):
-        return index_row["publish"]
-    dates = [_HEADER_DATE.search(h) for h in doc.header]
-    dates = [f"{d.group(1)}-{int(d.group(2)):02d}-{int(d.group(3)):02d}" for d in dates if d]
+    adopted = max(
+        (_iso(d) for h in doc.header if not _TAKES_EFFECT_LINE.search(h) for d in _HEADER_DATE.finditer(h)),
+        default="",
+    )
+    if index_row and _index_date(index_row.get("publish")):
+        return max(_index_date(index_row["publish"]), adopted)
+    dates = [_iso(d) for d in map(_HEADER_DATE.search, doc.header) if d]
     return max(dates) if dates else ""
+
+
+def _amended_by(doc: Document) -> tuple[str, str] | None:
+    """(name key, date) of the document the header's last amendment line names: ``2023年12月29日 …通过的
+    《中华人民共和国刑法修正案（十二）》`` → ``('刑法修正案(十二)', '2023-12-29')``; None without one."""
+    lines = [h for h in doc.header if not _TAKES_EFFECT_LINE.search(h) and _HEADER_DATE.search(h)]
+    if not lines:
+        return None
+    titles = _TITLE_IN_CLAUSE.findall(lines[-1].replace("〈", "<").replace("〉", ">"))
+    return (name_key(titles[-1]), _iso(_HEADER_DATE.search(lines[-1]))) if titles else None
+
+
+def _iso(m: re.Match) -> str:
+    """``YYYY-MM-DD`` of a (year, month, day) match; int() reads the full-width digits some headers use."""
+    return f"{int(m.group(1)):04d}-{int(m.group(2)):02d}-{int(m.group(3)):02d}"
+
+
+def _first_in_force(doc: Document, valid_from: str) -> str:
+    """When the law's first version took effect, as far as this version's file tells.
+
+    This version's ``valid_from`` when its header shows no earlier version; otherwise (a line says
+    修正/修订/修改, or several say 通过: ``1979年7月1日 …通过``, ``1997年3月14日 …修订``) the header's
+    earliest date, the first version's adoption — its effect may have come months later. A line that only
+    names another document (``2012年8月31日 …审议通过了《关于修改〈民事诉讼法〉的决定》`` atop the 2015
+    民诉法解释) says nothing of this document's own versions and is left out; one naming a 修正案 (宪法,
+    刑法) is this document's amendment.
+    """
+    own = []
+    for line in filter(_HEADER_DATE.search, doc.header):
+        outside = line
+        while _INNERMOST_TITLE.search(outside):
+            outside = _INNERMOST_TITLE.sub("", outside)
+        if "《" in line and not re.search("修正|修订|修改", outside) and "修正案" not in line:
+            continue
+        own.append(outside)
+    amended = any(re.search("修正|修订|修改", h) for h in own) or sum("通过" in h for h in own) > 1
+    dates = sorted(_iso(d) for h in own for d in _HEADER_DATE.finditer(h))
+    return dates[0] if amended and dates else valid_from
+
+
+def _effective_in_text(doc: Document) -> str:
+    """The date of the last ``自…起施行`` in the document's last three articles ('' if none)."""
+    dates = [_iso(m) for a in doc.articles[-3:] for m in _TAKES_EFFECT.finditer(a.text)]
+    return dates[-1] if dates else ""
+
+
+_VALID_FROM_RANK = ("index", "header", "text", "amendment", "publish", "version", "unknown")
+
+
+def _valid_from(doc: Document, index_row: dict | None, version: str) -> tuple[str, str]:
+    """When this version took effect, and where that was read (for the build's counts).
+
+    The first of these that is not before the version date (a version cannot take effect before it
+    exists: the index gives the 2018 宪法 the original's 1982-12-04, and a consolidated text keeps the
+    original's ``本法自1997年10月1日起施行``): the source index's ``valid_from``; the latest date of a
+    header line that says 施行 (``2022年5月1日 施行``); the date of the document's own last ``自…起施行``;
+    the index's ``publish``. Else the version date; ``('', 'unknown')`` when there is none.
+    """
+    row = index_row or {}
+    header = [_iso(d) for h in doc.header if _TAKES_EFFECT_LINE.search(h) for d in _HEADER_DATE.finditer(h)]
+    for how, date in (
+        ("index", _index_date(row.get("valid_from"))),
+        ("header", max(header, default="")),
+        ("text", _effective_in_text(doc)),
+        ("publish", _index_date(row.get("publish"))),
+    ):
+        if date and date >= version:
+            return date, how
+    return version, "version" if version else "unknown"
+
+
+def _index_date(value: str | None) -> str:
+    """An index date as ``YYYY-MM-DD`` ('' when it is not one: the index writes a few in full-width digits)."""
+    value = unicodedata.normalize("NFKC", value or "")
+    return value if _ISO_DATE.fullmatch(value) else ""
 
 
 def _read_index(laws_dir: Path) -> dict[tuple[str, str], dict]:
@@ -210,7 +326,7 @@ def _read_index(laws_dir: Path) -> dict[tuple[str, str], dict]:
         return out
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     con.row_factory = sqlite3.Row
-    for row in con.execute("SELECT name, level, publish, expired FROM law"):
+    for row in con.execute("SELECT name, level, publish, valid_from, expired FROM law"):
         key = name_key(row["name"])
         out[(key, row["publish"] or "")] = dict(row)
         out.setdefault((key, ""), dict(row))
@@ -225,12 +341,30 @@ def _level(doc: Document, index_row: dict | None) -> str:
 
 
 def _aliases_for(canonical: str) -> set[str]:
+    """Names other than its key that people write for a document, as keys (see :func:`_unambiguous`)."""
     key = name_key(canonical)
-    aliases = {key, name_key(canonical.replace(PRC, ""))}
-    aliases.update(judicial_short_names(key))
+    aliases = set(judicial_short_names(key)) | set(case_short_names(key))
     if key.endswith("法") and not key.startswith("最高"):
         aliases.add(key[:-1] + "法律")  # e.g. 劳动合同法律 is rare; harmless
-    return aliases
+    bare = issuer_free_name(key)
+    if bare:
+        aliases.add(bare)
+    return aliases - {key}
+
+
+def _unambiguous(derived: dict[str, set[str]], keys: set[str]) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """Keep the aliases that name one document and are no other document's key: an alias two documents
+    share (盗窃解释 if both the 1998 and the 2013 interpretation were here) is dropped, not guessed.
+
+    Returns (alias → key, alias → keys of the dropped ones).
+    """
+    kept, dropped = {}, {}
+    for alias, owners in derived.items():
+        if len(owners) == 1 and (alias not in keys or alias in owners):
+            kept[alias] = next(iter(owners))
+        else:
+            dropped[alias] = owners | ({alias} & keys)
+    return kept, dropped
 
 
 def source_fingerprint(laws_dir: Path) -> str:
@@ -242,12 +376,44 @@ def source_fingerprint(laws_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def build_statute_db(laws_dir: Path, out_path: Path, source_commit: str = "LawRefBook/Laws@2f4c5c2") -> dict:
+def _supplement_docs(supplement: Path | bool, laws_fingerprint: str) -> tuple[list[Document], Path | None]:
+    """The documents of the supplement folder, and the folder ([] and None when none applies).
+
+    ``True``: this repository's ``data/laws_supplement/`` (:data:`lawluo.data_sources.SUPPLEMENT`), read only
+    when ``laws/`` is the tree it completes (a test's tiny laws folder gets nothing) and checked file by file
+    against the recorded sha256; a path: every Markdown file under it; ``False``: none.
+    """
+    if supplement is False or (supplement is True and laws_fingerprint != SUPPLEMENT_APPLIES_TO):
+        return [], None
+    folder = SUPPLEMENT_DIR if supplement is True else Path(supplement)
+    paths = sorted(folder.rglob("*.md"))
+    if supplement is True:
+        recorded = {f.target: f.sha256 for f in SUPPLEMENT}
+        found = {p.relative_to(folder).as_posix(): file_sha256(p) for p in paths}
+        if found != recorded:
+            wrong = sorted(set(found.items()) ^ set(recorded.items()))
+            raise ValueError(
+                f"{folder} differs from lawluo.data_sources.SUPPLEMENT (data/SOURCES.md): {wrong[:3]}"
+            )
+    return [parse_document(p, folder) for p in paths], folder
+
+
+def build_statute_db(
+    laws_dir: Path,
+    out_path: Path,
+    source_commit: str = "LawRefBook/Laws@2f4c5c2",
+    supplement: Path | bool = True,
+) -> dict:
     """Parse every document under ``laws_dir`` and write the statute database to ``out_path``.
+
+    The documents of the supplement (:func:`_supplement_docs`; older versions the pinned tree no longer
+    holds) come after those of ``laws_dir``: their rows follow every row of the pinned tree, so adding them
+    moves no article of it. A version both hold is taken from ``laws_dir``.
 
     Returns summary counts (laws, versions, articles, aliases, repealed) for the provenance record.
     """
     laws_dir = Path(laws_dir)
+    fingerprint = source_fingerprint(laws_dir)
     index = _read_index(laws_dir)
     docs: list[Document] = []
     for path in sorted(laws_dir.rglob("*.md")):
@@ -255,6 +421,9 @@ def build_statute_db(laws_dir: Path, out_path: Path, source_commit: str = "LawRe
         if path.name == "_index.md" or path.name in SKIP_FILES or rel.startswith("案例/"):
             continue
         docs.append(parse_document(path, laws_dir))
+    extra, supplement_dir = _supplement_docs(supplement, fingerprint)
+    from_supplement = {id(doc) for doc in extra}
+    docs += extra
 
     # Group into versions of one law: the Civil Code's books are one law; otherwise (name key, date).
     versions: dict[tuple[str, str], dict] = {}
@@ -270,6 +439,7 @@ def build_statute_db(laws_dir: Path, out_path: Path, source_commit: str = "LawRe
         date = _version_date(doc, row)
         if doc.title == PRC + "民法典":
             date = "2020-05-28"
+        valid_from, how = _valid_from(doc, row, date)
         slot = versions.setdefault(
             (key, date),
             {
@@ -278,15 +448,35 @@ def build_statute_db(laws_dir: Path, out_path: Path, source_commit: str = "LawRe
                 "level": _level(doc, row),
                 "category": doc.category,
                 "version": date,
+                "valid_from": valid_from,
+                "valid_from_how": how,
+                "first_in_force": _first_in_force(doc, valid_from),
+                "amended_by": _amended_by(doc),
                 "articles": [],
                 "sources": [],
                 "expired": bool(row and row["expired"]),
+                "supplement": id(doc) in from_supplement,
             },
         )
         if slot["articles"] and doc.title != PRC + "民法典":
             continue  # the same version under two file names (spacing/punctuation): keep the first
+        if _VALID_FROM_RANK.index(how) < _VALID_FROM_RANK.index(slot["valid_from_how"]):
+            slot["valid_from"], slot["valid_from_how"] = valid_from, how  # 民法典: 附则 says 自…起施行
         slot["articles"].extend(doc.articles)
-        slot["sources"].append(doc.path)
+        slot["sources"].append(f"supplement:{doc.path}" if id(doc) in from_supplement else doc.path)
+
+    # A version no source dates takes effect with the amending act its header names, when the corpus
+    # holds that act of the same date with a date of its own (刑法 as amended by 修正案（十二）: 2024-03-01).
+    for (_key, date), v in versions.items():
+        act = versions.get(v["amended_by"] or ("", ""))
+        if (
+            v["valid_from_how"] in ("publish", "version")
+            and act is not None
+            and v["amended_by"][1] == date
+            and act["valid_from_how"] in ("index", "header", "text")
+            and act["valid_from"] > v["valid_from"]
+        ):
+            v["valid_from"], v["valid_from_how"] = act["valid_from"], "amendment"
 
     newest: dict[str, str] = {}
     for key, date in versions:
@@ -299,25 +489,30 @@ def build_statute_db(laws_dir: Path, out_path: Path, source_commit: str = "LawRe
     con = sqlite3.connect(tmp)
     con.executescript(SCHEMA)
     alias_rows: set[tuple[str, str]] = set()
+    derived: dict[str, set[str]] = defaultdict(set)
     repealed_rows: list[tuple] = []
     counts = defaultdict(int)
-    for (key, date), v in sorted(versions.items()):
+    for (key, date), v in sorted(versions.items(), key=lambda kv: (kv[1]["supplement"], kv[0])):
         superseded = newest[key] if date != newest[key] else None
         in_force = not (v["expired"] and superseded is None)
         cur = con.execute(
-            "INSERT INTO laws (name, key, level, category, version, superseded_by, in_force, source)"
-            " VALUES (?,?,?,?,?,?,?,?)",
+            "INSERT INTO laws (name, key, level, category, version, valid_from, first_in_force, superseded_by,"
+            " in_force, source) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (
                 v["name"],
                 key,
                 v["level"],
                 v["category"],
                 date,
+                v["valid_from"],
+                v["first_in_force"],
                 superseded,
                 int(in_force),
                 ";".join(v["sources"]),
             ),
         )
+        counts[f"valid_from_{v['valid_from_how']}"] += 1
+        counts["supplement_versions"] += v["supplement"]
         law_id = cur.lastrowid
         con.executemany(
             "INSERT INTO articles (law_id, number, suffix, label, part, chapter, text) VALUES (?,?,?,?,?,?,?)",
@@ -325,12 +520,19 @@ def build_statute_db(laws_dir: Path, out_path: Path, source_commit: str = "LawRe
         )
         counts["versions"] += 1
         counts["articles"] += len(v["articles"])
+        alias_rows.add((key, key))
         for alias in _aliases_for(v["name"]):
-            alias_rows.add((alias, key))
+            derived[alias].add(key)
         if not in_force:
-            repealed_rows.append((key, v["name"], "", "", CURATED_SUCCESSORS.get(key), "expired_in_index"))
+            successor = CURATED_SUCCESSORS.get(key)
+            date_ = CIVIL_CODE_CLEANUP_DATE if successor else ""
+            repealed_rows.append((key, v["name"], "", "", successor, "expired_in_index", date_))
         for art in v["articles"]:
             for m in _REPEAL.finditer(art.text):
+                # The repeal takes effect with the article's own 自…起施行 (the text before the clause),
+                # else with the repealing version.
+                effective = [_iso(d) for d in _TAKES_EFFECT.finditer(art.text, 0, m.end())]
+                date_ = effective[-1] if effective else v["valid_from"]
                 for title in _TITLE_IN_CLAUSE.findall(m.group(0)):
                     if "决定" in title:
                         continue
@@ -342,13 +544,19 @@ def build_statute_db(laws_dir: Path, out_path: Path, source_commit: str = "LawRe
                             f"{art.label} {m.group(0)}".strip(),
                             key,
                             "repeal_clause",
+                            date_,
                         )
                     )
     for short, full in ABBREVIATIONS.items():
-        alias_rows.add((short, name_key(full)))
+        derived[short].add(name_key(full))
+    kept_aliases, dropped_aliases = _unambiguous(derived, {k for k, _ in versions})
+    alias_rows.update((alias, key) for alias, key in kept_aliases.items())
+    counts["aliases_dropped_ambiguous"] = len(dropped_aliases)
+    civil_code = versions.get(("民法典", "2020-05-28"))
+    civil_code_from = civil_code["valid_from"] if civil_code else ""
     for key in CIVIL_CODE_REPEALED:
         repealed_rows.append(
-            (key, PRC + key, PRC + "民法典", "第一千二百六十条", "民法典", "civil_code_1260")
+            (key, PRC + key, PRC + "民法典", "第一千二百六十条", "民法典", "civil_code_1260", civil_code_from)
         )
     # A name repealed by a clause but still in force under the same key is an older version, not repealed.
     current_keys = {k for (k, d), v in versions.items() if d == newest[k] and not v["expired"]}
@@ -362,15 +570,23 @@ def build_statute_db(laws_dir: Path, out_path: Path, source_commit: str = "LawRe
         seen.add((row[0], row[5]))
         kept.append(row)
     con.executemany("INSERT OR IGNORE INTO aliases VALUES (?,?)", sorted(alias_rows))
-    con.executemany("INSERT INTO repealed VALUES (?,?,?,?,?,?)", kept)
+    con.executemany("INSERT INTO repealed VALUES (?,?,?,?,?,?,?)", kept)
     counts["laws"] = len(newest)
     counts["aliases"] = len(alias_rows)
     counts["repealed"] = len({r[0] for r in kept})
     meta = {
-        "source": source_commit,
-        "source_sha256": source_fingerprint(laws_dir),
+        "schema_version": str(SCHEMA_VERSION),
+        "source": source_commit
+        + (
+            f" + data/laws_supplement/ ({counts['supplement_versions']} older versions from the history of "
+            f"{SUPPLEMENT_REPO}, see data/SOURCES.md)"
+            if supplement_dir
+            else ""
+        ),
+        "source_sha256": fingerprint,
+        "supplement_sha256": source_fingerprint(supplement_dir) if supplement_dir else "",
         "builder": "lawluo.law.build",
-        "counts": json.dumps(dict(counts), ensure_ascii=False),
+        "counts": json.dumps(dict(sorted(counts.items())), ensure_ascii=False),
     }
     con.executemany("INSERT INTO meta VALUES (?,?)", meta.items())
     con.commit()

@@ -38,11 +38,15 @@ Thresholds were set on LawBench answers and the hand-checked citations in
 
 from __future__ import annotations
 
-import heapq
+import datetime
 import math
 import re
 from dataclasses import dataclass
 
+import numpy as np
+from scipy import sparse
+
+from . import meaning
 from .citations import Citation, CitationExtractor
 from .database import Article, Law, StatuteDB
 from .numerals import int_to_chinese
@@ -66,6 +70,10 @@ WRONG_NUMBER = 70.0
 #: successor's article is named at a lower agreement.
 SUCCESSOR = 55.0
 CLEAR_MATCH = 85.0
+#: A quote that agrees with today's article is still an older version's when it agrees with that
+#: version's article this well and by this much more (a few words reworded by the amendment).
+OLDER_CLEARLY = 90.0
+OLDER_MARGIN = 8.0
 MARGIN = 25.0
 #: A cited article this close to the quote cannot be beaten by MARGIN: no need to search the law.
 NEAR_EXACT = 100.0 - MARGIN + 10.0
@@ -141,6 +149,9 @@ class CitationChecker:
         self._norm: dict[int, str] = {}
         self._idf: dict[int, dict[str, float]] = {}
         self._grams: dict[int, set[str]] = {}
+        self._article_clauses: dict[int, list] = {}
+        self._matrices: dict[int, tuple] = {}
+        self._position: dict[int, int] = {}  # an article's row in its law's matrix
 
     # -- similarity ---------------------------------------------------------------------------
 
@@ -149,6 +160,12 @@ class CitationChecker:
         if norm is None:
             norm = self._norm[art.index] = normalise(art.text)
         return norm
+
+    def _clauses(self, art: Article) -> list:
+        out = self._article_clauses.get(art.index)
+        if out is None:
+            out = self._article_clauses[art.index] = meaning.clauses(art.text, normalise)
+        return out
 
     def agreement(self, quoted_norm: str, art: Article) -> float:
         """0–100: how well normalised quoted content agrees with an article (see module docstring)."""
@@ -195,6 +212,28 @@ class CitationChecker:
             self._idf[law.id] = idf
         return idf
 
+    def _matrix_of(self, law: Law):
+        """The law's articles × bigrams 0/1 matrix (scipy CSC), its bigram columns and their IDF."""
+        cached = self._matrices.get(law.id)
+        if cached is None:
+            grams = self._grams_of(law)
+            idf = self._idf_of(law)
+            vocab: dict[str, int] = {}
+            rows, cols = [], []
+            for row, (art, _n, g) in enumerate(grams):
+                self._position[art.index] = row
+                for b in g:
+                    rows.append(row)
+                    cols.append(vocab.setdefault(b, len(vocab)))
+            matrix = sparse.csc_matrix(
+                (np.ones(len(rows), dtype=np.float64), (rows, cols)), shape=(len(grams), len(vocab))
+            )
+            idf_vector = np.zeros(len(vocab))
+            for b, c in vocab.items():
+                idf_vector[c] = idf.get(b, idf[""])
+            cached = self._matrices[law.id] = (vocab, matrix, idf_vector)
+        return cached
+
     def best_in_law(
         self, quoted_norm: str, law: Law, exclude: Article | None = None
     ) -> tuple[Article | None, float]:
@@ -203,14 +242,25 @@ class CitationChecker:
         if not q:
             return None, 0.0
         idf = self._idf_of(law)
-        default = idf[""]
-        # Cheap set-size prefilter, then an IDF-weighted overlap, then the full score on a few.
         grams = self._grams_of(law)
-        overlaps = [(len(q & g), i) for i, (art, _n, g) in enumerate(grams) if art is not exclude]
-        overlaps = heapq.nlargest(_PREFILTER, overlaps)
-        weighted = [(sum(idf.get(b, default) for b in q & grams[i][2]), i) for _n, i in overlaps]
+        vocab, matrix, idf_vector = self._matrix_of(law)
+        cols = [vocab[b] for b in q if b in vocab]
+        if not cols:
+            return None, 0.0
+        # Cheap overlap prefilter (shared bigrams, one sparse column sum), then an IDF-weighted overlap of
+        # the best :data:`_PREFILTER`, then the full score on :data:`_CANDIDATES`; ties go to the later
+        # article, as ``heapq.nlargest`` over (score, position) would.
+        sub = matrix[:, cols]
+        overlaps = np.asarray(sub.sum(axis=1)).ravel()
+        if exclude is not None and exclude.law.id == law.id:
+            overlaps[self._position[exclude.index]] = -1
+        positions = np.arange(len(overlaps))
+        top = np.lexsort((-positions, -overlaps))[:_PREFILTER]
+        top = top[overlaps[top] >= 0]
+        weights = np.asarray(sub[top] @ idf_vector[cols]).ravel()
+        order = np.lexsort((-top, -weights))[:_CANDIDATES]
         best, best_score = None, 0.0
-        for _w, i in heapq.nlargest(_CANDIDATES, weighted):
+        for i in top[order]:
             art = grams[i][0]
             s = self._weighted(q, art, idf)
             if s > best_score:
@@ -219,16 +269,81 @@ class CitationChecker:
 
     # -- verdicts ----------------------------------------------------------------------------
 
-    def check_citation(self, cit: Citation) -> Checked:
+    def check_citation(self, cit: Citation, as_of: str | None = None) -> Checked:
+        """The verdict of one citation, against the version in force on ``as_of`` (an ISO date) when given
+        — or the version the citation names (``《公司法》(2018年修正)``) — else against today's statute book."""
         res = cit.resolution
         quoted_norm = normalise(cit.quoted) if cit.quoted else ""
-        threshold = AGREE_STATED if cit.content_kind == "stated" else AGREE
         if res is None or (res.key is None and res.repeal is None):
             return Checked(cit, "not_found", note=(res.note if res else "no law named"))
-        if res.repeal is not None:  # resolve() sets it only when no version is in force
+        law_key = res.key or res.repeal.key
+        if as_of is not None and self.db.repealed_on(law_key, as_of) is None and self.db.repeal(law_key):
+            if res.key is None:  # in force on that date, but the database holds none of its text
+                return Checked(
+                    cit,
+                    "no_content",
+                    note=f"{res.repeal.name} was in force on {as_of}; "
+                    "its text is not in the database, so the citation was not checked",
+                )
+        elif res.repeal is not None:  # resolve() sets it only when no version is in force
             return self._repealed(cit, quoted_norm)
         versions = self.db.versions(res.key)
-        current = versions[0]
+        reference, dated_note = versions[0], ""
+        named = next((v for v in versions if res.version and v.version == res.version), None)
+        if named is not None:
+            reference = named
+        elif as_of is not None:
+            dated = self.db.version_in_force(res.key, as_of)
+            if dated is not None:
+                reference = dated
+            elif not self.db.existed_on(res.key, as_of):
+                oldest = versions[-1]
+                since = oldest.first_in_force or oldest.effective
+                return Checked(
+                    cit,
+                    "not_found",
+                    note=f"{oldest.name} was not yet in force on {as_of}"
+                    + (f" (from {since})" if since else ""),
+                )
+            else:
+                reference = versions[-1]
+                dated_note = (
+                    f"the database holds no version in force on {as_of}; judged against the oldest it holds, "
+                    f"{reference.version}"
+                )
+        checked = self._against(cit, quoted_norm, reference, versions)
+        if dated_note:
+            if checked.verdict in ("wrong_number", "content_mismatch", "not_found"):
+                # Against a later text than the one in force that day, a mismatch or a renumbering says
+                # nothing: the citation cannot be judged (刑法 of 2017 against the 2020 text).
+                checked = Checked(cit, "no_content", None, None, f"not judged: {dated_note}")
+            else:
+                checked.note = "; ".join(n for n in (checked.note, dated_note) if n)
+        if checked.verdict == "verified" and reference is not versions[0]:
+            now = self.db.article(versions[0], cit.article, cit.suffix)
+            if now is None or self._article_norm(now) != self._article_norm(checked.matched):
+                if named is not None:
+                    when = f"the version named, {res.version_named}"
+                elif dated_note:
+                    when = f"the oldest the database holds; the one in force on {as_of} is not in it"
+                else:
+                    when = f"in force on {as_of}"
+                change = "amended in" if now is not None else "no longer in"
+                checked.verdict = "amended_since"
+                checked.note = (
+                    f"agrees with the {reference.version} version ({when}); {change} the "
+                    f"{versions[0].version} version"
+                )
+        return checked
+
+    def _against(self, cit: Citation, quoted_norm: str, reference: Law, versions: list[Law]) -> Checked:
+        """The verdict against one version of the law (``reference``); versions older than it make
+        ``outdated_version``, newer ones — not yet in force on the text's date — are accepted."""
+        res = cit.resolution
+        threshold = AGREE_STATED if cit.content_kind == "stated" else AGREE
+        current = reference
+        older = [v for v in versions if v.version < reference.version]
+        newer = [v for v in versions if v.version > reference.version]
         art = self.db.article(current, cit.article, cit.suffix)
         note = res.note
         if res.part and art is not None and art.part and art.part != res.part:
@@ -236,9 +351,12 @@ class CitationChecker:
         if not quoted_norm:
             if art is not None:
                 return Checked(cit, "no_content", art, note=note)
-            old = self._in_old_versions(versions, cit)
+            old = self._in_versions(older, cit)
             if old is not None:
                 return Checked(cit, "outdated_version", old, note=f"only in the {old.law.version} version")
+            new = self._in_versions(newer, cit)
+            if new is not None:
+                return Checked(cit, "no_content", new, note=f"in the later {new.law.version} version")
             return Checked(cit, "not_found", note=f"{current.name} has no {cit.label}")
         s_cited = self.agreement(quoted_norm, art) if art is not None else 0.0
         searchable = len(quoted_norm) >= MIN_SEARCH
@@ -249,19 +367,41 @@ class CitationChecker:
         # The cited article agrees, unless another article of the law is a clearly better match
         # (shared penalty formulas let a wrong article reach the threshold).
         if s_cited >= threshold and not (s_best >= CLEAR_MATCH and s_best >= s_cited + MARGIN):
+            changed = meaning.conflict(cit.quoted, self._clauses(art), normalise)
+            if changed:  # every piece is in the article, but joined or worded to say something else
+                return Checked(cit, "content_mismatch", art, s_cited, changed)
+            for old_law in older:  # the words of an older version, close to today's but not the same
+                old = self.db.article(old_law, cit.article, cit.suffix)
+                s_old = self.agreement(quoted_norm, old) if old is not None else 0.0
+                if s_old >= OLDER_CLEARLY and s_old >= s_cited + OLDER_MARGIN:
+                    return Checked(
+                        cit, "outdated_version", old, s_old, f"matches the {old_law.version} version"
+                    )
             return Checked(cit, "verified", art, s_cited, note)
-        for old_law in versions[1:]:
+        for new_law in newer:  # the text may be dated before the amendment it quotes took effect
+            new = self.db.article(new_law, cit.article, cit.suffix)
+            s_new = self.agreement(quoted_norm, new) if new is not None else 0.0
+            if s_new < threshold or meaning.conflict(cit.quoted, self._clauses(new), normalise):
+                continue
+            _other, s_other = (
+                self.best_in_law(quoted_norm, new_law, exclude=new) if searchable else (None, 0.0)
+            )
+            if not (s_other >= CLEAR_MATCH and s_other >= s_new + MARGIN):
+                return Checked(cit, "verified", new, s_new, f"matches the later {new_law.version} version")
+        for old_law in older:
             old = self.db.article(old_law, cit.article, cit.suffix)
             if old is not None:
                 s_old = self.agreement(quoted_norm, old)
-                if s_old >= threshold and s_old > s_cited:
+                # another article of today's law that agrees clearly better is the content's article
+                # (a renumbered article agrees as well with both: the cited number was right then)
+                if s_old >= threshold and s_old > s_cited and not (best is not None and s_best > s_old + 5):
                     return Checked(
                         cit, "outdated_version", old, s_old, f"matches the {old_law.version} version"
                     )
         if best is not None and s_best >= max(threshold, WRONG_NUMBER):
             return Checked(cit, "wrong_number", best, s_best, f"content is {best.label}")
         if searchable:
-            for old_law in versions[1:]:
+            for old_law in older:
                 other, s_other = self.best_in_law(quoted_norm, old_law)
                 if other is not None and s_other >= max(threshold, WRONG_NUMBER) and s_other > s_best:
                     return Checked(
@@ -273,7 +413,7 @@ class CitationChecker:
                     )
         if art is not None:
             return Checked(cit, "content_mismatch", art, s_cited, note)
-        old = self._in_old_versions(versions, cit)
+        old = self._in_versions(older, cit)
         if old is not None:
             return Checked(
                 cit,
@@ -284,8 +424,8 @@ class CitationChecker:
             )
         return Checked(cit, "not_found", note=f"{current.name} has no {cit.label}")
 
-    def _in_old_versions(self, versions: list[Law], cit: Citation) -> Article | None:
-        for law in versions[1:]:
+    def _in_versions(self, versions: list[Law], cit: Citation) -> Article | None:
+        for law in versions:
             art = self.db.article(law, cit.article, cit.suffix)
             if art is not None:
                 return art
@@ -306,5 +446,29 @@ class CitationChecker:
                 )
         return Checked(cit, "repealed", None, None, note + f"; successor: {successor.name}")
 
-    def check(self, text: str) -> CheckResult:
-        return CheckResult([self.check_citation(c) for c in self.extractor.extract(text)])
+    def check(self, text: str, as_of: str | datetime.date | None = None) -> CheckResult:
+        """Every citation in ``text`` with its verdict; ``as_of`` (a date or ``YYYY-MM-DD``): judge each
+        against the version in force on that day — the date the text was written, or of the facts."""
+        day = as_of_day(as_of)
+        return CheckResult([self.check_citation(c, day) for c in self.extractor.extract(text)])
+
+
+def as_of_day(value: str | datetime.date | None) -> str | None:
+    """An ``as_of`` value as an ISO day; ``ValueError`` with the accepted forms for anything else.
+
+    >>> as_of_day("2017-3-5"), as_of_day(datetime.date(2020, 1, 1)), as_of_day(None), as_of_day("")
+    ('2017-03-05', '2020-01-01', None, None)
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime.date):
+        return value.isoformat()[:10]
+    m = re.fullmatch(r"\s*(\d{4})[-/.年](\d{1,2})[-/.月](\d{1,2})日?\s*", str(value))
+    try:
+        if m is None:
+            raise ValueError
+        return datetime.date(*map(int, m.groups())).isoformat()
+    except ValueError:
+        raise ValueError(
+            f"as_of {str(value)[:40]!r} is not a date: write YYYY-MM-DD, e.g. 2017-03-05"
+        ) from None

@@ -17,7 +17,11 @@ Handles the forms real answers use (examples from LawBench's consultation answer
 The content attributed to a citation is, in order of preference: a quotation in “…” that follows it
 (after ``规定``/``：``), text after ``规定：`` up to the end of the paragraph, or — as in LawBench
 reference answers (``第九十一条饮酒后驾驶机动车的，…``) — text that directly follows the article
-number, up to the next citation.
+number, up to the next citation; a restatement after ``规定，`` is content too (``stated``). Text that
+*applies* the article is not (``applied``, issue 40): ``…之规定，判决如下``, ``符合/违反/依照…的规定，<conclusion>``,
+a citation inside the writer's own clause (``依据民法典第1085条主张权利``), and a sentence that names the
+client, a party or the court's findings (:data:`_CASE_WORDS`). The readings and how the UI names them are
+the table of :mod:`lawluo.law.content_kinds`.
 """
 
 from __future__ import annotations
@@ -32,10 +36,23 @@ from .numerals import NUMERAL, article_label, chinese_to_int
 
 _ART = rf"第\s*({NUMERAL})\s*条(?:之({NUMERAL}))?"
 _ARTICLE_RE = re.compile(_ART)
-_PARA_RE = re.compile(rf"\s*第({NUMERAL})款")
-_ITEM_RE = re.compile(rf"\s*(?:第\s*[(（]?({NUMERAL})[)）]?\s*项|[(（]({NUMERAL})[)）]项?)")
+#: 第一款, and the lists courts write: 第一、三款, 第一款、第三款, 第二至四款 (the first 款 is kept).
+_PARA_RE = re.compile(
+    rf"\s*第({NUMERAL})(?:\s*[、，,和及至到]\s*第?\s*{NUMERAL})*\s*款"
+    rf"(?:\s*[、和及]\s*第\s*{NUMERAL}(?:\s*[、和及至到]\s*第?\s*{NUMERAL})*\s*款)*"
+)
+_ITEM = rf"(?:第\s*[(（]?{NUMERAL}[)）]?|[(（]{NUMERAL}[)）])"
+_ITEM_RE = re.compile(
+    rf"\s*(?:第\s*[(（]?({NUMERAL})[)）]?\s*项|[(（]({NUMERAL})[)）]项?)"
+    rf"(?:\s*[、和及至到]\s*{_ITEM}\s*项?)*"
+)
 _BRACKET_NAME_RE = re.compile(
-    r"《([^《》\n]{1,90})》\s*(总则编|总则|物权编|合同编|人格权编|婚姻家庭编|继承编|侵权责任编|附则)?\s*(?:的|之|中|里|中的)?\s*$"
+    r"《([^《》\n]{1,90})》\s*([(（]\s*\d{4}\s*年?[^()（）\n]{0,8}[)）])?\s*"
+    r"(总则编|总则|物权编|合同编|人格权编|婚姻家庭编|继承编|侵权责任编|附则)?\s*(?:的|之|中|里|中的)?\s*$"
+)
+#: The issuer written before the brackets: 最高人民法院、最高人民检察院《关于办理盗窃刑事案件…的解释》.
+_ISSUER_RE = re.compile(
+    r"(最高人民法院(?:[、和与]最高人民检察院)?(?:[、和与]公安部)?(?:[、和与]司法部)?|最高人民检察院|[“\"]?两高[”\"]?)\s*$"
 )
 _BACKREF_RE = re.compile(  # 同法, but not the end of 合同法 / 劳动合同法
     r"(该法|(?<!合)同法|此法|该条例|该解释|该规定|该办法|该法律|上述法律|前述法律|上述法规|该部法律)\s*(?:的)?\s*$"
@@ -52,6 +69,7 @@ _LEAD_VERBS = re.compile(
 _JOIN_RE = re.compile(r"^\s*(、|，|,|和|及|以及|与|或|或者)\s*$")
 _RANGE_RE = re.compile(r"^\s*(至|到|-|－|—|～|~)\s*$")
 _LEAD_IN = re.compile(
+    r"\s*(?:[（(][^（）()\n]{0,20}[）)])?"  # an aside: 第五十三条（条文全文附后）之规定
     r"\s*(?:的)?\s*(?:相关)?\s*(?:也|还|亦|同时|则|中|更|均|都)?\s*(?:明确)?(?:规定|指出|载明|写道|之规定)?\s*(?:[:：，,]\s*)?"
 )
 _OPEN_QUOTES = {"“": "”", "「": "」", "『": "』", '"': '"', "‘": "’"}
@@ -60,14 +78,28 @@ _NOT_CONTENT_START = re.compile(
 )
 _PARAGRAPH_END = re.compile(
     r"\n\s*\n|\n(?=\s*(?:[-•*·]|\d+[.、]|[一二三四五六七八九十]+、|法律依据|律师|回答|答))"
+    # a new line where the writer turns back to the client or the case
+    r"|\n(?=\s*(?:同时|此外|另外|如果|若|建议|因此|所以|综上|总之|需要|请|您|你|我|本案|本院|被告人|公诉机关))"
 )
 _APPLICATION_START = re.compile(
-    r"(?:您|你|我|他|她|它|其|贵|因此|所以|故(?!意)|本案|这|那|即|也就是说|如|若|由于|对于|在本|题中|小[明王张李红刚]|甲|乙|丙|该[公人员单]|"
+    r"(?:您|你|我|他|她|它|其|贵|因此|所以|故(?!意)|本案|这|那|即|也就是说|如|若|在本|题中|小[明王张李红刚]|甲|乙|丙|该[公人员单]|"
     r"如果|只要|虽然|但|但是|可以看出|可见|可知|应该|需要|请|建议|一般|通常|具体|结合|针对|上述|以上|关于)"
 )
 _COMMENTARY = re.compile(
     r"律师解答|律师分析|律师回答|律师提示|综上|因此|所以|由此可见|据此|回答[:：]|答[:：]|[，,]\s*(?:您|你)"
 )
+#: Words that only a text about a case uses — the client, the parties by name, the court's findings —
+#: never a statute (which does say 原告, 被告人, 申请人, 本案, 其他他人): content that has one applies the
+#: article to facts, it does not state it (issue 40).
+_CASE_WORDS = re.compile(
+    r"您|你|我(?!国)|(?<!其)他(?![人们])|她|贵[方司公单]|老板|对方|该公司|"
+    r"(?:被告人|被告|原告|上诉人|申请人|罪犯)[\u4e00-\u9fff]{0,2}[某×xX＊*]|"
+    r"判决如下|裁定如下|决定如下|犯罪事实清楚|证据确实|事实清楚|其行为已|本院|应予支持|不予支持|予以支持|"
+    r"提请|指控|依法判处|追究其刑事责任|以[\u4e00-\u9fff、]{1,12}罪(?:追究|论处|定罪)"
+)
+#: 符合/违反/适用/依照《…》第N条的规定，<conclusion> applies the article; 根据…的规定，<rule> may state it.
+_APPLYING_VERBS = frozenset({"符合", "违反", "适用", "依照", "属于", "触犯"})
+_INTRO_RE = re.compile(r"(符合|违反|适用|依照|依据|根据|按照|参照|属于|触犯)[^，。；,;：:！？!?\n]{0,100}$")
 _SENTENCE_END = re.compile(r"[。！!？?\n]")
 _TAG = re.compile(r"</?[a-zA-Z][^<>\n]{0,40}>")
 _MIN_CONTENT = 8
@@ -87,7 +119,7 @@ class Citation:
     paragraph: int | None = None
     item: int | None = None
     quoted: str | None = None
-    content_kind: str = "none"  # quoted | colon | inline | stated | none
+    content_kind: str = "none"  # lawluo.law.content_kinds: quoted, colon, inline, stated, applied, none
     start: int = 0
     end: int = 0
     backref: bool = False
@@ -171,8 +203,16 @@ class CitationExtractor:
         window = text[offset:start]
         m = _BRACKET_NAME_RE.search(window)
         if m:
-            written = m.group(1) + (m.group(2) or "")
-            return _LawName(written, self.db.resolve(written), "bracket", offset + m.start())
+            written = m.group(1) + (m.group(2) or "") + (m.group(3) or "")
+            resolution = self.db.resolve(written)
+            issuer = _ISSUER_RE.search(text, max(0, offset + m.start() - 30), offset + m.start())
+            if issuer and m.group(1).startswith("关于"):
+                name = issuer.group(1).strip('“”"')
+                name = "最高人民法院、最高人民检察院" if name == "两高" else re.sub(r"[和与]", "、", name)
+                with_issuer = self.db.resolve(name + written)
+                if with_issuer.key is not None or resolution.key is None:
+                    return _LawName(name + written, with_issuer, "bracket", issuer.start())
+            return _LawName(written, resolution, "bracket", offset + m.start())
         if _INTERNAL_RE.search(window):
             return None
         b = _BACKREF_RE.search(window)
@@ -199,8 +239,9 @@ class CitationExtractor:
     # -- content ----------------------------------------------------------------------------
 
     @staticmethod
-    def _content_after(text: str, end: int, stop: int) -> tuple[str | None, str, int]:
-        """The content attributed to a citation ending at ``end``; ``stop`` is the next citation."""
+    def _content_after(text: str, end: int, stop: int, intro: str = "") -> tuple[str | None, str, int]:
+        """The content attributed to a citation ending at ``end``; ``stop`` is the next citation;
+        ``intro`` the verb that introduced the citation in its clause (依照, 根据, 符合…), if any."""
         lead = _LEAD_IN.match(text, end)
         pos = lead.end() if lead else end
         said = bool(lead and re.search(r"规定|指出|载明|写道|[:：]", lead.group(0)))
@@ -226,10 +267,20 @@ class CitationExtractor:
         ):
             if _NOT_CONTENT_START.match(text, pos):
                 return None, "none", end
+            if intro:  # 可以依据民法典第1064条主张权利: the citation is inside the writer's own clause
+                return None, "applied", end
             j = min(stop, para_end, pos + _MAX_CONTENT)
             commentary = _COMMENTARY.search(text, pos, j)
             return text[pos : commentary.start() if commentary else j], "inline", j
-        if lead and re.search(r"[，,]", lead.group(0)) and not _APPLICATION_START.match(text, pos):
+        if lead and re.search(r"[，,]", lead.group(0)):
+            # 依照…第X条之规定，判决如下 / 根据…第X条，您可以… — the article is applied to the case, not
+            # stated: nothing to compare.
+            if (
+                "之规定" in lead.group(0)
+                or ("的规定" in lead.group(0) and intro in _APPLYING_VERBS)
+                or _APPLICATION_START.match(text, pos)
+            ):
+                return None, "applied", end
             # 第X条规定，<what the statute says>。 — the content the answer attributes to the article.
             limit = min(stop, para_end, pos + _MAX_CONTENT)
             j = pos
@@ -243,7 +294,10 @@ class CitationExtractor:
                     break
                 j = nxt
             commentary = _COMMENTARY.search(text, pos, j)
-            return text[pos : commentary.start() if commentary else j], "stated", j
+            stated = text[pos : commentary.start() if commentary else j]
+            if _CASE_WORDS.search(stated):  # 根据…第四十七条，公司应当按您的工作年限支付经济补偿
+                return None, "applied", end
+            return stated, "stated", j
         return None, "none", end
 
     # -- main ------------------------------------------------------------------------------
@@ -251,6 +305,16 @@ class CitationExtractor:
     def extract(self, text: str) -> list[Citation]:
         text = _TAG.sub(lambda m: " " * len(m.group()), text)  # <p> from scraped answers; keeps offsets
         mentions = _mentions(text)
+        # 本法第五十条、第六十九条 inside a quoted article: the whole list refers to that statute itself
+        internal: dict[int, bool] = {}
+        for k, m in enumerate(mentions):
+            before = text[max(0, m.start - 6) : m.start]
+            listed = (
+                k > 0
+                and internal[id(mentions[k - 1])]
+                and _JOIN_RE.match(text[mentions[k - 1].end : m.start])
+            )
+            internal[id(m)] = bool(_INTERNAL_RE.search(before) or listed)
         citations: list[Citation] = []
         last: Citation | None = None
         skip_until = 0  # inside the content of the previous citation
@@ -271,7 +335,7 @@ class CitationExtractor:
                 law_info = (last.written, last.resolution, "backref")
             elif found:
                 law_info = found.written, found.resolution, found.how
-            elif last is not None and not _INTERNAL_RE.search(text[max(0, m.start - 6) : m.start]):
+            elif last is not None and not internal[id(m)]:
                 if not re.search(r"[《》]", between) and "\n\n" not in between:
                     law_info = (last.written, last.resolution, "continued")
             if law_info is None:
@@ -297,14 +361,7 @@ class CitationExtractor:
                     i += 1
                 else:
                     break
-            next_start = next(
-                (
-                    nxt.start
-                    for nxt in mentions[i + 1 :]
-                    if not _INTERNAL_RE.search(text[max(0, nxt.start - 6) : nxt.start])
-                ),
-                len(text),
-            )
+            next_start = next((nxt.start for nxt in mentions[i + 1 :] if not internal[id(nxt)]), len(text))
             if next_start < len(text):
                 # Unquoted content stops where the next citation's own law name begins: in
                 # "《劳动合同法》第四十七条…，另参见刑法第133条之一" the content ends before 刑法, so
@@ -312,7 +369,10 @@ class CitationExtractor:
                 named = self._law_before(text, next_start, group[-1].end)
                 if named is not None:
                     next_start = named.start
-            quoted, kind, content_end = self._content_after(text, group[-1].end, next_start)
+            intro = _INTRO_RE.search(text, max(0, group[0].start - 110), group[0].start)
+            quoted, kind, content_end = self._content_after(
+                text, group[-1].end, next_start, intro.group(1) if intro else ""
+            )
             if quoted is not None and len(re.sub(r"\W", "", quoted)) < _MIN_CONTENT:
                 quoted, kind = None, "none"
             written, resolution, how = law_info
@@ -321,6 +381,8 @@ class CitationExtractor:
                 cit = self._make(written, resolution, g, how)
                 if last_in_group and quoted is not None:
                     cit.quoted, cit.content_kind = quoted.strip(), kind
+                elif kind == "applied":  # each of 第A条、第B条之规定，判决如下 is applied
+                    cit.content_kind = kind
                 citations.append(cit)
                 last = cit
             if quoted is not None:

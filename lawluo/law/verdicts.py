@@ -7,7 +7,8 @@ a new verdict is one row here (and the checker's rule that produces it). ``tests
 fails when a consumer does not cover a row.
 
 NHSR — the Non-Hallucinated Statute Rate of LegalHalBench §3.3 — is computed here and nowhere else
-(:func:`nhsr`): the share of content-bearing citations that are ``verified``.
+(:func:`nhsr`): the share of content-bearing citations that are not hallucinated (``verified``, or
+``amended_since``: right for the date the text was written, amended since).
 """
 
 from __future__ import annotations
@@ -83,6 +84,16 @@ VERDICT_TABLE: tuple[Verdict, ...] = (
         "matches only an older version of the law",
     ),
     Verdict(
+        "amended_since",
+        False,
+        True,
+        "warn",
+        "已修订",
+        "引用时有效，此后已修订",
+        "Amended since",
+        "agrees with the version in force on the date given; the article has been amended since",
+    ),
+    Verdict(
         "no_content",
         False,
         False,
@@ -110,13 +121,15 @@ def verdict(code: str) -> Verdict:
 
 
 def nhsr(codes: Iterable[str]) -> float | None:
-    """The share of content-bearing verdicts that are ``verified``; ``None`` when none bears content.
+    """The share of content-bearing verdicts that are not hallucinated; ``None`` when none bears content.
 
     >>> nhsr(["verified", "wrong_number", "no_content"]), nhsr(["no_content"])
     (0.5, None)
+    >>> nhsr(["verified", "amended_since", "repealed", "content_mismatch"])
+    0.5
     """
     bearing = [code for code in codes if code in CONTENT_BEARING]
-    return sum(code == "verified" for code in bearing) / len(bearing) if bearing else None
+    return sum(code not in HALLUCINATED for code in bearing) / len(bearing) if bearing else None
 
 
 def counts(codes: Iterable[str]) -> dict[str, int]:

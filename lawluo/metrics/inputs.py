@@ -1,6 +1,7 @@
 """The evaluator's input files, validated as a whole before anything is computed.
 
-Answers (one per system and question): ``{"id", "system", "answer"}``; a multi-turn dialogue gives
+Answers (one per system and question): ``{"id", "system", "answer"}``, optionally ``"as_of"`` (the day
+the answer was written, ``YYYY-MM-DD``: its citations are judged against the law in force then); a multi-turn dialogue gives
 ``"turns": [{"question": …, "answer": …}, …]`` instead of (or besides) ``"answer"`` — the
 single-answer score is then computed per turn, and the other metrics read the lawyer's turns joined
 (or ``"answer"`` when given). References (one per question): ``{"id", "question", "reference",
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lawluo.jsonl import JSONLError, read_jsonl, report
+from lawluo.law.checker import as_of_day
 
 MAX_TEXT = 200_000
 MAX_TURNS = 50
@@ -28,6 +30,7 @@ class Answer:
     system: str
     text: str
     turns: tuple[tuple[str, str], ...] = ()  # (question, answer) per turn of a dialogue
+    as_of: str | None = None  # the day the answer was written: its citations are judged as of then
 
 
 @dataclass(frozen=True)
@@ -91,11 +94,21 @@ def _answer(obj: dict, where: str, errors: list[str]) -> Answer | None:
                 if q is not None and a is not None:
                     turns.append((q, a))
     text = _text(obj.get("answer"), "answer", errors, where, required=raw_turns is None)
+    as_of = None
+    if obj.get("as_of") not in (None, ""):
+        try:
+            if not isinstance(obj["as_of"], str):
+                raise ValueError
+            as_of = as_of_day(obj["as_of"])
+        except ValueError:
+            errors.append(
+                f'{where}: "as_of" must be a date written YYYY-MM-DD (the day the answer was written)'
+            )
     if len(errors) > n_before:
         return None
     if text is None:
         text = "\n\n".join(a for _, a in turns)
-    return Answer(qid, system.strip(), text, tuple(turns))
+    return Answer(qid, system.strip(), text, tuple(turns), as_of)
 
 
 def _reference(obj: dict, where: str, errors: list[str]) -> Reference | None:

@@ -2,8 +2,8 @@
 
 For each statute an answer cites, after NHSR's check (:mod:`.nhsr`):
 
-- a **non-hallucinated** statute (``verified``, or ``no_content``: a real, current article named
-  without content) — the judge rates how well the real article answers the question: 10 (directly
+- a **non-hallucinated** statute (``verified``, ``amended_since`` — right when written — or
+  ``no_content``: a real article named without content) — the judge rates how well the real article answers the question: 10 (directly
   applies), 5 (related, secondary) or 0 (irrelevant) (prompt ``metrics/relevance``);
 - a **hallucinated** statute (wrong number, wrong content, repealed or outdated law, not found) —
   the judge rates whether the legal knowledge the answer states agrees with the reference statute,

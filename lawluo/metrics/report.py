@@ -4,6 +4,7 @@ pairwise results and charts (PNG).
     out/
       summary.csv  summary.md  summary.json   one row per system (+ pairwise and per-turn tables)
       details.jsonl                          one line per answer: every metric with its evidence
+      citations.csv                          one line per cited statute: verdict, content_kind… (NHSR only)
       pairwise.csv  pairwise.jsonl           per system pair / per question and pair (pairwise only)
       win_rate.png  score_over_turns.png     charts (pairwise / score only)
 
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from . import registry
 from .evaluate import Results
+from .nhsr import CITATION_COLUMNS, citation_rows
 from .plots import turns_chart, win_rate_chart
 
 PAIR_COLUMNS = (
@@ -80,8 +82,8 @@ def render_markdown(results: Results, command: str | None = None) -> str:
     return "\n".join(parts)
 
 
-def _csv(rows: Sequence[dict]) -> str:
-    keys = list(dict.fromkeys(k for r in rows for k in r))
+def _csv(rows: Sequence[dict], columns: Sequence[str] | None = None) -> str:
+    keys = list(dict.fromkeys(k for r in rows for k in r)) if columns is None else list(columns)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=keys, lineterminator="\n")
     writer.writeheader()
@@ -95,7 +97,9 @@ def _jsonl(rows: Sequence[dict]) -> str:
 
 SUMMARY_FILES = ("summary.csv", "summary.md", "summary.json")
 #: The other files a run may write. A new run's files replace all of an earlier run's, not some.
-OTHER_FILES = ("details.jsonl", "pairwise.csv", "pairwise.jsonl", "win_rate.png", "score_over_turns.png")
+OTHER_FILES = (
+    "details.jsonl", "citations.csv", "pairwise.csv", "pairwise.jsonl", "win_rate.png", "score_over_turns.png",
+)  # fmt: skip
 
 
 def write_results(results: Results, out_dir: str | Path, command: str | None = None) -> list[Path]:
@@ -152,6 +156,8 @@ def _write_all(results: Results, folder: Path, command: str | None) -> list[str]
     }
     put("summary.json", json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
     put("details.jsonl", _jsonl(results.details))
+    if "nhsr" in results.metrics:
+        put("citations.csv", _csv(citation_rows(results.details), CITATION_COLUMNS))
     if results.pairs:
         put("pairwise.csv", _csv(results.pairs))
         put("pairwise.jsonl", _jsonl(results.pair_details))

@@ -13,9 +13,9 @@ shares more than half of its character 6-grams with a question of the LawBench d
 - CAIL2018 facts (LawBench 3-1) with their 刑法 article; DISC-Law ``qa_short_answer`` inputs whose
   outputs cite articles.
 
-Citations are resolved with the project's own checker; a citation counts when its verdict is
-verified/no_content (the article as cited) or when the checker found the article the content really
-belongs to (wrong number, older version, repealed law's successor).
+Citations are resolved with the project's own checker; a citation counts when its verdict is not
+hallucinated (verified/amended_since/no_content: the article as cited) or when the checker found the
+article the content really belongs to (wrong number, older version, repealed law's successor).
 """
 
 from __future__ import annotations

@@ -57,6 +57,7 @@ from .shipped import SHIPPED_DIR, shipped_path
 from .tokenize import tokenize
 from .votes import QuestionVotes, VotesDataError
 
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 log = logging.getLogger(__name__)
 
 LEVEL_WEIGHT = {"宪法": 1.0, "法律": 1.0, "司法解释": 0.9, "行政法规": 0.85, "部门规章": 0.8, "其他": 0.7}
@@ -450,7 +451,9 @@ class StatuteSearcher:
         if self.reranker is not None and self.features is not None:
             ranking = self._rerank(query, ranking)
         cosines: dict[int, float] | None = None
-        if self.dense is not None:
+        # The dense stage ranks every article for any text: without a word the index knows and without a
+        # Chinese character (xxxxx…, a pasted hash) there is nothing to find, and nothing is shown.
+        if self.dense is not None and (ranking or _CJK.search(query)):
             try:
                 found = self.dense.search(query, pool)
                 ranking = reciprocal_rank_fusion([ranking, found], k=pool)

@@ -36,7 +36,7 @@ from ..retrieval.case_fit import NONE_FITS
 from ..tolc import TREE_SOURCES, Node, Tree
 from ..tolc.material import Issue
 from ..tolc.tree import FALLBACK_REASONS, NODE_SOURCES
-from .render import badge, case_card, esc, inert_md, notice, statute_card
+from .render import badge, case_card, content_kind_tag, esc, inert_md, notice, statute_card
 
 MARK_LABELS = (("yes", "是"), ("no", "否"), ("unknown", "不确定"))
 MARK_TEXT = {"yes": "是", "no": "否", "unknown": "未标记"}
@@ -358,8 +358,9 @@ def _verdict_pill(code: str) -> str:
 
 
 def _citation_card(index: int, cit: Mapping, text: str) -> str:
-    """One checked citation: its verdict in words, as the answer wrote it, the article it corresponds to
-    (when another one: a wrong number, a repealed law's successor, an older version) and the real text."""
+    """One checked citation: its verdict in words and, beside it, how the checker read the answer (原文引用,
+    转述, 适用, 仅引条号: :mod:`lawluo.law.content_kinds`), as the answer wrote it, the article it corresponds
+    to (when another one: a wrong number, a repealed law's successor, an older version) and the real text."""
     start, end = (cit.get("span") or [0, 0])[:2]
     mention = text[start:end] if 0 <= start < end <= len(text) else cit.get("article_label", "")
     written = f"《{cit.get('written') or cit.get('law')}》{mention}"
@@ -385,6 +386,7 @@ def _citation_card(index: int, cit: Mapping, text: str) -> str:
     return (
         f'<div class="ll-card" data-verdict="{esc(cit.get("verdict"))}">'
         f'<div class="ll-head"><span class="ll-title">{index}.</span>{_verdict_pill(str(cit.get("verdict")))}'
+        f"{content_kind_tag(cit.get('content_kind'))}"
         f'<span class="ll-title">{esc(written)}</span></div>' + "".join(rows) + "</div>"
     )
 

@@ -80,7 +80,7 @@ import gradio as gr
 
 from ..agents.secretary import Report, render_docx, render_markdown
 from ..firm import Consultation, Firm
-from ..firm.firm import ConsultationClosed, ConsultationTooLong, StepNotAllowed
+from ..firm.firm import ConsultationClosed, ConsultationTooLong, StepNotAllowed, facts_day
 from ..firm.saved import MAX_TURN_CHARS, SavedConsultationError, Status
 from ..llm import Deadline, LanguageModels
 from ..llm.cancel import Cancelled
@@ -242,6 +242,7 @@ LAYOUT_CSS = """
 """
 
 EMPTY_MESSAGE = "请输入您的问题。Please type a question first."
+FACTS_DATE_MESSAGE = "事情发生的日期请写成 2019-06-01 这样，或留空。Write the date of the facts as YYYY-MM-DD, or leave it empty."
 #: What the visitor does next while the tree awaits marks: shown when the tree is ready, and again for an
 #: empty Ask then (a second click of Ask, after the first took the question, is not a missing question).
 MARK_MESSAGE = "请逐条标记“是 / 否 / 不确定”，然后点击“提交已标记的事实”。Mark the facts, then submit them to the lawyer."
@@ -489,17 +490,25 @@ def ask(
     k,
     visitors: Visitors | None = None,
     visit: Visit = DIRECT,
+    facts_date: str | None = None,
 ) -> Iterator[ConsultView]:
     """Route the question, then grow the clarification tree (or, without ToLC, stream the answer).
 
     Yields views with ``state`` and ``question``; the box is emptied once the question is taken. The tree
     is reduced to the visitors' limit of clarifier calls, and the tree or answer gets one step's budget.
-    The last view is sent once the step is over, when the visitor may start the next one.
+    The last view is sent once the step is over, when the visitor may start the next one. ``facts_date``
+    (the client's date of the facts, ``YYYY-MM-DD``; empty: today) is the day the answers' citations are
+    checked against; one that is not a date is refused with the question kept.
     """
     visitors = visitors or Visitors()
     text = (question or "").strip()
     if not owner_of(state, visit):
         yield _foreign(firm, state, question=question)
+        return
+    try:
+        facts_day(facts_date)  # checked here, set once the consultation takes the question
+    except ValueError as exc:
+        yield view(firm, state, f"{FACTS_DATE_MESSAGE}（{exc}）", "warn", question=question)
         return
     if not text:
         if state is not None and state.status == Status.CLARIFYING and state.tree is not None:
@@ -518,6 +527,7 @@ def ask(
             asked.owner = visit.owner
         try:
             firm.receive(asked, text)
+            firm.set_facts_date(asked, facts_date)
         except (StepNotAllowed, ConsultationTooLong) as exc:
             return refused(firm, asked, exc, "ask", question=question)
         except Exception as exc:  # noqa: BLE001 — the UI shows every failure as a message
@@ -1193,6 +1203,14 @@ def build_consult_tab(
                     max_length=100,
                     elem_id="ll-client",
                 )
+                facts_date = gr.Textbox(
+                    label="事情发生的日期（可不填）Date of the facts (optional)",
+                    info="引用按当日有效的法律核查，不填按现行法律。Citations are checked against the law in force that day.",
+                    placeholder="YYYY-MM-DD",
+                    max_lines=1,
+                    max_length=20,
+                    elem_id="ll-facts-date",
+                )
                 message = gr.HTML("", css_template=HTML_CSS, js_on_load=PAGE_JS, elem_id="ll-message")
                 gr.Markdown("### 法律要素澄清树 Tree of Legal Clarifications", elem_id="ll-tree-title")
                 tree = gr.HTML(
@@ -1279,8 +1297,8 @@ def build_consult_tab(
 
         # Each event handler binds the plain handler to this app's visitors and the request's visitor,
         # and turns its view into the event's outputs (the same names as the event's components).
-        def on_ask(session, text, use, h, kk, request: gr.Request):
-            for shown in ask(firm, session, text, use, h, kk, visitors, visit_of(request)):
+        def on_ask(session, text, use, h, kk, day=None, request: gr.Request = None):
+            for shown in ask(firm, session, text, use, h, kk, visitors, visit_of(request), facts_date=day):
                 yield shown.outputs(ASKED)
 
         def on_answer(session, request: gr.Request):
@@ -1344,7 +1362,7 @@ def build_consult_tab(
             remember.then(None, [stored], None, js=REMEMBER_JS, queue=False, api_visibility="private")
 
         llm = {"concurrency_id": "firm", "concurrency_limit": FIRM_CONCURRENCY, "trigger_mode": "once"}
-        ask_inputs = [state, question, use_tolc, height, k]
+        ask_inputs = [state, question, use_tolc, height, k, facts_date]
         step([ask_btn.click, question.submit], on_ask, ask_inputs, ASKED, api_name="ask", **llm)
         step([submit_btn.click], on_answer, [state], STEPPED, api_name="answer", **llm)
         step([regen_btn.click], on_regenerate, [state], STEPPED, api_name="regenerate", **llm)

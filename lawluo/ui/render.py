@@ -13,8 +13,9 @@ import re
 from collections.abc import Mapping, Sequence
 
 from ..agents.secretary import inert_links, md_text  # inert_links lives beside md_text: the report uses it
+from ..law import content_kinds
 from ..law.numerals import int_to_chinese
-from ..law.verdicts import BY_CODE, VERDICTS
+from ..law.verdicts import BY_CODE, CONTENT_BEARING, HALLUCINATED, VERDICTS
 from ..retrieval.case_fit import NONE_FITS_CAUSE, UNKNOWN_KIND
 
 #: Facts longer than this are shown truncated, with the full text one click away.
@@ -46,6 +47,7 @@ CSS = """
 .ll-badge.bad { background: #fde4e4; color: #9b1c1c; border-color: #f19a9a; }
 .ll-badge.none { background: #eceff3; color: #4b5563; border-color: #c5cbd3; }
 .ll-badge.info { background: #e8effc; color: #1d4ed8; border-color: #a9c1f2; }
+.ll-kind { color: #6b7280; font-size: 0.8em; white-space: nowrap; }
 .ll-summary { font-size: 1.1em; font-weight: 700; margin: 4px 0 8px 0; }
 .ll-counts { display: flex; flex-wrap: wrap; gap: 6px; margin-bottom: 4px; }
 .ll-row { margin: 3px 0; line-height: 1.6; }
@@ -112,6 +114,20 @@ def verdict_badge(verdict: str) -> str:
     row = BY_CODE.get(verdict)  # badge colour, Chinese label and meaning: lawluo/law/verdicts.py
     colour, zh, meaning = (row.badge, row.label_zh, row.meaning) if row else ("none", verdict, "")
     return f'<span class="ll-badge {esc(colour)}" title="{esc(meaning)}">{esc(verdict)} · {esc(zh)}</span>'
+
+
+def content_kind_tag(code: str | None) -> str:
+    """A small muted tag saying how the checker read a citation (:mod:`lawluo.law.content_kinds`):
+    原文引用, 转述, 适用 or 仅引条号, what that means (in Chinese) as a tooltip; empty for a missing or
+    unknown reading.
+
+    >>> content_kind_tag("none")
+    '<span class="ll-kind" data-kind="none" title="回答只写了法律名称和条号，无可比对">仅引条号</span>'
+    """
+    row = content_kinds.BY_CODE.get(code or "")
+    if row is None:
+        return ""
+    return f'<span class="ll-kind" data-kind="{esc(row.code)}" title="{esc(row.meaning_zh)}">{esc(row.tag_zh)}</span>'
 
 
 def _version_badges(current: bool, in_force: bool = True) -> str:
@@ -248,9 +264,11 @@ def case_results(query: str, hits: Sequence[Mapping], cause: str | None = None) 
 
 
 def nhsr_line(nhsr: float | None, counts: Mapping[str, int]) -> str:
-    """``NHSR 2/3 = 0.67 over content-bearing citations``, or why there is no NHSR (plain text).
+    """``NHSR 2/3 = 0.67 over content-bearing citations``, or why there is no NHSR (plain text): the
+    content-bearing citations that are not hallucinated over those that bear content
+    (:data:`~lawluo.law.verdicts.CONTENT_BEARING`, :data:`~lawluo.law.verdicts.HALLUCINATED`).
 
-    >>> nhsr_line(2 / 3, {"verified": 2, "repealed": 1, "no_content": 4})
+    >>> nhsr_line(2 / 3, {"verified": 1, "amended_since": 1, "repealed": 1, "no_content": 4})
     'NHSR 2/3 = 0.67 over content-bearing citations'
     >>> nhsr_line(None, {"no_content": 2})
     'NHSR: no citation carries content (2 cited by name and number only)'
@@ -258,10 +276,11 @@ def nhsr_line(nhsr: float | None, counts: Mapping[str, int]) -> str:
     total = sum(counts.values())
     if total == 0:
         return "NHSR: no statute citation found (cite like 《民法典》第一千零七十九条)"
-    bearing = total - counts.get("no_content", 0)
+    bearing = sum(n for code, n in counts.items() if code in CONTENT_BEARING)
     if nhsr is None or bearing == 0:
         return f"NHSR: no citation carries content ({total} cited by name and number only)"
-    return f"NHSR {counts.get('verified', 0)}/{bearing} = {nhsr:.2f} over content-bearing citations"
+    right = sum(n for code, n in counts.items() if code in CONTENT_BEARING and code not in HALLUCINATED)
+    return f"NHSR {right}/{bearing} = {nhsr:.2f} over content-bearing citations"
 
 
 def check_summary(nhsr: float | None, counts: Mapping[str, int], notices: Sequence[str] = ()) -> str:
@@ -317,6 +336,7 @@ def citation_card(index: int, cit: Mapping, text: str) -> str:
     return (
         '<div class="ll-card">'
         f'<div class="ll-head"><span class="ll-title">#{index}</span>{verdict_badge(str(cit.get("verdict")))}'
+        f"{content_kind_tag(cit.get('content_kind'))}"
         f'<span class="ll-title">{esc(written)}</span></div>' + "".join(rows) + "</div>"
     )
 

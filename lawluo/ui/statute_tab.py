@@ -22,7 +22,7 @@ from typing import Any
 
 import gradio as gr
 
-from ..law.checker import CitationChecker
+from ..law.checker import CitationChecker, as_of_day
 from ..retrieval.case_fit import question_cause
 from ..retrieval.casebank import REBUILD_COMMAND as CASES_REBUILD_COMMAND
 from ..retrieval.cases import CaseSearcher
@@ -114,18 +114,36 @@ def _prepare_text(text: Any) -> tuple[str, list[str]]:
     return text, []
 
 
-def check_answer(checker: CitationChecker, text: str) -> tuple[str, str]:
+AS_OF_MESSAGE = (
+    "日期请写成 2017-06-01 这样，或留空（按现行法律核查）。Write the date as YYYY-MM-DD, or leave it empty."
+)
+
+
+def _as_of(value: Any) -> str | None:
+    """The date to check against, ``None`` for today's law; :class:`QueryError` for anything else."""
+    try:
+        return as_of_day(value if isinstance(value, str | type(None)) else str(value))
+    except ValueError as exc:
+        raise QueryError(f"{AS_OF_MESSAGE}（{exc}）") from None
+
+
+def check_answer(checker: CitationChecker, text: str, as_of: str | None = None) -> tuple[str, str]:
     """(summary HTML, per-citation HTML) for every statute ``text`` cites.
 
-    The summary holds the NHSR line (LegalHalBench §3.3: verified ÷ content-bearing citations) and the
-    count of each verdict; each citation shows its verdict, the law and article as written and as
-    resolved, the quoted content and the real article text.
+    The summary holds the NHSR line (LegalHalBench §3.3: not hallucinated ÷ content-bearing citations) and
+    the count of each verdict; each citation shows its verdict and how the checker read it (原文引用, 转述,
+    适用, 仅引条号), the law and article as written and as resolved, the quoted content and the real
+    article text. ``as_of`` (``YYYY-MM-DD``, the day the text was written): each citation is judged
+    against the version in force that day.
     """
     try:
+        day = _as_of(as_of)
         text, notices = _prepare_text(text)
         if not text.strip():
             return render.notice(EMPTY_ANSWER_MESSAGE, "info"), ""
-        result = checker.check(text)
+        result = checker.check(text, as_of=day)
+        if day:
+            notices = [*notices, f"按 {day} 有效的法律核查。Checked against the law in force on {day}."]
         citations = [c.as_dict() for c in result.citations]
         return (
             render.check_summary(result.nhsr, result.counts(), notices),
@@ -137,7 +155,9 @@ def check_answer(checker: CitationChecker, text: str) -> tuple[str, str]:
         return _failure(exc), ""
 
 
-def more_citations(checker: CitationChecker, text: str, evt: gr.EventData | None = None) -> str:
+def more_citations(
+    checker: CitationChecker, text: str, evt: gr.EventData | None = None, as_of: str | None = None
+) -> str:
     """The per-citation HTML of ``text`` (the text last checked) with the number of cards the clicked
     "more" button asks for (its ``data-more``), never more than the citations there are."""
     data = getattr(evt, "_data", None) or {}
@@ -149,7 +169,7 @@ def more_citations(checker: CitationChecker, text: str, evt: gr.EventData | None
         text, _notices = _prepare_text(text)
         if not text.strip():
             return ""
-        citations = [c.as_dict() for c in checker.check(text).citations]
+        citations = [c.as_dict() for c in checker.check(text, as_of=_as_of(as_of)).citations]
         return render.citation_list(citations, text, max(shown, render.CITATION_PAGE))
     except QueryError as exc:
         return render.notice(str(exc), "warn")
@@ -168,15 +188,23 @@ element.addEventListener('click', (event) => {
 """
 
 
-def check_answer_json(checker: CitationChecker, text: str) -> dict:
-    """The check as data: ``{"nhsr", "counts", "citations" (Checked.as_dict), "notices", "error"}``."""
-    out: dict[str, Any] = {"nhsr": None, "counts": {}, "citations": [], "notices": [], "error": None}
+def check_answer_json(checker: CitationChecker, text: str, as_of: str | None = None) -> dict:
+    """The check as data: ``{"as_of", "nhsr", "counts", "citations" (Checked.as_dict), "notices", "error"}``."""
+    out: dict[str, Any] = {
+        "as_of": None,
+        "nhsr": None,
+        "counts": {},
+        "citations": [],
+        "notices": [],
+        "error": None,
+    }
     try:
+        out["as_of"] = day = _as_of(as_of)
         text, out["notices"] = _prepare_text(text)
         if not text.strip():
             out["error"] = EMPTY_ANSWER_MESSAGE
             return out
-        result = checker.check(text)
+        result = checker.check(text, as_of=day)
         out.update(
             nhsr=result.nhsr, counts=result.counts(), citations=[c.as_dict() for c in result.citations]
         )
@@ -247,6 +275,14 @@ def build_statute_tab(
                 label="Example answers 示例回答",
                 api_visibility="private",
             )
+        as_of_box = gr.Textbox(
+            label="Date the text was written 撰写日期（可不填）",
+            info="Citations are judged against the law in force that day; empty: today's law. 按当日有效的法律核查。",
+            placeholder="YYYY-MM-DD",
+            max_lines=1,
+            max_length=20,
+            elem_id="ll-check-as-of",
+        )
         check_button = gr.Button("Check citations 核查引用", variant="primary")
         help_text = copy.text("check_help.md")
         if help_text:
@@ -255,17 +291,25 @@ def build_statute_tab(
         check_list = gr.HTML(
             value="", css_template=render.CSS, padding=False, js_on_load=MORE_JS, elem_id="ll-check-list"
         )
-        checked = gr.State("")  # the text last checked: its next page of cards ("more")
+        checked = gr.State({})  # the text last checked and its date: its next page of cards ("more")
 
-        def check_and_keep(text: str) -> tuple[str, str, str]:
-            return (*check_answer(checker, text), text if isinstance(text, str) else "")
+        def check_and_keep(text: str, as_of: str | None = None) -> tuple[str, str, dict]:
+            kept = {
+                "text": text if isinstance(text, str) else "",
+                "as_of": as_of if isinstance(as_of, str) else "",
+            }
+            return (*check_answer(checker, text, as_of), kept)
 
         check_button.click(
-            check_and_keep, answer, [check_summary, check_list, checked], api_name="check_citations"
+            check_and_keep,
+            [answer, as_of_box],
+            [check_summary, check_list, checked],
+            api_name="check_citations",
         )
 
-        def on_more(text: str, evt: gr.EventData) -> str:
-            return more_citations(checker, text, evt)
+        def on_more(kept: dict, evt: gr.EventData) -> str:
+            kept = kept if isinstance(kept, dict) else {}
+            return more_citations(checker, kept.get("text", ""), evt, kept.get("as_of"))
 
         check_list.click(on_more, checked, check_list, api_visibility="private")
         # The same check as data, for scripts only: a hidden trigger and output. (gr.api() would need the
@@ -273,7 +317,10 @@ def build_statute_tab(
         json_trigger = gr.Button(visible=False)
         json_out = gr.JSON(visible=False)
         json_trigger.click(
-            partial(check_answer_json, checker), answer, json_out, api_name="check_citations_json"
+            partial(check_answer_json, checker),
+            [answer, as_of_box],
+            json_out,
+            api_name="check_citations_json",
         )
 
 
