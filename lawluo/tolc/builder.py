@@ -34,6 +34,7 @@ close the quotation of the client's question.
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -54,10 +55,12 @@ from ..llm import (
 from ..llm.errors import AnswerCut
 from ..prompts.untrusted import quote
 from ..retrieval.casebank import Case
+from .element_check import vet
 from .from_cases import NO_MODEL_NOTE, elements_from_cases
 from .material import MATERIAL_NOTE, ClarificationMaterial, Item, describe
 from .tree import FALLBACK_REASONS, NODE_SOURCES, Tree, statement_key
 
+log = logging.getLogger(__name__)
 DEFAULT_HEIGHT, DEFAULT_K = 3, 3
 MAX_HEIGHT, MAX_K = 5, 6
 CASE_FACTS_CHARS, CASE_OUTCOME_CHARS = 220, 160
@@ -188,10 +191,15 @@ class TreeBuilder:
         if self.uses_model:
             try:
                 material = (strong + weak)[: 2 * self.k]
-                found = self._from_model(tree.question, [n.statement for n in path], cases, material)
-                # a weak model proposes fewer than K (or repeats one): the caller takes the model's first and
-                # tops the node up to K from what the fallback would have given, each labelled "too_few"
-                topped = self._fallback(tree, strong, weak, cases, scope, "too_few")
+                found, rejected = self._from_model(
+                    tree.question, [n.statement for n in path], cases, material
+                )
+                # a weak model proposes fewer than K (or repeats one, or proposes what may not be shown): the
+                # caller takes the model's first and tops the node up to K from what the fallback would have
+                # given, each labelled "too_few" or, when elements were turned away, "rejected"
+                topped = self._fallback(
+                    tree, strong, weak, cases, scope, "rejected" if rejected else "too_few"
+                )
                 return [(s, ids, "model", "") for s, ids in found] + topped, None
             except LLMError as exc:
                 why = why_not_model(exc)
@@ -208,7 +216,9 @@ class TreeBuilder:
 
     def _from_model(
         self, question: str, path: list[str], cases: list[Case], material: list[Item]
-    ) -> list[tuple[str, list[str]]]:
+    ) -> tuple[list[tuple[str, list[str]]], list[tuple[str, str]]]:
+        """The model's elements that may be shown (repaired: :func:`.element_check.vet`), and those turned
+        away with why (a key of :data:`.element_check.REJECTIONS`; logged)."""
         known = {c.id for c in cases}
         messages = [
             {"role": "system", "content": prompts.render("tolc/system")},
@@ -225,12 +235,16 @@ class TreeBuilder:
             },
         ]
         answer = self.clarifier.chat_json(messages, Elements)
-        out = []
+        out, rejected = [], []
         for element in answer.elements[: self.k]:
-            statement = " ".join(element.statement.split())[:STATEMENT_MAX_CHARS]
-            if plausible_element(statement, question):
-                out.append((statement, [i for i in element.case_ids if i in known]))
-        return out
+            statement, why = vet(element.statement[: 2 * STATEMENT_MAX_CHARS], question)
+            if why is None and plausible_element(statement, question):
+                out.append((statement[:STATEMENT_MAX_CHARS], [i for i in element.case_ids if i in known]))
+            else:
+                rejected.append((statement, why or "too_short"))
+        if rejected:
+            log.info("clarifier elements turned away: %s", "; ".join(f"{s} ({w})" for s, w in rejected))
+        return out, rejected
 
     def _fallback(
         self, tree: Tree, strong: list[Item], weak: list[Item], cases: list[Case], scope: _Scope, why: str

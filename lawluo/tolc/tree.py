@@ -39,14 +39,27 @@ FALLBACK_REASONS = {
     "cut": ("澄清模型的输出在 max_tokens 处被截断", "cut at max_tokens"),
     "cancelled": ("调用已取消", "cancelled"),
     "too_few": ("澄清模型给出的可用要素不足", "the model proposed fewer than K usable elements"),
+    "rejected": (
+        "澄清模型的部分要素不合格（如案例当事人、反问结论）",
+        "model elements turned away (a case's party, a conclusion asked back…)",
+    ),
     "error": ("澄清模型调用失败", "model error"),
 }
 _NOISE = re.compile(r"[\s，。、？?！!：:；;“”\"'（）()《》「」]|是否|您的?|请问")
 
 
+#: A citation the material's description carries (…？（《劳动合同法》第八十二条）): not part of the fact.
+_CITED = re.compile(r"[（(]\s*(?:依据|根据|参见|见)?\s*《[^》]{1,40}》[^（）()]{0,24}[）)]")
+
+
 def statement_key(statement: str) -> str:
-    """What two statements must share to count as duplicates: the text without punctuation, 是否, 您."""
-    return _NOISE.sub("", statement)
+    """What two statements must share to count as duplicates: the text without a cited statute,
+    punctuation, 是否, 您.
+
+    >>> statement_key("您是否签了书面合同？（《劳动合同法》第十条）") == statement_key("是否签了书面合同")
+    True
+    """
+    return _NOISE.sub("", _CITED.sub("", statement))
 
 
 @dataclass
