@@ -97,3 +97,23 @@ def material(settings):
     if found is None:
         pytest.skip("no clarification material asset")
     return found
+
+
+def test_a_small_model_gets_the_small_prompts_when_the_setting_says_so(case_searcher):
+    """prompt_variant is a setting, not a model name in code: `small` sends tolc/*.small (numbered rules,
+    a worked example); `default` the usual prompts; any other value is refused when the settings load."""
+    from lawluo.config import load_settings
+
+    def search(query, k):
+        return [hit.case for hit in case_searcher.search(query, k)]
+
+    reply = json.dumps({"elements": [{"statement": "您是否与哥哥签过分家协议？"}]}, ensure_ascii=False)
+    small = ScriptedBackend(responder=lambda m: reply)
+    TreeBuilder(search, small, height=2, k=1, prompt_variant="small").build(QUESTION)
+    plain = ScriptedBackend(responder=lambda m: reply)
+    TreeBuilder(search, plain, height=2, k=1).build(QUESTION)
+    (small_messages, *_), (plain_messages, *_) = small.calls[0], plain.calls[0]
+    assert "不要出现案例里的人名" in small_messages[0]["content"] and "示例" in small_messages[1]["content"]
+    assert "不要出现案例里的人名" not in plain_messages[0]["content"]
+    with pytest.raises(ValueError, match="prompt_variant"):
+        load_settings(environ={"LAWLUO_PROMPT_VARIANT": "tiny"})

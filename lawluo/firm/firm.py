@@ -101,13 +101,19 @@ class Firm:
     best_of: int = 1
     report_examples: tuple = ()  # the secretary's in-context examples (secretary.load_examples)
     material: object = None  # the clarification material (tolc.material.ClarificationMaterial) or None
+    prompt_variant: str = "default"  # the settings' prompt_variant (lawluo.prompts.VARIANTS)
 
     def __post_init__(self) -> None:
         self.lawyer = Lawyer(self.models["lawyer"])
         self.secretary = Secretary(self.models["secretary"], self.report_examples)
         self.boss = Boss(self.models["boss"])
         self.tree_builder = TreeBuilder(
-            self._search_cases, self.models["clarifier"], self.height, self.k, material=self.material
+            self._search_cases,
+            self.models["clarifier"],
+            self.height,
+            self.k,
+            material=self.material,
+            prompt_variant=self.prompt_variant,
         )
 
     @classmethod
@@ -140,6 +146,7 @@ class Firm:
             height=settings.tolc_height,
             k=settings.tolc_k,
             best_of=settings.best_of,
+            prompt_variant=settings.prompt_variant,
             report_examples=tuple(load_examples(settings.report_examples_dir)),
             **services,
         )

@@ -71,6 +71,15 @@ def load(name: str) -> Prompt:
     return Prompt(name, tuple(entry.get("fields") or ()), entry.get("purpose", ""), template)
 
 
-def render(name: str, **values: object) -> str:
-    """The text of template ``name`` with ``values`` filled in."""
-    return load(name).render(**values)
+#: Prompt variants a setting may choose (``prompt_variant``): ``default``, or ``small`` for small local
+#: models — where a template ``<name>.small`` exists it replaces ``<name>`` (few-shot, stricter rules).
+VARIANTS = ("default", "small")
+
+
+def render(name: str, variant: str = "default", **values: object) -> str:
+    """The text of template ``name`` — or of its ``variant`` (``<name>.<variant>``) when there is one —
+    with ``values`` filled in."""
+    if variant not in VARIANTS:
+        raise PromptError(f"prompt variant {variant!r}; valid: {', '.join(VARIANTS)}")
+    chosen = f"{name}.{variant}" if variant != "default" and f"{name}.{variant}" in declared() else name
+    return load(chosen).render(**values)

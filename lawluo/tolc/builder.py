@@ -99,6 +99,7 @@ class TreeBuilder:
     height: int = DEFAULT_HEIGHT
     k: int = DEFAULT_K
     material: ClarificationMaterial | None = None
+    prompt_variant: str = "default"  # lawluo.prompts.VARIANTS: "small" for a small local model
 
     def __post_init__(self) -> None:
         if not 2 <= self.height <= MAX_HEIGHT or not 1 <= self.k <= MAX_K:
@@ -221,11 +222,12 @@ class TreeBuilder:
         away with why (a key of :data:`.element_check.REJECTIONS`; logged)."""
         known = {c.id for c in cases}
         messages = [
-            {"role": "system", "content": prompts.render("tolc/system")},
+            {"role": "system", "content": prompts.render("tolc/system", self.prompt_variant)},
             {
                 "role": "user",
                 "content": prompts.render(
                     "tolc/expand",
+                    self.prompt_variant,
                     question=quote(question),
                     k=self.k,
                     path=quote("\n".join(f"- {s}" for s in path)) or "（无，这是第一层）",
