@@ -27,7 +27,7 @@ from collections import Counter
 
 from _common import DATA, percentile, read_jsonl
 
-from lawluo.agents.answer_check import ECHO_RATIO, cjk_share, echo_ratio
+from lawluo.agents.answer_check import ECHO_RATIO, check_answer, cjk_share, echo_ratio
 from lawluo.agents.lawyer import Brief, _statutes_block, lookup_notices, retrieve_statutes
 from lawluo.config import Settings
 from lawluo.firm import Firm
@@ -105,6 +105,21 @@ def main(argv: list[str] | None = None) -> None:
         firm, "junk: the question twice", [(b, b.question + "\n" + b.question) for b in lb.values()]
     )
     junk += measure(firm, "junk: the role prompt echoed", [(b, system[q]) for q, b in lb.items()])
+    repeats = Counter(answers=0)  # later lawyer turns of real multi-turn consultations vs their earlier ones
+    repeated = Counter(answers=0)  # the same turns with the first answer said again
+    for r in read_jsonl(DATA / "lawyer_llama" / "legal_counsel_multi_turn_with_article_v2.jsonl"):
+        answers = [t[len("[律师] ") :] for t in r["history"] if t.startswith("[律师]")]
+        statutes = "\n".join(r["laws"])
+        for i in range(1, len(answers)):
+            for counts, text in ((repeats, answers[i]), (repeated, answers[0])):
+                counts["answers"] += 1
+                held = check_answer(
+                    text, "", r["query"], "\n".join([statutes, *answers[:i]]), None, answers[:i]
+                )
+                if held is not None:
+                    counts[held.reason] += 1
+    print(f"later turns of lawyer-llama's multi-turn consultations: {repeats}")
+    print(f"the same turns with the first answer said again: {repeated}")
     for name, counts in (("reference and GPT-4 answers", good), ("14 systems", systems), ("junk", junk)):
         n = counts.pop("answers")
         print(f"TOTAL {name}: {sum(counts.values())} of {n} held back ({dict(counts) or 'none'})")

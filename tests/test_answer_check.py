@@ -80,10 +80,20 @@ def test_the_echo_ratio_leaves_out_what_an_answer_may_quote():
     b = brief(statutes=[STATUTE])
     quoting = f"根据《中华人民共和国劳动合同法》第八十二条规定：“{STATUTE['text']}”因此，{GOOD}"
     assert held(quoting, b) is None
-    # the statute's text alone is quotable, not an echo; the earlier answer may be repeated too
+    # the statute's text alone is quotable, not an echo
     assert held(STATUTE["text"], b) is None
+
+
+def test_an_answer_that_says_the_earlier_answer_again_is_held_back_as_a_repeat():
+    """A small model's second turn copied its first word for word (issue 41); an answer that quotes from the
+    earlier one while answering the new question is shown."""
     again = brief("那二倍工资最多能要几个月？", history=[("client", QUESTION), ("lawyer", GOOD)])
-    assert held(GOOD, again) is None
+    assert held(GOOD, again) == "repeat"
+    follow_up = (
+        "二倍工资差额最多计算十一个月：从用工满一个月的次日起，到满一年的前一日止。"
+        "您在公司工作两年未签书面劳动合同，超过一年后视为已订立无固定期限劳动合同。"
+    )
+    assert held(follow_up, again) is None
 
 
 def test_an_answer_that_restates_the_question_briefly_is_shown():

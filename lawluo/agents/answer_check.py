@@ -13,6 +13,11 @@ order:
   instructions, the client's questions and facts. Held at :data:`ECHO_RATIO` or more. An answer with fewer
   than :data:`ECHO_MIN_NGRAMS` such n-grams is never called an echo (a short restatement of the question,
   or an answer that only quotes the statutes, is not an echo of the prompt);
+- ``repeat``: it says again what the lawyer already answered in this consultation — at least
+  :data:`REPEAT_RATIO` of its distinct n-grams (the statutes it may quote left out) are in one earlier
+  answer (a small model's second turn was seen to copy its first word for word, issue 41); an answer that
+  builds on the earlier one with new facts stays under it (none of the 576 later lawyer turns of
+  lawyer-llama's multi-turn consultations is held: ``python benchmarks/answer_check_calibration.py``);
 - ``no_chinese``: the question is Chinese (:func:`is_chinese`) and fewer than :data:`MIN_CJK_SHARE` of the
   answer's letters (CJK ideographs and Latin letters; digits and punctuation do not count) are CJK
   ideographs — an answer in English, or in numbers and symbols only;
@@ -44,6 +49,7 @@ from dataclasses import dataclass
 ECHO_NGRAM = 6  # characters per n-gram: longer than most legal terms, so shared vocabulary is not an echo
 ECHO_RATIO = 0.6  # held when at least this share of the answer's (unquoted) n-grams come from the prompt
 ECHO_MIN_NGRAMS = 12  # fewer n-grams than this (an answer of under ~17 characters): too short to judge
+REPEAT_RATIO = 0.8  # held when at least this share of the answer's n-grams are in one earlier answer
 MIN_CJK_SHARE = 0.2  # of an answer's letters, at least this share CJK ideographs for a Chinese question
 CHINESE_QUESTION_SHARE = 0.3  # a question whose letters are at least this share CJK ideographs is Chinese
 
@@ -53,6 +59,10 @@ HOLD_REASONS: dict[str, tuple[str, str]] = {
     "echo": (
         "律师模型的回答大部分是在重复系统发给它的提示，而不是回答您的问题。",
         "The lawyer model's answer mostly repeated LawLuo's own prompt instead of answering.",
+    ),
+    "repeat": (
+        "律师模型的回答几乎是在重复它上一次的回答，没有回应您补充的情况。",
+        "The lawyer model's answer repeated its earlier answer instead of answering the new turn.",
     ),
     "no_chinese": (
         "您用中文提问，律师模型的回答却几乎没有中文。",
@@ -97,14 +107,26 @@ class Held:
 
 
 def check_answer(
-    answer: str, own_text: str, question: str, quotable: str = "", cut_at: int | None = None
+    answer: str,
+    own_text: str,
+    question: str,
+    quotable: str = "",
+    cut_at: int | None = None,
+    earlier: tuple[str, ...] | list[str] = (),
 ) -> Held | None:
     """``None`` when ``answer`` may be shown as the lawyer's answer, else why it is held back.
 
     ``own_text`` is the whole prompt the answer replies to (every message's text); ``quotable`` the part of
     it the answer may repeat (the retrieved statutes as the prompt gave them, the lawyer's earlier answers:
     :meth:`~lawluo.agents.lawyer.Lawyer.held_back`); ``question`` the client's question, which decides
-    whether the answer must be Chinese; ``cut_at`` the ``max_tokens`` the answer was cut at, if it was.
+    whether the answer must be Chinese; ``cut_at`` the ``max_tokens`` the answer was cut at, if it was;
+    ``earlier`` the lawyer's earlier answers in this consultation (``repeat``).
+
+    >>> first = "可以向劳动监察大队投诉，或申请劳动仲裁，要求公司支付拖欠的工资和经济补偿金。"
+    >>> check_answer(first, "", "还有别的办法吗？", earlier=[first]).reason
+    'repeat'
+    >>> check_answer("还可以先发律师函催告，并保留考勤记录和工资条作为证据。", "", "还有别的办法吗？", earlier=[first]) is None
+    True
     """
     if not answer.strip():
         return Held("empty", "no text")
@@ -114,6 +136,16 @@ def check_answer(
             "echo",
             f"{ratio:.0%} of its {count} distinct {ECHO_NGRAM}-grams are in the prompt (held at {ECHO_RATIO:.0%})",
         )
+    for before in earlier:
+        grams = ngrams(answer) - ngrams(quotable_statutes(quotable, earlier))
+        if len(grams) >= ECHO_MIN_NGRAMS:
+            share = len(grams & ngrams(before)) / len(grams)
+            if share >= REPEAT_RATIO:
+                return Held(
+                    "repeat",
+                    f"{share:.0%} of its {len(grams)} distinct {ECHO_NGRAM}-grams are in an earlier answer "
+                    f"(held at {REPEAT_RATIO:.0%})",
+                )
     if is_chinese(question):
         share = cjk_share(answer)
         if share < MIN_CJK_SHARE:
@@ -123,6 +155,14 @@ def check_answer(
     if cut_at is not None:
         return Held("cut", f"cut at {cut_limit(cut_at)}", cut_at)
     return None
+
+
+def quotable_statutes(quotable: str, earlier) -> str:
+    """What of ``quotable`` an answer may repeat from the statutes: ``quotable`` without the earlier answers
+    (a repeated statute is material; a repeated answer is a repeat)."""
+    for before in earlier:
+        quotable = quotable.replace(before, "")
+    return quotable
 
 
 def cut_limit(cut_at: int | None) -> str:

@@ -178,7 +178,7 @@ class Lawyer:
         own = "\n".join(m["content"] for m in messages)
         earlier = [m["content"] for m in messages if m["role"] == "assistant"]
         quotable = "\n".join([quote(_statutes_block(brief)), *earlier])
-        return check_answer(answer, own, brief.question, quotable, cut_at)
+        return check_answer(answer, own, brief.question, quotable, cut_at, earlier)
 
 
 def _facts_block(facts: list[str], sources: dict[str, str]) -> str:
