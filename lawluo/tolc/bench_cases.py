@@ -14,7 +14,8 @@ clause is a key fact unless it
 - is a hypothetical or a new topic (starts with 那/如果/假如/要是 …),
 - thanks, acknowledges, says how the client feels or what they will do next (好的、谢谢、很着急、我会 …),
 - is a bare short reply (fewer than 4 characters, e.g. 没有、是的) to no factual question of the
-  lawyer's, or
+  lawyer's, or a bare amount or date (28000元) to no question about one,
+- talks about the conversation rather than the case (我明白了, 没有具体的法律名词, 您说的我都懂), or
 - only repeats the first question.
 
 Each fact keeps the lawyer's question it answered (``asked``: the question sentences of the lawyer's
@@ -59,10 +60,16 @@ _ASKS = re.compile(
 _NEW_TOPIC = re.compile(r"^(那么?|如果|假如|要是|万一|若是?|另外)")
 _POLITE = re.compile(
     r"^(好的?|嗯+|哦+|行$|可以$|明白|了解了?$|知道了|懂了|收到|谢谢|感谢|多谢|没有其他|没问题|我会|我再|我先)"
+    r"|^(?:我|那|嗯|哦|好的?)+(?:已经|都|也)?(?:明白|了解|知道|懂|清楚)了?$"
     r"|^(我|现在)*(很|非常|特别|真的)*(困扰|着急|难过|痛苦|伤心|焦虑|无奈|崩溃)"
 )
 _FILLER = re.compile(r"^(就是说?|但是|但|而且|还有|其实|所以|不过|因为|嗯+|哦+)")
 _META = re.compile(r"还有(其他|什么|别的)|其他问题|需要我|是否需要|您需要|帮您|进一步(了解|咨询|查询)")
+#: A clause about the conversation, not the case: 没有具体的法律名词, 您说的我都懂.
+_ABOUT_TALK = re.compile(r"法律名词|法律术语|专业术语|[您你]说的|[您你]的(?:回答|建议|解答)|听不懂|看不懂")
+#: A bare amount, date or count (28000元, 3年): a fact only when the lawyer asked for a number.
+_BARE_NUMBER = re.compile(r"^[\d０-９.,，万千百十零一二两三四五六七八九元块年月日天个次岁%％余多约左右]+$")
+_ASKS_NUMBER = re.compile(r"多少|几|多久|多长|金额|数额|时间|日期|哪年|何时|什么时候")
 
 
 class Fact(BaseModel):
@@ -102,6 +109,10 @@ def split_facts(client_text: str, lawyer_before: str, question: str) -> list[tup
     [('没有孩子', '请问，您们是否有孩子？'), ('我老婆回越南是因为她家里有急事', '请问，您们是否有孩子？')]
     >>> split_facts("需要，谢谢。", "请问您是否需要进一步了解？", "…")
     []
+    >>> split_facts("我明白了，没有具体的法律名词，28000元。", "您还有什么补充？", "…")
+    []
+    >>> split_facts("28000元", "借款金额是多少？", "…")
+    [('28000元', '借款金额是多少？')]
     """
     asked = lawyer_question(lawyer_before)
     said = statement_key(question)
@@ -112,6 +123,8 @@ def split_facts(client_text: str, lawyer_before: str, question: str) -> list[tup
             continue
         if len(clause) < MIN_FACT_CHARS and not asked:
             continue
+        if _ABOUT_TALK.search(clause) or (_BARE_NUMBER.match(clause) and not _ASKS_NUMBER.search(asked)):
+            continue  # 没有具体的法律名词; 28000元 answering no question about an amount
         key = statement_key(clause)
         if not key or key in said or any(statement_key(t) == key for t, _ in out):
             continue
