@@ -196,3 +196,14 @@ def test_real_answers_are_not_held_back():
         if (reason := held(answer, brief(question, "labor" if i % 2 else "other")))
     ]
     assert wrongly == []
+
+
+def test_the_turn_asks_for_an_answer_that_fits_the_models_max_tokens():
+    """A small model told nothing wrote until max_tokens cut it (issue 41): the turn names a length."""
+    from types import SimpleNamespace
+
+    small = Lawyer(SimpleNamespace(options=SimpleNamespace(max_tokens=300)))
+    assert small.answer_chars() == 200
+    assert "约 200 字以内" in small.messages(brief())[-1]["content"]
+    assert Lawyer(SimpleNamespace(options=SimpleNamespace(max_tokens=100_000))).answer_chars() == 1500
+    assert "约 800 字以内" in lawyer().messages(brief())[-1]["content"]  # no model: no max_tokens

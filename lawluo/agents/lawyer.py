@@ -157,10 +157,25 @@ class Lawyer:
                     confirmed=quote(_facts_block(brief.confirmed, brief.sources)) or "（无）",
                     denied=quote(_facts_block(brief.denied, brief.sources)) or "（无）",
                     statutes=quote(statutes) or "（未检索到相关法条）",
+                    length=self.answer_chars(),
                 ),
             }
         )
         return messages
+
+    def answer_chars(self) -> int:
+        """The length the turn prompt asks for, in Chinese characters: what the model's ``max_tokens`` holds
+        (about 0.8 character a token once punctuation and the odd English word are counted), rounded down to
+        50, between 150 and 1,500; 800 for a backend without ``max_tokens``. A small model told nothing wrote
+        until it was cut (issue 41: ``max_tokens=300``).
+
+        >>> Lawyer(None).answer_chars()
+        800
+        """
+        max_tokens = getattr(getattr(self.model, "options", None), "max_tokens", None)
+        if not isinstance(max_tokens, int) or max_tokens < 1:
+            return 800
+        return max(150, min(1500, int(max_tokens * 0.8) // 50 * 50))
 
     def stream(self, brief: Brief) -> Iterator[str]:
         return self.model.stream(self.messages(brief))
