@@ -229,3 +229,40 @@ def test_the_shared_data_gives_a_seeded_sample_whose_smaller_limits_are_prefixes
 def test_a_case_validates_what_a_hand_written_file_may_hold():
     with pytest.raises(ValueError, match="fact ids repeat"):
         BenchCase(id="x", question="q", facts=[Fact(id="f1", text="a"), Fact(id="f1", text="b")])
+
+
+def test_a_judge_that_flips_with_the_order_gets_no_headline():
+    """Issue 41, item 6: the 1.5B judge's pairwise verdicts flipped with the order; below
+    MIN_JUDGE_CONSISTENCY the table says so instead of a win rate."""
+    from lawluo.tolc.bench import MIN_JUDGE_CONSISTENCY, markdown_table
+
+    summary = {
+        "cases": 10,
+        "recovered": {"mean": 0.5, "low": 0.3, "high": 0.7, "n": 10, "pooled": 0.5},
+        "recovered_facts": 5,
+        "scored_facts": 10,
+        "elements_mean": 6.0,
+        "asked_mean": 6.0,
+        "client_answers": {},
+        "calls_per_case": {},
+        "seconds_per_case": {},
+        "fallbacks": {
+            "clarifier_cases": 0,
+            "clarifier_failed_nodes": 0,
+            "element_sources": {},
+            "client_failed_calls": 0,
+            "client_omitted_elements": 0,
+            "judge_failed_cases": 0,
+            "tree_sources": {},
+            "answer_notes_clarified": 0,
+            "answer_notes_at_once": 0,
+            "pair_failed_verdicts": 0,
+        },
+    }
+    pairwise = {"win": 7, "draw": 0, "loss": 3, "interval": {"mean": 0.7, "low": 0.4, "high": 0.9}}
+    flipping = markdown_table(summary | {"pairwise": pairwise | {"consistency": 0.4}})
+    assert (
+        "not reported" in flipping and "7/0/3" not in flipping and f"{MIN_JUDGE_CONSISTENCY:.2f}" in flipping
+    )
+    steady = markdown_table(summary | {"pairwise": pairwise | {"consistency": 0.9}})
+    assert "7/0/3" in steady and "not reported" not in steady

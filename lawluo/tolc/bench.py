@@ -247,6 +247,11 @@ class TolcBench:
         result.seconds["judge_pair"] = _since(start)
 
 
+#: Below this share of pairs judged the same in both orders, the judge's preference is not reported: a
+#: judge that flips with the order (the 1.5B of issue 41) says nothing about which answer is better.
+MIN_JUDGE_CONSISTENCY = 0.8
+
+
 def _origin(node: Any, tree_source: str) -> str:
     """Who proposed ``node`` and, when not the model, why: ``material (timeout)`` (the node's own record
     where the tree keeps one, else the tree's ``source``)."""
@@ -346,13 +351,22 @@ def markdown_table(summary: dict) -> str:
     ]
     if "pairwise" in summary:
         pw = summary["pairwise"]
+        consistency = pw["consistency"]
+        if consistency is not None and consistency >= MIN_JUDGE_CONSISTENCY:
+            preference = f"{pw['win']}/{pw['draw']}/{pw['loss']}, {_ci(pw['interval'])}"
+            mirrored = f"{pw['loss']}/{pw['draw']}/{pw['win']}"
+        else:  # a judge that flips with the order says nothing about the answers (issue 41, item 6)
+            preference = mirrored = (
+                f"not reported: the judge gave the same verdict in both orders for {_num(consistency)} of "
+                f"the pairs, under {MIN_JUDGE_CONSISTENCY:.2f}"
+            )
         rows += [
             (
                 "Judge's preference, clarified vs. at once: win/draw/loss, win rate (draw = ½, 95% CI)",
-                f"{pw['win']}/{pw['draw']}/{pw['loss']}, {_ci(pw['interval'])}",
-                f"{pw['loss']}/{pw['draw']}/{pw['win']}",
+                preference,
+                mirrored,
             ),
-            ("Judge self-consistency (both orders agree)", _num(pw["consistency"]), "–"),
+            ("Judge self-consistency (both orders agree)", _num(consistency), "–"),
         ]
     rows += [
         ("Elements in the tree, mean per case", f"{summary['elements_mean']:.1f}", "–"),
