@@ -88,7 +88,7 @@ from ..tolc.builder import MAX_HEIGHT, MAX_K, drawn_elsewhere
 from . import consult_render as cr
 from .copy import UICopy
 from .render import CSS, error_text, inert_links, notice
-from .views import KEEP, Keep, View
+from .views import KEEP, Keep, View, date_box
 from .visitors import (
     DIRECT,
     Step,
@@ -1203,13 +1203,10 @@ def build_consult_tab(
                     max_length=100,
                     elem_id="ll-client",
                 )
-                facts_date = gr.Textbox(
-                    label="事情发生的日期（可不填）Date of the facts (optional)",
-                    info="引用按当日有效的法律核查，不填按现行法律。Citations are checked against the law in force that day.",
-                    placeholder="YYYY-MM-DD",
-                    max_lines=1,
-                    max_length=20,
-                    elem_id="ll-facts-date",
+                facts_date = date_box(
+                    "事情发生的日期（可不填）Date of the facts (optional)",
+                    "引用按当日有效的法律核查，不填按现行法律。Citations are checked against the law in force that day.",
+                    "ll-facts-date",
                 )
                 message = gr.HTML("", css_template=HTML_CSS, js_on_load=PAGE_JS, elem_id="ll-message")
                 gr.Markdown("### 法律要素澄清树 Tree of Legal Clarifications", elem_id="ll-tree-title")

@@ -29,6 +29,7 @@ from ..retrieval.cases import CaseSearcher
 from ..retrieval.statutes import QueryError, StatuteSearcher, clean_query
 from . import render
 from .copy import UICopy
+from .views import date_box
 
 logger = logging.getLogger(__name__)
 
@@ -275,13 +276,10 @@ def build_statute_tab(
                 label="Example answers 示例回答",
                 api_visibility="private",
             )
-        as_of_box = gr.Textbox(
-            label="Date the text was written 撰写日期（可不填）",
-            info="Citations are judged against the law in force that day; empty: today's law. 按当日有效的法律核查。",
-            placeholder="YYYY-MM-DD",
-            max_lines=1,
-            max_length=20,
-            elem_id="ll-check-as-of",
+        as_of_box = date_box(
+            "Date the text was written 撰写日期（可不填）",
+            "Citations are judged against the law in force that day; empty: today's law. 按当日有效的法律核查。",
+            "ll-check-as-of",
         )
         check_button = gr.Button("Check citations 核查引用", variant="primary")
         help_text = copy.text("check_help.md")

@@ -52,3 +52,11 @@ class View:
         if unknown:
             raise KeyError(f"{type(self).__name__} has no field {', '.join(unknown)}")
         return tuple(gr.skip() if (value := getattr(self, name)) is KEEP else value for name in names)
+
+
+def date_box(label: str, info: str, elem_id: str) -> gr.Textbox:
+    """A one-line ``YYYY-MM-DD`` field: the day citations are judged as of (the statute tab's date the text was
+    written, the consultation's date of the facts); empty means today's law."""
+    return gr.Textbox(
+        label=label, info=info, placeholder="YYYY-MM-DD", max_lines=1, max_length=20, elem_id=elem_id
+    )
