@@ -74,7 +74,12 @@ def test_models_are_reported_as_configured_without_their_url_key_or_name(tmp_pat
 
 
 def test_a_missing_database_or_annotation_folder_is_degraded_with_503(tmp_path):
-    settings = Settings(assets_dir=tmp_path / "assets", annotation_dir=tmp_path / "no-such-folder")
+    # its own cache folder: the session's may hold an index another test built (order-dependent otherwise)
+    settings = Settings(
+        assets_dir=tmp_path / "assets",
+        annotation_dir=tmp_path / "no-such-folder",
+        cache_dir=tmp_path / "cache",
+    )
     client = TestClient(Starlette(routes=[health_route(settings)]))
     response = client.get(HEALTH_PATH)
     assert response.status_code == 503
