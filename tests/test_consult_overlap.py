@@ -28,6 +28,13 @@ def q(n: int) -> str:
     return f"[Q{n}] {QUESTION}"
 
 
+OTHER_ANSWERS = (
+    "拖欠工资的，可以先向用人单位书面催告，再向劳动保障监察机构投诉，或者申请劳动仲裁，要求支付工资。",
+    "解除劳动合同前请保留证据：劳动合同、工资流水、考勤记录和聊天记录，仲裁时效为一年。",
+    "仲裁裁决不服的，可以在收到裁决书之日起十五日内向人民法院提起诉讼。",
+)
+
+
 class TaggingResponder(FirmResponder):
     """The firm's scripted models; the lawyer's answer starts with the tag of the question it answers."""
 
@@ -37,7 +44,9 @@ class TaggingResponder(FirmResponder):
         if any(word in system for word, _ in ROLE_WORDS):
             return text
         asked = re.findall(r"\[Q(\d+)\]", body["messages"][-1]["content"])
-        return f"[A{asked[-1] if asked else '?'}] {text}"
+        n = asked[-1] if asked else "?"
+        # each question its own answer: the same answer twice would be held back as a repeat
+        return f"[A{n}] {OTHER_ANSWERS[int(n) % len(OTHER_ANSWERS)] if n.isdigit() and int(n) > 1 else text}"
 
 
 @pytest.fixture(scope="module")

@@ -55,6 +55,11 @@ def test_a_consultation_follows_the_sop_end_to_end(firm_services, firm_server):
     assert lawyer.statutes[0]["law"] in grounding
 
     firm.receive(state, FOLLOW_UP)
+    # a new answer to the new question (the first one said again would be held back: the repeat rule)
+    firm_server.responder.lawyer_answer = (
+        "二倍工资差额从用工满一个月的次日起算，最多十一个月；超过一年未签合同的，视为已订立无固定期限劳动合同。"
+        "建议收集工资流水和考勤记录，向劳动争议仲裁委员会申请仲裁。"
+    )
     "".join(firm.answer(state))
     assert [t.role for t in state.turns] == ["client", "lawyer", "client", "lawyer"]
     assert (
@@ -78,7 +83,8 @@ def test_a_consultation_follows_the_sop_end_to_end(firm_services, firm_server):
         ("boss", "score report"),
     ]:
         assert step in agents
-    assert all(e.ok for e in state.trace) and all(e.duration_ms >= 0 for e in state.trace)
+    assert all(e.ok for e in state.trace), [(e.agent, e.action, e.summary) for e in state.trace if not e.ok]
+    assert all(e.duration_ms >= 0 for e in state.trace)
     with pytest.raises(ValueError, match="closed"):
         firm.receive(state, "还有一个问题")
 
