@@ -28,6 +28,8 @@ QUESTION = "我和哥哥继承了父母的房子，哥哥说房子应该全归�
         ("欠款金额是多少？", "choice"),
         ("您是否已经离职；公司是否拖欠工资？", "several"),
         ("是否？", "too_short"),
+        ("公司三个月没发工资，我能走吗？", "conclusion"),  # the 0.5B copied a prompt's example back
+        ("您是否还有其他需要确认的事项？", "meta"),
     ],
 )
 def test_junk_a_small_model_writes_is_turned_away_with_its_reason(statement, why):
@@ -101,7 +103,7 @@ def material(settings):
 
 def test_a_small_model_gets_the_small_prompts_when_the_setting_says_so(case_searcher):
     """prompt_variant is a setting, not a model name in code: `small` sends tolc/*.small (numbered rules,
-    a worked example); `default` the usual prompts; any other value is refused when the settings load."""
+    the material as the examples); `default` the usual prompts; any other value is refused when the settings load."""
     from lawluo.config import load_settings
 
     def search(query, k):
@@ -113,7 +115,7 @@ def test_a_small_model_gets_the_small_prompts_when_the_setting_says_so(case_sear
     plain = ScriptedBackend(responder=lambda m: reply)
     TreeBuilder(search, plain, height=2, k=1).build(QUESTION)
     (small_messages, *_), (plain_messages, *_) = small.calls[0], plain.calls[0]
-    assert "不要出现案例里的人名" in small_messages[0]["content"] and "示例" in small_messages[1]["content"]
+    assert "不要出现案例里的人名" in small_messages[0]["content"] and "合格的写法" in small_messages[1]["content"]
     assert "不要出现案例里的人名" not in plain_messages[0]["content"]
     with pytest.raises(ValueError, match="prompt_variant"):
         load_settings(environ={"LAWLUO_PROMPT_VARIANT": "tiny"})

@@ -34,6 +34,7 @@ REJECTIONS = {
     "several": ("一次问了多件事", "asks several things at once"),
     "too_short": ("内容过短", "too short"),
     "question": ("重复了当事人的问题", "repeats the client's question"),
+    "meta": ("问的是咨询本身而不是案情", "asks about the conversation, not the case"),
 }
 MIN_CJK = 4
 MAX_CHARS = 60
@@ -56,6 +57,10 @@ _CONCLUSION = re.compile(
     r"|是否(?:应该|应当)\S{0,6}归|是否(?:构成|合法|违法|有效|无效)|怎么办|如何处理|怎样处理|怎么处理"
 )
 _CHOICE = re.compile(r"还是")
+#: About the conversation, not the case: 您是否还有其他需要确认的事项？ (a 0.5B model's filler).
+_META = re.compile(r"其他需要|还有其他|需要确认的事项|需要补充|还有什么|其他问题|想咨询|想了解")
+#: The client's own question, in the client's voice: 公司三个月没发工资，我能走吗？
+_CLIENT_VOICE = re.compile(r"我(?:能|可以|该|应该|要|想)[^，。？?]{0,12}吗[？?]?$")
 _OPEN = re.compile(r"哪些|哪个|哪里|什么|多少|几[个年月天次]|何时|谁|为何|为什么|怎么|如何")
 _YES_NO = re.compile(r"是否|有没有|是不是|吗[？?]?$|否[？?]?$")
 _SEVERAL = re.compile(r"[？?].+[？?]|；|;")
@@ -70,6 +75,7 @@ def repaired(statement: str) -> str:
     '您与配偶是否分居满两年？'
     """
     text = _CITATION.sub("", " ".join(statement.replace("**", "").replace("__", "").split())).strip(" ，,：:")
+    text = re.sub(r"^我(?=是否|有没有|已|曾|在|与|和|的)", "您", text)  # the client's voice: 我是否… → 您是否…
     if text and text[-1] not in "？?":
         text = text.rstrip("。.！!") + "？"
     return text
@@ -86,8 +92,12 @@ def rejection(statement: str, question: str = "") -> str | None:
 
     if ideographs(statement) < MIN_CJK:
         return "too_short"
-    if question and statement_key(statement) == statement_key(question):
+    if question and statement_key(statement) in (statement_key(question), statement_key(repaired(question))):
         return "question"
+    if _META.search(statement):
+        return "meta"
+    if _CLIENT_VOICE.search(statement):
+        return "conclusion"  # the client asking the lawyer, not a fact the client can confirm
     if _PARTY.search(statement):
         return "party"
     if _COURT.search(statement):
