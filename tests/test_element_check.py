@@ -115,7 +115,10 @@ def test_a_small_model_gets_the_small_prompts_when_the_setting_says_so(case_sear
     plain = ScriptedBackend(responder=lambda m: reply)
     TreeBuilder(search, plain, height=2, k=1).build(QUESTION)
     (small_messages, *_), (plain_messages, *_) = small.calls[0], plain.calls[0]
-    assert "不要出现案例里的人名" in small_messages[0]["content"] and "合格的写法" in small_messages[1]["content"]
+    assert (
+        "不要出现案例里的人名" in small_messages[0]["content"]
+        and "合格的写法" in small_messages[1]["content"]
+    )
     assert "不要出现案例里的人名" not in plain_messages[0]["content"]
     with pytest.raises(ValueError, match="prompt_variant"):
         load_settings(environ={"LAWLUO_PROMPT_VARIANT": "tiny"})

@@ -75,7 +75,8 @@ def repaired(statement: str) -> str:
     '您与配偶是否分居满两年？'
     """
     text = _CITATION.sub("", " ".join(statement.replace("**", "").replace("__", "").split())).strip(" ，,：:")
-    text = re.sub(r"^我(?=是否|有没有|已|曾|在|与|和|的)", "您", text)  # the client's voice: 我是否… → 您是否…
+    # the client's voice: 我是否… → 您是否…
+    text = re.sub(r"^我(?=是否|有没有|已|曾|在|与|和|的)", "您", text)
     if text and text[-1] not in "？?":
         text = text.rstrip("。.！!") + "？"
     return text
