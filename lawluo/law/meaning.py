@@ -217,22 +217,18 @@ def conflict(quoted: str, article: Article, normalise) -> str:
     if not run:
         return ""
     # Viterbi: state = (anchor, the quote's last condition and its anchor); cost = (faults, -shares).
-    paths: dict = {}
-    for share, t in run[0][1]:
-        fault = _word_fault(run[0][0], t, article)
-        condition = (run[0][0], t) if run[0][0].condition else None
-        key = (t, condition)
-        cost = (bool(fault), -share)
-        if key not in paths or cost < paths[key][0]:
-            paths[key] = (cost, [fault] if fault else [])
-    for clause, anchors in run[1:]:
+    paths: dict = {(None, None): ((0, 0.0), [])}
+    for clause, anchors in run:
+        words = {t: _word_fault(clause, t, article) for _s, t in anchors}  # the same from every state
         nxt: dict = {}
         for (previous, condition), (cost, faults) in paths.items():
             for share, t in anchors:
-                fault = (
-                    _word_fault(clause, t, article)
-                    or _splice_fault(clause, t, previous, condition, article)
-                    or _jump_fault(clause, t, previous, anchors)
+                fault = words[t] or (
+                    previous is not None
+                    and (
+                        _splice_fault(clause, t, previous, condition, article)
+                        or _jump_fault(clause, t, previous, anchors)
+                    )
                 )
                 new_condition = (clause, t) if clause.condition else condition
                 new_cost = (cost[0] + bool(fault), cost[1] - share)
