@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from .. import prompts
-from ..agents.answer_check import ideographs, reported_cut
+from ..agents.answer_check import reported_cut
 from ..agents.domains import PACKAGED, Domain
 from ..llm import (
     Cancelled,
@@ -65,7 +65,6 @@ DEFAULT_HEIGHT, DEFAULT_K = 3, 3
 MAX_HEIGHT, MAX_K = 5, 6
 CASE_FACTS_CHARS, CASE_OUTCOME_CHARS = 220, 160
 STATEMENT_MAX_CHARS = 80
-MIN_ELEMENT_CJK = 4  # Chinese characters a model's element needs to be shown (see plausible_element)
 #: Cases retrieved per node when they are filtered to the consultation's domain (then the best ``k``).
 CASE_POOL = 30
 #: Shown when the material comes from another domain than the routed one (soft routing).
@@ -240,10 +239,10 @@ class TreeBuilder:
         out, rejected = [], []
         for element in answer.elements[: self.k]:
             statement, why = vet(element.statement[: 2 * STATEMENT_MAX_CHARS], question)
-            if why is None and plausible_element(statement, question):
-                out.append((statement[:STATEMENT_MAX_CHARS], [i for i in element.case_ids if i in known]))
+            if why is None:
+                out.append((statement, [i for i in element.case_ids if i in known]))  # vet caps its length
             else:
-                rejected.append((statement, why or "too_short"))
+                rejected.append((statement, why))
         if rejected:
             log.info("clarifier elements turned away: %s", "; ".join(f"{s} ({w})" for s, w in rejected))
         return out, rejected
@@ -273,19 +272,6 @@ def drawn_elsewhere(tree: Tree) -> bool:
     notes say so, :data:`SWITCH_NOTE`)."""
     prefix = SWITCH_NOTE.split("{", 1)[0]
     return any(note.startswith(prefix) for note in tree.notes)
-
-
-def plausible_element(statement: str, question: str) -> bool:
-    """Whether a model's element can be shown to the client: a statement with at least
-    :data:`MIN_ELEMENT_CJK` Chinese characters that is not the question itself (a weak model answers
-    "……", "yes" or the question back). One that is not is dropped; the node is topped up ("too_few").
-
-    >>> plausible_element("是否签订了书面劳动合同？", "没签合同被辞退怎么办"), plausible_element("……", "押金")
-    (True, False)
-    """
-    if ideographs(statement) < MIN_ELEMENT_CJK:
-        return False
-    return statement_key(statement) != statement_key(question)
 
 
 def why_not_model(exc: LLMError) -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 
 from ..agents.answer_check import ideographs
+from .tree import _CITED, statement_key
 
 #: A code per reason an element is not shown: (Chinese, English) for the trace and the tests.
 REJECTIONS = {
@@ -41,8 +42,7 @@ MAX_CHARS = 60
 
 #: A citation appended or prefixed: （《劳动合同法》第八十二条）, 根据《民法典》第1079条，.
 _CITATION = re.compile(
-    r"[（(]\s*(?:依据|根据|参见|见)?\s*《[^》]{1,40}》[^（）()]{0,24}[）)]"
-    r"|^(?:依据|根据|按照)\s*《[^》]{1,40}》\s*(?:第[^条]{1,10}条)?(?:的规定)?\s*[，,：:]?"
+    _CITED.pattern + r"|^(?:依据|根据|按照)\s*《[^》]{1,40}》\s*(?:第[^条]{1,10}条)?(?:的规定)?\s*[，,：:]?"
 )
 #: A party of a case by its anonymised name: 梅某某, 张某, 汤xx, 王×.
 _PARTY = re.compile(
@@ -89,8 +89,6 @@ def rejection(statement: str, question: str = "") -> str | None:
     ...                          "是否已向本院提交证据？", "公司是否未与您签订书面劳动合同？")]
     ['party', 'conclusion', 'choice', 'court', None]
     """
-    from .tree import statement_key
-
     if ideographs(statement) < MIN_CJK:
         return "too_short"
     if question and statement_key(statement) in (statement_key(question), statement_key(repaired(question))):
