@@ -136,16 +136,17 @@ def check_answer(
             "echo",
             f"{ratio:.0%} of its {count} distinct {ECHO_NGRAM}-grams are in the prompt (held at {ECHO_RATIO:.0%})",
         )
-    for before in earlier:
+    if earlier:  # the answer's n-grams less the statutes it may quote, against each earlier answer
         grams = ngrams(answer) - ngrams(quotable_statutes(quotable, earlier))
         if len(grams) >= ECHO_MIN_NGRAMS:
-            share = len(grams & ngrams(before)) / len(grams)
-            if share >= REPEAT_RATIO:
-                return Held(
-                    "repeat",
-                    f"{share:.0%} of its {len(grams)} distinct {ECHO_NGRAM}-grams are in an earlier answer "
-                    f"(held at {REPEAT_RATIO:.0%})",
-                )
+            for before in earlier:
+                share = len(grams & ngrams(before)) / len(grams)
+                if share >= REPEAT_RATIO:
+                    return Held(
+                        "repeat",
+                        f"{share:.0%} of its {len(grams)} distinct {ECHO_NGRAM}-grams are in an earlier answer "
+                        f"(held at {REPEAT_RATIO:.0%})",
+                    )
     if is_chinese(question):
         share = cjk_share(answer)
         if share < MIN_CJK_SHARE:
