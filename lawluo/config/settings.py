@@ -416,3 +416,20 @@ class Settings:
 #: Each setting's default by name: the one home of the defaults that other dataclasses repeat
 #: (:class:`lawluo.ui.gate.GateLimits`, :class:`lawluo.ui.visitors.VisitorLimits`).
 DEFAULTS = {f.name: f.default for f in fields(Settings)}
+
+
+def from_setting(name: str, scale: int = 1):
+    """A field of a dataclass that holds the setting ``name`` (times ``scale``: KB → bytes), its default the
+    setting's; :func:`read_settings` fills every such field from a :class:`Settings`."""
+    return field(default=DEFAULTS[name] * scale, metadata={"setting": name, "scale": scale})
+
+
+def read_settings(cls, settings: Settings):
+    """An instance of the dataclass ``cls`` whose :func:`from_setting` fields hold ``settings``' values."""
+    return cls(
+        **{
+            f.name: getattr(settings, f.metadata["setting"]) * f.metadata["scale"]
+            for f in fields(cls)
+            if "setting" in f.metadata
+        }
+    )

@@ -51,7 +51,7 @@ from urllib.parse import parse_qs
 from starlette.middleware import Middleware
 
 from ..config import Settings
-from ..config.settings import DEFAULTS
+from ..config.settings import from_setting, read_settings
 from .client_address import DEFAULT_TRUSTED, TrustedProxies, scope_address
 from .visitors import VISITOR_COOKIE, owner_digest
 
@@ -66,14 +66,14 @@ GRADIO_QUEUE_SIZE = 4096
 class GateLimits:
     """What one client address may do before its requests reach Gradio (see the settings' help texts)."""
 
-    requests_per_minute: int = DEFAULTS["requests_per_minute"]
-    sessions_per_hour: int = DEFAULTS["sessions_per_hour"]
-    model_per_address: int = DEFAULTS["queue_model_per_address"]
-    free_per_address: int = DEFAULTS["queue_free_per_address"]
-    model_queue: int = DEFAULTS["queue_model_size"]
-    free_queue: int = DEFAULTS["queue_free_size"]
-    max_body_bytes: int = DEFAULTS["max_body_kb"] * 1024
-    max_upload_bytes: int = DEFAULTS["max_upload_mb"] * 1024 * 1024
+    requests_per_minute: int = from_setting("requests_per_minute")
+    sessions_per_hour: int = from_setting("sessions_per_hour")
+    model_per_address: int = from_setting("queue_model_per_address")
+    free_per_address: int = from_setting("queue_free_per_address")
+    model_queue: int = from_setting("queue_model_size")
+    free_queue: int = from_setting("queue_free_size")
+    max_body_bytes: int = from_setting("max_body_kb", 1024)
+    max_upload_bytes: int = from_setting("max_upload_mb", 1024 * 1024)
     model_group: str = "firm"
     max_addresses: int = field(
         default=20_000, metadata={"help": "addresses remembered; the stalest go first"}
@@ -81,16 +81,7 @@ class GateLimits:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GateLimits:
-        return cls(
-            requests_per_minute=settings.requests_per_minute,
-            sessions_per_hour=settings.sessions_per_hour,
-            model_per_address=settings.queue_model_per_address,
-            free_per_address=settings.queue_free_per_address,
-            model_queue=settings.queue_model_size,
-            free_queue=settings.queue_free_size,
-            max_body_bytes=settings.max_body_kb * 1024,
-            max_upload_bytes=settings.max_upload_mb * 1024 * 1024,
-        )
+        return read_settings(cls, settings)
 
 
 class Refused(Exception):

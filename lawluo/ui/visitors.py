@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config.settings import DEFAULTS
+from ..config.settings import from_setting, read_settings
 from ..llm.cancel import CancelToken
 from .client_address import request_address
 
@@ -58,29 +58,19 @@ COOKIE_MAX_AGE_S = 30 * 24 * 3600
 class VisitorLimits:
     """The settings of :class:`~lawluo.config.Settings` that bound one visitor (see their help texts)."""
 
-    tree_calls: int = DEFAULTS["visitor_tree_calls"]
-    parallel: int = DEFAULTS["visitor_parallel"]
-    step_budget_s: float = DEFAULTS["step_budget_s"]
-    session_ttl_s: float = DEFAULTS["session_ttl_s"]
-    session_grace_s: float = DEFAULTS["session_grace_s"]
-    calls_per_minute: int = DEFAULTS["visitor_calls_per_minute"]
-    calls_per_hour: int = DEFAULTS["visitor_calls_per_hour"]
-    resumes_per_hour: int = DEFAULTS["resumes_per_hour"]
-    resumed_memory_mb: int = DEFAULTS["resumed_memory_mb"]
+    tree_calls: int = from_setting("visitor_tree_calls")
+    parallel: int = from_setting("visitor_parallel")
+    step_budget_s: float = from_setting("step_budget_s")
+    session_ttl_s: float = from_setting("session_ttl_s")
+    session_grace_s: float = from_setting("session_grace_s")
+    calls_per_minute: int = from_setting("visitor_calls_per_minute")
+    calls_per_hour: int = from_setting("visitor_calls_per_hour")
+    resumes_per_hour: int = from_setting("resumes_per_hour")
+    resumed_memory_mb: int = from_setting("resumed_memory_mb")
 
     @classmethod
     def from_settings(cls, settings) -> VisitorLimits:
-        return cls(
-            tree_calls=settings.visitor_tree_calls,
-            parallel=settings.visitor_parallel,
-            step_budget_s=settings.step_budget_s,
-            session_ttl_s=settings.session_ttl_s,
-            session_grace_s=settings.session_grace_s,
-            calls_per_minute=settings.visitor_calls_per_minute,
-            calls_per_hour=settings.visitor_calls_per_hour,
-            resumes_per_hour=settings.resumes_per_hour,
-            resumed_memory_mb=settings.resumed_memory_mb,
-        )
+        return read_settings(cls, settings)
 
 
 CALLS_SPENT = (
