@@ -12,6 +12,10 @@ Scriptable with ``gradio_client`` (api names ``search_statutes``, ``search_cases
     client = Client("http://127.0.0.1:7860/")
     html = client.predict("试用期 解除劳动合同", 5, api_name="/search_statutes")
     report = client.predict("根据《民法典》第1079条规定：“……”", api_name="/check_citations_json")
+    dated = client.predict("依照《刑法》第二百六十四条之规定…", "2017-06-01", api_name="/check_citations_json")
+
+The check endpoints take the text and the date it was written (``""``: today's law); ``gradio_client``
+fills in the date when it is left out, a raw ``/gradio_api/call/…`` request must send both.
 """
 
 from __future__ import annotations
