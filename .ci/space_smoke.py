@@ -286,7 +286,7 @@ def run_checks(http: Http, page: str) -> list[tuple[str, Callable[[], str]]]:
 
     def consultation() -> str:
         session = uuid.uuid4().hex
-        asked = http.call("ask", [QUESTION, True, 3, 2], session)
+        asked = http.call("ask", [QUESTION, True, 3, 2, ""], session)  # "": no date of the facts
         expect("劳动" in text_of(asked[2]), f"/ask routed the question elsewhere: {text_of(asked[2])[:200]}")
         answered = text_of(http.call("answer", [], session))
         expect("劳动合同" in answered, f"the model-free answer cites no labour law: {answered[:300]}")
