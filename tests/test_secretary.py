@@ -87,6 +87,36 @@ def test_report_from_the_models_json_with_code_filled_number_date_and_client(exa
     assert "JSON Schema" in last  # chat_json's instructions follow the material
 
 
+def test_a_report_whose_analysis_denies_its_advice_carries_a_warning_and_keeps_its_text(examples):
+    denying = "您的劳动合同未签订，因此无法要求赔偿。"  # what a 1.5B model wrote (issue 41)
+    model = ScriptedBackend(reply(analysis=denying, advice=["您可以要求公司支付双倍工资赔偿", "保存证据"]))
+    report = Secretary(model, examples).write(make_input())
+    assert report.analysis == denying and len(report.warnings) == 1
+    assert "无法要求赔偿" in report.warnings[0] and "可以要求公司支付双倍工资赔偿" in report.warnings[0]
+    markdown = render_markdown(report)
+    assert markdown.index("请律师核对") < markdown.index("## 报告编号")  # above the sections
+    assert Report.model_validate(report.model_dump()).warnings == report.warnings  # saved and resumed
+    assert Secretary(ScriptedBackend(reply()), examples).write(make_input()).warnings == []
+
+
+@pytest.mark.parametrize(
+    ("analysis", "advice", "claim"),
+    [
+        ("您未签书面合同，无权要求支付二倍工资。", ["申请仲裁，要求公司支付二倍工资"], "要求支付二倍工资"),
+        ("您可以要求对方返还借款。", ["不要起诉，不能要求返还借款"], "要求返还借款"),
+        ("如果没有证据，则无法要求赔偿。", ["可以要求赔偿"], None),  # a condition, not a contradiction
+        ("公司违法解除，您可以要求赔偿金。", ["不能要求经济补偿和赔偿金同时支付"], None),  # a nuance
+        ("您可以主张返还彩礼。", ["如未登记可以要求返还；否则不能要求返还彩礼"], None),
+        ("您可以要求对方返还借款。", ["尽快起诉，要求对方返还借款"], None),
+    ],
+)
+def test_contradictions_are_a_claim_denied_in_one_section_and_made_in_the_other(analysis, advice, claim):
+    from lawluo.agents.report_check import contradictions
+
+    found = contradictions(analysis, advice)
+    assert [c.claim for c in found] == ([claim] if claim else [])
+
+
 def test_broken_json_is_retried_once_then_the_report_is_partial_and_says_why(examples):
     model = ScriptedBackend("好的，报告如下：（没有 JSON）", '{"subject": "只有一个字段"}')
     report = Secretary(model, examples).write(make_input())

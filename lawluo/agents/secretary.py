@@ -27,7 +27,9 @@ facts, the client's own words) — whose analysis, advice and risks say that no 
 configured, ``generated_by="no model"``. When the model is configured but fails (no valid JSON after
 ``chat_json``'s one corrective retry → :class:`StructuredOutputError`, or any other :class:`LLMError`) the
 report is the same partial one and :attr:`Report.notice` records the error, so the UI can show it and
-offer to try again. No legal analysis is ever invented without a model.
+offer to try again. No legal analysis is ever invented without a model. A report whose analysis denies a
+claim its advice tells the client to make (无法要求赔偿 / 可以要求…赔偿) carries a warning above its sections
+(:attr:`Report.warnings`, :mod:`.report_check`); the text stays as the model wrote it.
 
 **What the client keeps.** After the nine sections every report carries what the firm recorded, written
 by the code and never by a model: the facts the client confirmed and denied in the clarification tree,
@@ -54,6 +56,7 @@ from .. import prompts
 from ..law.verdicts import BY_CODE, VERDICT_TABLE
 from ..llm import ChatBackend, LLMError, ModelUnavailable
 from .lawyer import as_statement
+from .report_check import contradictions
 
 CONVERSATION_CHARS = 8000  # characters of the conversation sent to the model (and quoted in a partial report)
 HEAD_SHARE = 1 / 3  # share of the budget kept from the beginning; the rest comes from the end
@@ -152,6 +155,9 @@ class Report(BaseModel):
     risks: list[str]  # 风险提示, one item each
     generated_by: str  # the model's describe() (never a server URL), or "no model" for a partial report
     notice: str = ""  # why the report is partial (no model, or the model's error); empty otherwise
+    warnings: list[
+        str
+    ] = []  # what a lawyer should check: the analysis denying what the advice says (report_check)
     confirmed: list[str] = []  # facts the client confirmed (ToLC "yes")
     denied: list[str] = []  # facts the client denied (ToLC "no")
     statutes: list[CitedStatute] = []  # every statute cited, with its verdict and real text
@@ -272,6 +278,7 @@ class Secretary:
             date=inp.date,
             client=inp.client,
             generated_by=self.model.describe(),
+            warnings=[c.warning() for c in contradictions(draft.analysis, draft.advice)],
             **_records(inp),
         )
 
@@ -444,6 +451,7 @@ def report_blocks(report: Report) -> list[Block]:
     blocks = [Block("title", TITLE)]
     if report.notice:
         blocks.append(Block("notice", " ".join(report.notice.split())))
+    blocks += [Block("notice", " ".join(w.split())) for w in report.warnings]
     for name, heading in SECTIONS:
         blocks.append(Block("heading", heading))
         value = getattr(report, name)
