@@ -290,15 +290,10 @@ def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
     from .llm import LanguageModels, gather
 
     if args.action == "local":  # build, assemble and serve the local model (lawluo/llm/local_server.py)
-        from .llm.local_server import LocalModelError, command
+        from .llm.local_server import LocalModelError, command, local_root
 
-        # A 0.5–1 GB model and a compiler's build stay out of the checkout: the user's cache folder
-        # ($XDG_CACHE_HOME/lawluo, ~/.cache/lawluo), unless a cache_dir was set (LAWLUO_CACHE_DIR).
-        cache = settings.cache_dir
-        if cache == settings.assets_dir / "index":
-            cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lawluo"
         try:
-            return command(args, cache, _emit)
+            return command(args, local_root(settings), _emit)
         except LocalModelError as exc:
             raise UsageError(str(exc)) from None
     if not 0 < args.ping_timeout <= 600:

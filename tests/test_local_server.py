@@ -236,6 +236,50 @@ def test_models_local_detached_then_status_and_stop(tmp_path, monkeypatch, capsy
     assert written == {"local-model"}
 
 
+def _chat(base_url: str, **extra) -> str:
+    body = {"model": "fake-model", "messages": [{"role": "user", "content": "你好"}], **extra}
+    request = urllib.request.Request(
+        base_url + "/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)["choices"][0]["message"]["content"]
+
+
+def test_a_lora_adapter_is_loaded_unapplied_and_only_requests_that_name_it_get_it(
+    tmp_path, monkeypatch, capsys
+):
+    cache, source, gguf = _prepared_cache(tmp_path, monkeypatch)
+    monkeypatch.setattr(ls.shutil, "which", lambda name: None)
+    monkeypatch.setenv("FAKE_LLAMA_ARGS", str(tmp_path / "args.json"))
+    port = _free_port()
+    argv = ["models", "local", "--source", str(source), "--gguf", str(gguf), "--port", str(port), "--detach"]
+    assert cli.main([*argv, "--lora", str(tmp_path / "absent.gguf")]) == 2
+    assert "absent.gguf: no such file" in capsys.readouterr().err
+    lora = tmp_path / "clarifier-lora.gguf"
+    lora.write_bytes(b"GGUF")
+    try:
+        assert cli.main([*argv, "--lora", str(lora)]) == 0
+        started = json.loads(capsys.readouterr().out)
+        assert started["lora"] == str(lora) and started["config"] == "configs/local-cpu-tuned.yaml"
+        args = json.loads((tmp_path / "args.json").read_text())
+        assert args["lora"] == [str(lora)] and args["lora_init_without_apply"] is True
+        assert _chat(started["base_url"]) == "echo: 你好"  # every other role: the base model
+        assert _chat(started["base_url"], lora=[{"id": 0, "scale": 1.0}]) == "lora: 你好"  # the clarifier
+    finally:
+        cli.main(["models", "local", "--stop"])
+
+
+def test_the_tuned_config_applies_the_adapter_to_the_clarifier_only():
+    from lawluo.config import Settings
+    from lawluo.llm import LanguageModels
+
+    settings = Settings.load(Path(__file__).parent.parent / "configs" / "local-cpu-tuned.yaml")
+    assert settings.prompt_variant == "tuned"
+    models = LanguageModels(settings.models)
+    assert models["clarifier"].options.extra_body == {"lora": [{"id": 0, "scale": 1.0}]}
+    assert all(not models[role].options.extra_body for role in ("lawyer", "secretary", "judge"))
+
+
 def test_sigterm_stops_the_foreground_command_and_its_server(tmp_path, monkeypatch):
     cache, source, gguf = _prepared_cache(tmp_path, monkeypatch)
     port = _free_port()

@@ -33,3 +33,29 @@ def test_missing_or_unexpected_fields_are_refused():
         prompts.render("structured/json_instructions", schema="{}", extra=1)
     with pytest.raises(prompts.PromptError, match="no prompt 'nope'"):
         prompts.render("nope")
+
+
+LAWYER = {"question": "问", "confirmed": "-", "denied": "-", "statutes": "-", "length": 600}
+
+
+def test_a_variant_falls_back_in_order_and_may_leave_out_fields():
+    fields = {"question": "房东不退押金", "path": "（无）", "material": "- 是否签了合同？", "k": 3}
+    tuned = prompts.render("tolc/expand", "tuned", cases="<案例>", **fields)
+    assert tuned == prompts.load("tolc/expand.tuned").render(**fields)  # the cases are not shown
+    assert "<案例>" in prompts.render("tolc/expand", "small", cases="<案例>", **fields)
+    # a role with no tuned template gets the small one, then the default
+    assert prompts.render("lawyer/turn", "tuned", **LAWYER) == prompts.render(
+        "lawyer/turn", "small", **LAWYER
+    )
+    with pytest.raises(prompts.PromptError, match="prompt variant 'huge'"):
+        prompts.render("tolc/system", "huge")
+    with pytest.raises(prompts.PromptError, match=r"unexpected field\(s\) \['extra'\]"):
+        prompts.render("tolc/expand", "tuned", cases="", extra=1, **fields)  # only the base's fields drop
+
+
+def test_settings_accept_exactly_the_known_variants():
+    from lawluo.config import Settings
+
+    assert Settings(prompt_variant="tuned").prompt_variant == "tuned"
+    with pytest.raises(ValueError, match="prompt_variant must be one of default, small, tuned"):
+        Settings(prompt_variant="huge")

@@ -317,15 +317,20 @@ def build_trainer(
     data_args: LawyerDataArguments, training_args: LawyerSFTConfig, model_args: ModelConfig, run=None
 ):
     """The ``SFTTrainer`` (LoRA on ``model_name_or_path``) over the lawyer data; ``run`` is a RunLog."""
+    if not model_args.model_name_or_path:
+        raise ValueError("give --model_name_or_path: the base chat model (hub id or local path)")
+    check_quantization(model_args)
+    return sft_trainer(*load_sft_data(data_args, training_args.seed), training_args, model_args, run)
+
+
+def sft_trainer(train, evaluation, counts: dict, training_args: SFTConfig, model_args: ModelConfig, run=None):
+    """The ``SFTTrainer`` (LoRA on ``model_name_or_path``) over chat rows (``messages``), loss on the
+    assistant's turns only; ``counts`` go into the run's ``data.json``. Shared with the clarifier's script."""
     from transformers import AutoTokenizer
     from trl import SFTTrainer, get_peft_config, get_quantization_config
 
     from training.distributed import record_examples
 
-    if not model_args.model_name_or_path:
-        raise ValueError("give --model_name_or_path: the base chat model (hub id or local path)")
-    check_quantization(model_args)
-    train, evaluation, counts = load_sft_data(data_args, training_args.seed)
     tokenizer = AutoTokenizer.from_pretrained(
         model_args.model_name_or_path,
         revision=model_args.model_revision,

@@ -134,8 +134,9 @@ class Settings:
     prompt_variant: str = field(
         default="default",
         metadata={
-            "help": "default, or small: the prompts written for small local models (few-shot examples, "
-            "stricter rules) wherever a role has one (lawluo/prompts/*.small.txt)."
+            "help": "default; small: the prompts written for small local models (few-shot examples, "
+            "stricter rules) wherever a role has one (lawluo/prompts/*.small.txt); tuned: small, and the "
+            "compact clarifier prompt a fine-tuned clarifier was trained on (lawluo/prompts/*.tuned.txt)."
         },
     )
     tolc_height: int = field(
@@ -333,8 +334,12 @@ class Settings:
     )
 
     def __post_init__(self) -> None:
-        if self.prompt_variant not in ("default", "small"):
-            raise ValueError(f"prompt_variant must be default or small (got {self.prompt_variant!r})")
+        from ..prompts import VARIANTS
+
+        if self.prompt_variant not in VARIANTS:
+            raise ValueError(
+                f"prompt_variant must be one of {', '.join(VARIANTS)} (got {self.prompt_variant!r})"
+            )
         if not 2 <= self.tolc_height <= 5 or not 1 <= self.tolc_k <= 6 or not 1 <= self.best_of <= 8:
             raise ValueError(
                 f"tolc_height must be 2–5, tolc_k 1–6 and best_of 1–8 "

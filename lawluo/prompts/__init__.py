@@ -71,15 +71,21 @@ def load(name: str) -> Prompt:
     return Prompt(name, tuple(entry.get("fields") or ()), entry.get("purpose", ""), template)
 
 
-#: Prompt variants a setting may choose (``prompt_variant``): ``default``, or ``small`` for small local
-#: models — where a template ``<name>.small`` exists it replaces ``<name>`` (few-shot, stricter rules).
-VARIANTS = ("default", "small")
+#: Prompt variants a setting may choose (``prompt_variant``), each with the template suffixes it looks for
+#: in order: ``small`` for small local models — where ``<name>.small`` exists it replaces ``<name>`` (few-shot,
+#: stricter rules) —, ``tuned`` for a model fine-tuned on the clarifier's own prompt
+#: (``training/train_clarifier_sft.py``): ``<name>.tuned``, else ``<name>.small``.
+VARIANTS = {"default": (), "small": ("small",), "tuned": ("tuned", "small")}
 
 
 def render(name: str, variant: str = "default", **values: object) -> str:
-    """The text of template ``name`` — or of its ``variant`` (``<name>.<variant>``) when there is one —
-    with ``values`` filled in."""
+    """The text of template ``name`` — or of its ``variant``'s (:data:`VARIANTS`) when there is one —
+    with ``values`` filled in. A variant may leave out fields of ``name`` (the tuned clarifier's prompt
+    shows no cases): the values of those are not used."""
     if variant not in VARIANTS:
         raise PromptError(f"prompt variant {variant!r}; valid: {', '.join(VARIANTS)}")
-    chosen = f"{name}.{variant}" if variant != "default" and f"{name}.{variant}" in declared() else name
+    chosen = next((f"{name}.{v}" for v in VARIANTS[variant] if f"{name}.{v}" in declared()), name)
+    if chosen != name:
+        dropped = set(load(name).fields) - set(load(chosen).fields)
+        values = {key: value for key, value in values.items() if key not in dropped}
     return load(chosen).render(**values)
