@@ -117,6 +117,23 @@ def test_contradictions_are_a_claim_denied_in_one_section_and_made_in_the_other(
     assert [c.claim for c in found] == ([claim] if claim else [])
 
 
+@pytest.mark.parametrize("variant", ["small", "tuned"])
+def test_a_small_model_gets_the_short_prompt_no_examples_and_a_shorter_conversation(examples, variant):
+    from lawluo.agents.secretary import SMALL_CONVERSATION_CHARS
+    from lawluo.prompts import render
+
+    long_turns = [("client", "我在公司干了八个月一直没签劳动合同。" * 400)]
+    model = ScriptedBackend(reply())
+    report = Secretary(model, examples, prompt_variant=variant).write(make_input(turns=long_turns))
+    assert report.subject == DRAFT["subject"]
+    ((messages, _),) = model.calls
+    assert [m["role"] for m in messages] == ["system", "user"]  # no in-context examples
+    assert messages[0]["content"] == render("secretary/system.small")
+    conversation = messages[1]["content"].split("咨询对话记录：")[1].split("<<<咨询材料结束>>>")[0]
+    assert SMALL_CONVERSATION_CHARS <= len(conversation) < SMALL_CONVERSATION_CHARS + 400
+    assert len(Secretary(ScriptedBackend(reply()), examples).messages(make_input())) == 2 + 2 * len(examples)
+
+
 def test_broken_json_is_retried_once_then_the_report_is_partial_and_says_why(examples):
     model = ScriptedBackend("好的，报告如下：（没有 JSON）", '{"subject": "只有一个字段"}')
     report = Secretary(model, examples).write(make_input())

@@ -59,6 +59,9 @@ from .lawyer import as_statement
 from .report_check import contradictions
 
 CONVERSATION_CHARS = 8000  # characters of the conversation sent to the model (and quoted in a partial report)
+#: With a small local model (``prompt_variant`` small or tuned) the model reads every token of the prompt on a
+#: CPU (~66 tokens/s for the 0.5B): no in-context examples (two reports, ~5,000 tokens) and a shorter conversation.
+SMALL_CONVERSATION_CHARS = 2500
 HEAD_SHARE = 1 / 3  # share of the budget kept from the beginning; the rest comes from the end
 SUBJECT_CHARS = 60  # characters of the first question used as a partial report's subject
 NO_MODEL = "no model"
@@ -242,9 +245,15 @@ def load_examples(directory: Path | str) -> list[ReportExample]:
 class Secretary:
     name = "secretary"
 
-    def __init__(self, model: ChatBackend, examples: Sequence[ReportExample] = ()) -> None:
+    def __init__(
+        self, model: ChatBackend, examples: Sequence[ReportExample] = (), prompt_variant: str = "default"
+    ) -> None:
         self.model = model
-        self.examples = list(examples)  # in-context examples: load_examples(settings.report_examples_dir)
+        self.prompt_variant = prompt_variant  # the settings' (lawluo.prompts.VARIANTS)
+        small = prompt_variant != "default"
+        # in-context examples: load_examples(settings.report_examples_dir); none for a small model
+        self.examples = [] if small else list(examples)
+        self.conversation_chars = SMALL_CONVERSATION_CHARS if small else CONVERSATION_CHARS
 
     @property
     def available(self) -> bool:
@@ -252,14 +261,14 @@ class Secretary:
 
     def messages(self, inp: ReportInput) -> list[dict[str, str]]:
         """System prompt; each example as a user request and the assistant's JSON; then this consultation."""
-        messages = [{"role": "system", "content": prompts.render("secretary/system")}]
+        messages = [{"role": "system", "content": prompts.render("secretary/system", self.prompt_variant)}]
         for example in self.examples:
             draft = example.report.model_dump(include=set(ReportDraft.model_fields))
             messages += [
-                {"role": "user", "content": _request(example.input)},
+                {"role": "user", "content": _request(example.input, self.conversation_chars)},
                 {"role": "assistant", "content": json.dumps(draft, ensure_ascii=False, indent=1)},
             ]
-        messages.append({"role": "user", "content": _request(inp)})
+        messages.append({"role": "user", "content": _request(inp, self.conversation_chars)})
         return messages
 
     def write(self, inp: ReportInput) -> Report:
@@ -326,7 +335,7 @@ def partial_report(inp: ReportInput, error: str | None = None) -> Report:
 # -- the prompt ---------------------------------------------------------------------------------------
 
 
-def _request(inp: ReportInput) -> str:
+def _request(inp: ReportInput, budget: int = CONVERSATION_CHARS) -> str:
     conversation = "\n".join(f"{SPEAKERS[role]}：{text.strip()}" for role, text in inp.turns)
     return prompts.render(
         "secretary/request",
@@ -337,7 +346,7 @@ def _request(inp: ReportInput) -> str:
         statutes=_defang(
             _bullets([f"{citation}（{VERDICT_LABELS[verdict]}）" for citation, verdict in inp.statutes])
         ),
-        conversation=_defang(_clip(conversation)) or NONE,
+        conversation=_defang(_clip(conversation, budget)) or NONE,
     )
 
 

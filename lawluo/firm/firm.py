@@ -105,7 +105,7 @@ class Firm:
 
     def __post_init__(self) -> None:
         self.lawyer = Lawyer(self.models["lawyer"])
-        self.secretary = Secretary(self.models["secretary"], self.report_examples)
+        self.secretary = Secretary(self.models["secretary"], self.report_examples, self.prompt_variant)
         self.boss = Boss(self.models["boss"])
         self.tree_builder = TreeBuilder(
             self._search_cases,
