@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from lawluo.law import verdicts as checker_verdicts
+from lawluo.metrics.pairwise import MIN_JUDGE_CONSISTENCY
 
 from . import stats
 from .items import Item
@@ -1224,7 +1225,22 @@ def _judge(labels: pd.DataFrame, auto: AutoMetrics | None, report: Report, boot:
     )
     if not first_order:
         note = "没有匹配的条目 No labelled item matched a judged pair (question id and systems)."
-    return Section(title, _rounded(pd.DataFrame(rows)), note, keys)
+    warning = judge_warning(consistency["self_consistency"], consistency["n_consistency"])
+    return Section(title, _rounded(pd.DataFrame(rows)), f"{warning}\n\n{note}" if warning else note, keys)
+
+
+def judge_warning(consistency: float | None, n: int) -> str:
+    """A plain warning when the judge flips with the order of the answers (self-consistency below
+    :data:`~lawluo.metrics.pairwise.MIN_JUDGE_CONSISTENCY`): its verdicts are then not a measurement, whatever
+    the figures beside them say. Empty otherwise."""
+    if consistency is None or consistency >= MIN_JUDGE_CONSISTENCY:
+        return ""
+    return (
+        f"⚠ 这个裁判不可靠，不要引用它的胜率。This judge is not reliable: it kept its verdict when the two answers "
+        f"were swapped in only {consistency:.0%} of {n} pairs (below {MIN_JUDGE_CONSISTENCY:.0%}), so its "
+        "preferences say more about the order of the answers than about the answers. A small local model "
+        "(docs/models.md) judges like this; use a larger judge before reporting the LLM-judge win rate."
+    )
 
 
 # --------------------------------------------------------------------------- charts

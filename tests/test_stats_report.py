@@ -254,6 +254,30 @@ def test_every_statistic_gets_a_value_once_there_is_enough_data(tmp_path):
             assert row["low"] is not None and row["high"] is not None, key
 
 
+def judged(labels: pd.DataFrame, tmp_path, flips: bool) -> AutoMetrics:
+    """A judge that prefers the first system in both orders, or (``flips``) always the answer shown first."""
+    rows = [
+        {"id": item_id.split(":")[0], "first": a, "second": b,
+         "verdicts": [{"order": "first=A", "preference": "A"},
+                      {"order": "first=B", "preference": "A" if flips else "B"}]}
+        for item_id, a, b in sorted(set(zip(labels["item_id"], labels["system_a"], labels["system_b"], strict=True)))
+    ]  # fmt: skip
+    path = tmp_path / f"pairwise-{flips}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return AutoMetrics.read([path])
+
+
+def test_a_judge_that_flips_with_the_order_gets_a_plain_warning(tmp_path):
+    labels, statutes = full_data()
+    title = "LLM 裁判与律师 The LLM judge against the lawyers"
+    flipping = human_consistency(labels, statutes, checker, judged(labels, tmp_path, True), n_boot=50)
+    assert flipping.statistics["judge_consistency"].value == 0
+    assert flipping.section(title).note.startswith("⚠ 这个裁判不可靠")
+    steady = human_consistency(labels, statutes, checker, judged(labels, tmp_path, False), n_boot=50)
+    assert steady.statistics["judge_consistency"].value == 1
+    assert "不可靠" not in steady.section(title).note
+
+
 def test_ratings_exist_when_the_systems_form_separate_groups(tmp_path):
     # As in the demo set: three pairs of systems, never compared across pairs.
     rows = []

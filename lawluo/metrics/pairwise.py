@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from .inputs import Inputs
 
 NO_REFERENCE = "（无）"
+#: Below this self-consistency (share of pairs judged the same in both orders) a judge's preferences are not a
+#: measurement: the bench (lawluo/tolc/bench.py) reports no win rate and the statistics tab says so in plain
+#: words (the 0.5B and 1.5B local models of issue 41 flipped with the order).
+MIN_JUDGE_CONSISTENCY = 0.8
 
 
 class AnswerScores(BaseModel):

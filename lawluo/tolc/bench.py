@@ -40,7 +40,7 @@ import numpy as np
 
 from ..llm import LLMError
 from ..metrics.judge import FATAL, Judge
-from ..metrics.pairwise import PairOutcome, summarise_pairs
+from ..metrics.pairwise import MIN_JUDGE_CONSISTENCY, PairOutcome, summarise_pairs
 from ..retrieval.evaluation import bootstrap
 from .bench_cases import BenchCase
 from .bench_judge import prefer, recovered_facts
@@ -245,11 +245,6 @@ class TolcBench:
         start = time.perf_counter()
         result.pair = prefer(self.judge, case, clarified.text, direct.text).as_dict()
         result.seconds["judge_pair"] = _since(start)
-
-
-#: Below this share of pairs judged the same in both orders, the judge's preference is not reported: a
-#: judge that flips with the order (the 1.5B of issue 41) says nothing about which answer is better.
-MIN_JUDGE_CONSISTENCY = 0.8
 
 
 def _origin(node: Any, tree_source: str) -> str:
