@@ -34,7 +34,13 @@ from trl import ModelConfig, TrlParser
 
 from training.arguments import LawLuoArguments
 from training.clarifier_data import BENCHMARK_DATA
-from training.train_lawyer_sft import LawyerModelConfig, LawyerSFTConfig, check_quantization, sft_trainer
+from training.train_lawyer_sft import (
+    LawyerModelConfig,
+    LawyerSFTConfig,
+    check_quantization,
+    sft_trainer,
+    train_adapter,
+)
 
 
 @dataclass
@@ -114,32 +120,19 @@ def load_clarifier_data(args: ClarifierDataArguments, seed: int):
 
 def main(data_args: ClarifierDataArguments, training_args: ClarifierSFTConfig, model_args: ModelConfig):
     """Train, save the adapter to ``output_dir``, log to ``output_dir/results``; returns the trainer."""
-    from trl import get_peft_config
-
-    from training.distributed import is_main
-    from training.reporting import RunLog, resume_checkpoint
-
     if not model_args.model_name_or_path:
         raise ValueError("give --model_name_or_path: the base chat model (hub id or local path)")
     check_quantization(model_args)
-    run = RunLog(training_args.output_dir, main=is_main(training_args))
-    trainer = sft_trainer(*load_clarifier_data(data_args, training_args.seed), training_args, model_args, run)
-    run.write_config(
-        data_args, training_args, model_args, get_peft_config(model_args), loss_mask=trainer.loss_mask_mode
+    return train_adapter(
+        lambda run: sft_trainer(
+            *load_clarifier_data(data_args, training_args.seed), training_args, model_args, run
+        ),
+        data_args,
+        training_args,
+        model_args,
+        use="export it for llama-server with\n  python -m training.gguf export-lora --base "
+        f"{model_args.model_name_or_path} --adapter {training_args.output_dir}",
     )
-    trainer.train(resume_from_checkpoint=resume_checkpoint(training_args))
-    if trainer.eval_dataset is not None:
-        trainer.evaluate()
-    trainer.save_model(training_args.output_dir)
-    if hasattr(trainer, "end"):
-        trainer.end()
-    if run.main:
-        print(
-            f"adapter saved to {training_args.output_dir}; export it for llama-server with\n"
-            f"  python -m training.gguf export-lora --base {model_args.model_name_or_path} "
-            f"--adapter {training_args.output_dir}"
-        )
-    return trainer
 
 
 def make_parser() -> TrlParser:

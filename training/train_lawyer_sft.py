@@ -367,13 +367,27 @@ def sft_trainer(train, evaluation, counts: dict, training_args: SFTConfig, model
 
 def main(data_args: LawyerDataArguments, training_args: LawyerSFTConfig, model_args: ModelConfig):
     """Train, save the adapter to ``output_dir``, log to ``output_dir/results``; returns the trainer."""
+    return train_adapter(
+        lambda run: build_trainer(data_args, training_args, model_args, run),
+        data_args,
+        training_args,
+        model_args,
+        use=f"load it as the lawyer with\n  lawyer: {{backend: transformers, model: "
+        f"{model_args.model_name_or_path}, adapter: {training_args.output_dir}}}",
+    )
+
+
+def train_adapter(make_trainer, data_args, training_args: SFTConfig, model_args: ModelConfig, use: str):
+    """The run of an SFT script (shared with the clarifier's): ``make_trainer(run)`` builds the trainer; the
+    configs go to ``results/``, training resumes where asked, the adapter is saved to ``output_dir`` and
+    ``use`` (how to load it) printed; returns the trainer."""
     from trl import get_peft_config
 
     from training.distributed import is_main
     from training.reporting import RunLog, resume_checkpoint
 
     run = RunLog(training_args.output_dir, main=is_main(training_args))  # under accelerate: one writer
-    trainer = build_trainer(data_args, training_args, model_args, run)
+    trainer = make_trainer(run)
     run.write_config(
         data_args, training_args, model_args, get_peft_config(model_args), loss_mask=trainer.loss_mask_mode
     )
@@ -384,11 +398,7 @@ def main(data_args: LawyerDataArguments, training_args: LawyerSFTConfig, model_a
     if hasattr(trainer, "end"):
         trainer.end()
     if run.main:
-        print(
-            f"adapter saved to {training_args.output_dir}; load it as the lawyer with\n"
-            f"  lawyer: {{backend: transformers, model: {model_args.model_name_or_path}, "
-            f"adapter: {training_args.output_dir}}}"
-        )
+        print(f"adapter saved to {training_args.output_dir}; {use}")
     return trainer
 
 
