@@ -1,6 +1,8 @@
 """Statute and case search on the fresh lay questions (issue 39): everyday questions the project never saw.
 
     python benchmarks/retrieval_fresh.py [--out docs/results/retrieval_fresh.md]
+    # with a model's rewrite and listwise rerank (issue 41 item 7): the settings' statute_assist_role model
+    python benchmarks/retrieval_fresh.py --assist-config configs/local-cpu.yaml --limit 48
 
 The set is ``benchmarks/data/lay_questions.fresh1.jsonl`` (160 questions, 10 per domain, written and frozen
 before any retrieval change; its sha256 is checked before anything runs, and nothing may be tuned on it).
@@ -15,6 +17,11 @@ Systems (no language model):
   installed), then the same without the encoder, without the reranker, and without both;
 - **before issue 39**: the doc2query expansions in the index with their citation prior, no reranker;
 - **plain BM25**: BM25 over the article texts alone.
+
+With ``--assist-config`` the app as shipped wrapped in :mod:`lawluo.retrieval.model_assist` with the model of
+that settings file (its ``statute_assist_role``, the lawyer's model when unset; a fresh answer cache, so every
+question costs its calls) is added as a system, and its p50 ms is the time the model adds per question.
+``--limit N`` scores every system on the same N questions, taken evenly across the set (all domains).
 
 Also printed, per system: how often the first 3 hold no gold article (what an honest page must then say),
 and the p50 time of a query; for the app, how well each hit's calibrated ``relevance``
@@ -104,11 +111,45 @@ def relevance_section(app: StatuteSearcher, queries: list[GoldQuery]) -> list[st
     return [*lines, ""]
 
 
+def assisted(
+    config: str, app: StatuteSearcher, settings: Settings, budget: float | None = None
+) -> tuple[str, callable]:
+    """("app + <model> rewrite and rerank", its ranking): the shipped searcher with the model of ``config``."""
+    import dataclasses
+
+    from lawluo.llm import LanguageModels
+    from lawluo.retrieval.model_assist import ModelAssistedSearcher, with_model_assist
+
+    model_settings = Settings.load(config)
+    role = model_settings.statute_assist_role or "lawyer"
+    cache = Path(tempfile.mkdtemp(prefix="lawluo-assist-"))  # a fresh cache: every question pays its calls
+    wrapped = with_model_assist(
+        app,
+        dataclasses.replace(settings, statute_assist_role=role, cache_dir=cache,
+                            statute_assist_budget_s=budget or model_settings.statute_assist_budget_s),
+        LanguageModels(model_settings.models),
+    )  # fmt: skip
+    if not isinstance(wrapped, ModelAssistedSearcher):
+        raise SystemExit(f"{config}: the {role} role has no model that answers (models --ping)")
+
+    def rank(q: str) -> list[tuple[str, int]]:
+        return [(h.article.law.key, h.article.number) for h in wrapped.search(q, DEPTH)]
+
+    return f"app + {wrapped.model.describe()} rewrite and rerank", rank
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="also write the report (Markdown, with this command) here")
+    parser.add_argument("--assist-config", help="settings whose model rewrites and reranks (a system more)")
+    parser.add_argument(
+        "--assist-budget", type=float, help="seconds for a question's two calls (default: the config's)"
+    )
+    parser.add_argument("--limit", type=int, help="score N questions, taken evenly across the set")
     args = parser.parse_args()
     rows = fresh_set()
+    if args.limit and args.limit < len(rows):
+        rows = [rows[i * len(rows) // args.limit] for i in range(args.limit)]
     settings = Settings.load(environ={})
     db = StatuteDB(settings.statutes_path)
     queries = []
@@ -150,6 +191,8 @@ def main() -> int:
         return [(db.articles[i].law.key, db.articles[i].number) for i, _ in plain.search(q, DEPTH)]
 
     systems = [("app (as shipped)", ranked(app))]
+    if args.assist_config:
+        systems.append(assisted(args.assist_config, app, settings, args.assist_budget))
     if app.dense is not None:
         systems.append(("app without the encoder", ranked(app, dense=None)))
     if app.reranker is not None:
@@ -167,7 +210,8 @@ def main() -> int:
         "# Statute and case search on the fresh lay questions (issue 39)",
         "",
         f"Made by `{command}` on {len(rows)} questions (sha256 {FROZEN_SHA256[:12]}…, frozen before any "
-        "retrieval change), no model; 95 % bootstrap intervals over questions (1,000 resamples, seed 0).",
+        f"retrieval change), {'no model but the assisted row' if args.assist_config else 'no model'}; 95 % "
+        "bootstrap intervals over questions (1,000 resamples, seed 0).",
         "",
         "| system | R@1 | R@5 | R@10 | R@100 | MRR@10 | top 3 without gold | p50 ms |",
         "|---|---|---|---|---|---|---|---|",
