@@ -95,7 +95,10 @@ def test_a_report_whose_analysis_denies_its_advice_carries_a_warning_and_keeps_i
     assert "无法要求赔偿" in report.warnings[0] and "可以要求公司支付双倍工资赔偿" in report.warnings[0]
     markdown = render_markdown(report)
     assert markdown.index("请律师核对") < markdown.index("## 报告编号")  # above the sections
-    assert Report.model_validate(report.model_dump()).warnings == report.warnings  # saved and resumed
+    assert Report.model_validate(report.model_dump()).warnings == report.warnings
+    from lawluo.firm.saved import SavedReport
+
+    assert SavedReport.model_validate(report.model_dump()).warnings == report.warnings  # a save resumes
     assert Secretary(ScriptedBackend(reply()), examples).write(make_input()).warnings == []
 
 

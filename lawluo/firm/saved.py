@@ -266,6 +266,7 @@ class SavedReport(_Strict):
     risks: Annotated[list[Long], Field(max_length=100)]
     generated_by: Short
     notice: Line = ""
+    warnings: Annotated[list[Long], Field(max_length=20)] = []  # report_check's, above the sections
     confirmed: Annotated[list[_text(MAX_TURN_CHARS)], Field(max_length=MAX_NODES)] = []
     denied: Annotated[list[_text(MAX_TURN_CHARS)], Field(max_length=MAX_NODES)] = []
     statutes: Annotated[list[SavedCitedStatute], Field(max_length=MAX_TURNS * 100)] = []
