@@ -614,20 +614,32 @@ def run(root: Path, options: LocalOptions, emit: Callable[[dict], None], log: Ca
         "binary": str(binary), "ready_s": round(ready_s, 2), "log": str(root / "server.log"),
         "lora": str(options.lora) if options.lora else None, "config": config,
     }  # fmt: skip
-    state_file(root).write_text(json.dumps(info, indent=1), encoding="utf-8")
-    emit(info)
+
+    def ready() -> None:
+        state_file(root).write_text(json.dumps(info, indent=1), encoding="utf-8")
+        emit(info)
+
     if options.detach:
+        ready()
         return 0
-    log(f"serving {pin.alias} at {server.base_url}; python app.py --config {config}. Ctrl-C stops it.")
-    return _serve_until_stopped(server, root)
+
+    def serving() -> None:
+        ready()
+        log(f"serving {pin.alias} at {server.base_url}; python app.py --config {config}. Ctrl-C stops it.")
+
+    return _serve_until_stopped(server, root, serving)
 
 
-def _serve_until_stopped(server: LocalServer, root: Path) -> int:
+def _serve_until_stopped(server: LocalServer, root: Path, ready: Callable[[], None] = lambda: None) -> int:
+    """Wait on the server until it exits, Ctrl-C or SIGTERM; ``ready()`` (saying it serves) runs once the
+    SIGTERM handler is in place, so a caller that stops it as soon as it reads that line is not too early."""
+
     def terminated(signum, frame) -> None:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, terminated) if _main_thread() else None
     try:
+        ready()
         status = server.process.wait()
         raise LocalModelError(f"llama-server exited with status {status}; its log: {server.log_path}")
     except KeyboardInterrupt:
