@@ -102,6 +102,17 @@ def test_a_report_whose_analysis_denies_its_advice_carries_a_warning_and_keeps_i
     assert Secretary(ScriptedBackend(reply()), examples).write(make_input()).warnings == []
 
 
+def test_a_report_that_copies_one_paragraph_into_several_sections_is_flagged(examples):
+    copied = (
+        "劳动合同中未约定是否签订书面劳动合同的，应当自用工之日起一个月内订立书面劳动合同。"  # the 0.5B's
+    )
+    model = ScriptedBackend(reply(facts=copied, analysis=copied + "\n", advice=[copied, "保存证据"]))
+    report = Secretary(model, examples).write(make_input())
+    assert report.warnings == [
+        "报告的「事实与背景」「法律分析」「法律建议」内容相同，可能是模型照抄。请律师核对。"
+    ]
+
+
 @pytest.mark.parametrize(
     ("analysis", "advice", "claim"),
     [

@@ -51,6 +51,28 @@ class Contradiction:
         return f"报告的法律分析与法律建议相互矛盾：一处说「{self.denied}」，另一处说「{self.affirmed}」。请律师核对。"
 
 
+#: The sections whose text a model may copy into one another, with their headings.
+_SECTIONS = (("facts", "事实与背景"), ("analysis", "法律分析"), ("advice", "法律建议"), ("risks", "风险提示"))
+
+
+def repeated_sections(draft: dict) -> list[str]:
+    """A warning for each pair of sections that hold the same text (the 0.5B of issue 41 wrote one paragraph
+    into facts, analysis and advice alike): same characters once punctuation and spaces are gone, 20 or more."""
+    texts = {}
+    for name, heading in _SECTIONS:
+        value = draft.get(name) or ""
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            key = re.sub(r"[\W_]+", "", item)
+            if len(key) >= 20:
+                texts.setdefault(key, []).append(heading)
+    return [
+        f"报告的「{'」「'.join(dict.fromkeys(headings))}」内容相同，可能是模型照抄。请律师核对。"
+        for headings in texts.values()
+        if len(dict.fromkeys(headings)) > 1
+    ]
+
+
 def _clauses(text: str) -> list[str]:
     return [c.strip(" ，,") for c in _CLAUSE.findall(text) if c.strip(" ，,")]
 

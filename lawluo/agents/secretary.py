@@ -28,7 +28,8 @@ configured, ``generated_by="no model"``. When the model is configured but fails 
 ``chat_json``'s one corrective retry → :class:`StructuredOutputError`, or any other :class:`LLMError`) the
 report is the same partial one and :attr:`Report.notice` records the error, so the UI can show it and
 offer to try again. No legal analysis is ever invented without a model. A report whose analysis denies a
-claim its advice tells the client to make (无法要求赔偿 / 可以要求…赔偿) carries a warning above its sections
+claim its advice tells the client to make (无法要求赔偿 / 可以要求…赔偿), or that holds the same text in two
+sections, carries a warning above its sections
 (:attr:`Report.warnings`, :mod:`.report_check`); the text stays as the model wrote it.
 
 **What the client keeps.** After the nine sections every report carries what the firm recorded, written
@@ -56,7 +57,7 @@ from .. import prompts
 from ..law.verdicts import BY_CODE, VERDICT_TABLE
 from ..llm import ChatBackend, LLMError, ModelUnavailable
 from .lawyer import as_statement
-from .report_check import contradictions
+from .report_check import contradictions, repeated_sections
 
 CONVERSATION_CHARS = 8000  # characters of the conversation sent to the model (and quoted in a partial report)
 #: With a small local model (``prompt_variant`` small or tuned) the model reads every token of the prompt on a
@@ -287,7 +288,8 @@ class Secretary:
             date=inp.date,
             client=inp.client,
             generated_by=self.model.describe(),
-            warnings=[c.warning() for c in contradictions(draft.analysis, draft.advice)],
+            warnings=[c.warning() for c in contradictions(draft.analysis, draft.advice)]
+            + repeated_sections(draft.model_dump()),
             **_records(inp),
         )
 
