@@ -68,10 +68,10 @@ def test_the_answer_takes_the_elements_the_prompt_shows_first_up_to_k():
 
 
 @pytest.fixture(scope="module")
-def tuned_firm():
+def tuned_firm(firm_services):
     from lawluo.firm import Firm
 
-    return Firm.from_settings(dataclasses.replace(Settings(), prompt_variant="tuned"))
+    return Firm.from_settings(dataclasses.replace(Settings(), prompt_variant="tuned"), **firm_services)
 
 
 def test_the_rows_carry_the_apps_own_tuned_prompt_without_cases(tuned_firm, labels_dir):
