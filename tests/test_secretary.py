@@ -113,6 +113,16 @@ def test_a_report_that_copies_one_paragraph_into_several_sections_is_flagged(exa
     ]
 
 
+def test_a_report_keeps_no_more_warnings_than_a_save_can_hold(examples):
+    from lawluo.agents.report_check import MAX_WARNINGS
+    from lawluo.firm.saved import SavedReport
+
+    items = [f"第{i}条建议：保存好劳动合同、工资流水和考勤记录等证据材料。" for i in range(MAX_WARNINGS + 5)]
+    report = Secretary(ScriptedBackend(reply(advice=items, risks=items)), examples).write(make_input())
+    assert len(report.warnings) == MAX_WARNINGS
+    assert SavedReport.model_validate(report.model_dump()).warnings == report.warnings
+
+
 @pytest.mark.parametrize(
     ("analysis", "advice", "claim"),
     [

@@ -107,14 +107,14 @@ class RecordingClarifier(ChatBackend):
 def first_level_prompt(firm, question: str) -> list[dict]:
     """The messages the firm's tree builder sends for the first level of ``question``'s tree."""
     recorder = RecordingClarifier()
-    builder, firm.tree_builder.clarifier = firm.tree_builder.clarifier, recorder
+    kept, firm.tree_builder.clarifier = firm.tree_builder.clarifier, recorder
     try:
         state = firm.new()
         firm.receive(state, question)
         for _ in firm.clarify(state, 2, firm.tree_builder.k):
             pass
     finally:
-        firm.tree_builder.clarifier = builder
+        firm.tree_builder.clarifier = kept
     if not recorder.calls:
         raise ValueError(f"the tree builder sent no prompt for {question!r}")
     return recorder.calls[0]

@@ -3,8 +3,9 @@
 A small model wrote "您的劳动合同未签订，因此无法要求赔偿" as the analysis and "您可以要求公司支付双倍工资赔偿" as
 the advice. :func:`contradictions` finds such pairs: a claim the analysis (or the advice) says the client
 *cannot* make — 无法/不能/无权/不得/不可以 + 要求/主张/申请/起诉/获得/索赔/请求 + what — and the same claim the
-other section says the client *can* or should make (可以/能/有权/应当/建议 … + the same verb), where one
-object holds the other's first ideographs (赔偿 ⊂ 公司支付双倍工资赔偿). The secretary puts each one in the
+other section says the client *can* or should make (可以/能/有权/应当/建议 … + the same verb; in the advice
+no modal is needed), where the affirmed object holds the denied one's first ideographs (赔偿 ⊂ 公司支付双倍工资赔偿).
+:func:`repeated_sections` names the sections that hold the same text. The secretary puts each one in the
 report's ``warnings``, which the report shows above its sections ("请律师核对"); nothing is rewritten.
 
 A conditional denial is not a contradiction: "如果没有证据，则无法要求赔偿" beside "可以要求赔偿" is advice with
@@ -23,22 +24,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 VERBS = "要求|主张|申请|起诉|获得|索赔|请求|索要|追回|解除"
-_NEGATIVE = re.compile(
-    rf"(?:无法|不能|不可以|不可|无权|不得|没有权利|不应|不能够)\s*(?:再)?\s*(?:向[^，。；]{{0,10}})?({VERBS})"
-    r"([一-鿿]{0,16})"
-)
+_DENY = "无法|不能|不可以|不可|无权|不得|没有权利|不应|不能够"
+_WHOM = r"(?:向[^，。；]{0,10})?"  # 向 whom the claim is made
+_TO = rf"\s*(?:再)?\s*{_WHOM}"  # between a denial and the claim
+_CLAIM = rf"({VERBS})([一-鿿]{{0,16}})"  # the verb and its object
+_NEGATIVE = re.compile(rf"(?:{_DENY}){_TO}{_CLAIM}")
 _POSITIVE = re.compile(
-    rf"(?<![不无没])(?:可以|可|能够|能|有权|应当|应该|建议您?|尽快|及时)\s*(?:向[^，。；]{{0,10}})?({VERBS})"
-    r"([一-鿿]{0,16})"
+    rf"(?<![不无没])(?:可以|可|能够|能|有权|应当|应该|建议您?|尽快|及时)\s*{_WHOM}{_CLAIM}"
 )
 #: In the advice a claim needs no modal: each item tells the client what to do (申请仲裁，要求公司支付二倍工资).
-_BARE = re.compile(rf"({VERBS})([一-鿿]{{0,16}})")
-_NEGATED = re.compile(
-    r"(?:无法|不能|不可以?|无权|不得|没有权利|不应|不能够|不要|别|勿)\s*(?:再)?\s*(?:向[^，。；]{0,10})?$"
-)
+_BARE = re.compile(_CLAIM)
+_NEGATED = re.compile(rf"(?:{_DENY}|不要|别|勿){_TO}$")
 _CONDITION = re.compile(r"如果|若(?!干)|除非|否则|假如|一旦|只有|倘若|要是")
 _CLAUSE = re.compile(r"[^。；;！!？?\n]+")
 _STEM = 2  # ideographs of an object that must be found in the other side's object
+MAX_WARNINGS = 20  # a report keeps at most this many (a saved consultation holds no more)
 
 
 @dataclass(frozen=True)
@@ -58,18 +58,17 @@ _SECTIONS = (("facts", "事实与背景"), ("analysis", "法律分析"), ("advic
 def repeated_sections(draft: dict) -> list[str]:
     """A warning for each pair of sections that hold the same text (the 0.5B of issue 41 wrote one paragraph
     into facts, analysis and advice alike): same characters once punctuation and spaces are gone, 20 or more."""
-    texts = {}
+    headings_of: dict[str, dict[str, None]] = {}  # the text, the headings holding it (in order, once)
     for name, heading in _SECTIONS:
         value = draft.get(name) or ""
-        items = value if isinstance(value, list) else [value]
-        for item in items:
+        for item in value if isinstance(value, list) else [value]:
             key = re.sub(r"[\W_]+", "", item)
             if len(key) >= 20:
-                texts.setdefault(key, []).append(heading)
+                headings_of.setdefault(key, {})[heading] = None
     return [
-        f"报告的「{'」「'.join(dict.fromkeys(headings))}」内容相同，可能是模型照抄。请律师核对。"
-        for headings in texts.values()
-        if len(dict.fromkeys(headings)) > 1
+        f"报告的「{'」「'.join(headings)}」内容相同，可能是模型照抄。请律师核对。"
+        for headings in headings_of.values()
+        if len(headings) > 1
     ]
 
 

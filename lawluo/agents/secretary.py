@@ -57,7 +57,7 @@ from .. import prompts
 from ..law.verdicts import BY_CODE, VERDICT_TABLE
 from ..llm import ChatBackend, LLMError, ModelUnavailable
 from .lawyer import as_statement
-from .report_check import contradictions, repeated_sections
+from .report_check import MAX_WARNINGS, contradictions, repeated_sections
 
 CONVERSATION_CHARS = 8000  # characters of the conversation sent to the model (and quoted in a partial report)
 #: With a small local model (``prompt_variant`` small or tuned) the model reads every token of the prompt on a
@@ -159,9 +159,8 @@ class Report(BaseModel):
     risks: list[str]  # 风险提示, one item each
     generated_by: str  # the model's describe() (never a server URL), or "no model" for a partial report
     notice: str = ""  # why the report is partial (no model, or the model's error); empty otherwise
-    warnings: list[
-        str
-    ] = []  # what a lawyer should check: the analysis denying what the advice says (report_check)
+    #: what a lawyer should check: the analysis denying what the advice says, sections copied (report_check)
+    warnings: list[str] = []
     confirmed: list[str] = []  # facts the client confirmed (ToLC "yes")
     denied: list[str] = []  # facts the client denied (ToLC "no")
     statutes: list[CitedStatute] = []  # every statute cited, with its verdict and real text
@@ -251,7 +250,7 @@ class Secretary:
     ) -> None:
         self.model = model
         self.prompt_variant = prompt_variant  # the settings' (lawluo.prompts.VARIANTS)
-        small = prompt_variant != "default"
+        small = "small" in prompts.VARIANTS[prompt_variant]
         # in-context examples: load_examples(settings.report_examples_dir); none for a small model
         self.examples = [] if small else list(examples)
         self.conversation_chars = SMALL_CONVERSATION_CHARS if small else CONVERSATION_CHARS
@@ -288,8 +287,10 @@ class Secretary:
             date=inp.date,
             client=inp.client,
             generated_by=self.model.describe(),
-            warnings=[c.warning() for c in contradictions(draft.analysis, draft.advice)]
-            + repeated_sections(draft.model_dump()),
+            warnings=(
+                [c.warning() for c in contradictions(draft.analysis, draft.advice)]
+                + repeated_sections(draft.model_dump())
+            )[:MAX_WARNINGS],
             **_records(inp),
         )
 

@@ -40,6 +40,7 @@ from pydantic import (
 
 from ..agents.answer_check import HOLD_REASONS
 from ..agents.domains import PACKAGED, Domains
+from ..agents.report_check import MAX_WARNINGS
 from ..law.checker import VERDICTS
 from ..tolc.builder import MAX_HEIGHT, MAX_K
 from ..tolc.tree import FALLBACK_REASONS, MARKS, NODE_SOURCES, ROOT_ID
@@ -266,7 +267,7 @@ class SavedReport(_Strict):
     risks: Annotated[list[Long], Field(max_length=100)]
     generated_by: Short
     notice: Line = ""
-    warnings: Annotated[list[Long], Field(max_length=20)] = []  # report_check's, above the sections
+    warnings: Annotated[list[Long], Field(max_length=MAX_WARNINGS)] = []  # report_check's, above the sections
     confirmed: Annotated[list[_text(MAX_TURN_CHARS)], Field(max_length=MAX_NODES)] = []
     denied: Annotated[list[_text(MAX_TURN_CHARS)], Field(max_length=MAX_NODES)] = []
     statutes: Annotated[list[SavedCitedStatute], Field(max_length=MAX_TURNS * 100)] = []
