@@ -7,9 +7,11 @@ have none left, items short of annotators or left untouched by others are topped
 question, the two answers left and right (system names hidden, the order random per annotator and
 item), and under each answer one card per statute it cites, with its own label (真实 Correct, 有误 Wrong or a kind of error:
 :mod:`eval_ui.label_form`) and its real text one click away (the checker's verdicts hidden unless the
-setting ``annotation_show_checker`` is on). 这些都没问题 marks the statutes not yet labelled as correct
-in one click; a statute left unlabelled is saved as unlabelled (missing data, never "correct"), and the
-message after saving says how many. Rel and T_LC (0–10) are optional; an out-of-range score or an
+setting ``annotation_show_checker`` is on). 这些都没问题 marks the statutes not yet labelled, and found
+by the checker as cited, as correct in one click (never an article that does not exist); a statute left
+unlabelled is saved as unlabelled (missing data, never "correct"), and the message after saving says
+how many. What the annotator marks and types is kept as their draft of the item (:func:`keep_draft`,
+in the store) and shown again with it, e.g. after a reload, until the label is saved. Rel and T_LC (0–10) are optional; an out-of-range score or an
 over-long comment is refused on its own field (in Chinese and English) and nothing is cut.
 
 The verdict bar (status, verdict buttons, keys 1–4, back/skip/next, sign-out, the last message) stays
@@ -70,7 +72,16 @@ from .items import read_items
 from .label_form import MAX_COMMENT_CHARS, SLOTS, score_field
 from .scratch import scratch_folder
 from .service import AnnotationService, Identity, profile_orgs
-from .store import EXPORT_FORMATS, AnswerLabel, Assignment, LabelInput, StoreError, StoreWriteError
+from .store import (
+    EXPORT_FORMATS,
+    MAX_DRAFT_BYTES,
+    AnswerLabel,
+    Assignment,
+    Draft,
+    LabelInput,
+    StoreError,
+    StoreWriteError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -96,8 +107,11 @@ ANNOTATE_CSS = (
 
 #: The page's layout rules for this tab (global: ``app.py`` passes them to ``launch``). The verdict
 #: bar sticks to the top of the window; ``.gradio-container`` clips instead of hiding its overflow,
-#: which would make it the sticky bar's scroll container (one that never scrolls). On a phone the
-#: bar keeps only what a verdict needs.
+#: which would make it the sticky bar's scroll container (one that never scrolls). On a phone (≤ 700 px
+#: wide) the bar is compact, at most about 120 px of an 844-px screen: the status on one line, the four
+#: verdicts side by side, Skip / Back / Next / Sign out in one thin row (its rows' boxes dissolved with
+#: ``display: contents``, so their buttons share lines), and the last message in at most about two lines
+#: (a longer one scrolls inside it).
 LAYOUT_CSS = (
     label_form.CARD_CSS
     + """
@@ -110,14 +124,19 @@ LAYOUT_CSS = (
 #ann-message .ll-notice { margin: 2px 0; padding: 4px 10px; }
 #ann-verdicts button { min-height: 38px; }
 @media (max-width: 700px) {
-  #ann-bar { padding: 2px 0; gap: 2px !important; }
-  #ann-nav { flex-wrap: wrap !important; gap: 4px !important; }
-  #ann-nav > #ann-status { flex: 1 1 100% !important; font-size: 0.85em; }
-  #ann-nav > button { flex: 1 1 28% !important; min-width: 0 !important; font-size: 0.75em !important; padding: 2px 4px !important; }
-  #ann-verdicts { flex-wrap: wrap !important; gap: 4px !important; }
-  #ann-verdicts > button { flex: 1 1 40% !important; min-width: 0 !important; min-height: 34px !important;
-    font-size: 0.8em !important; padding: 2px 4px !important; }
-  #ann-verdicts > #ann-skip { flex: 1 1 100% !important; min-height: 24px !important; }
+  #ann-bar { flex-direction: row !important; flex-wrap: wrap !important; align-items: stretch !important;
+    padding: 2px 0 !important; gap: 2px !important; }
+  #ann-nav, #ann-verdicts:not(.hidden):not(.hide) { display: contents !important; }
+  #ann-status { order: 1; flex: 1 1 100% !important; font-size: 0.72em; padding: 0 !important; min-height: 0 !important; }
+  #ann-status * { line-height: 1.3 !important; }
+  #ann-status, #ann-status > * { overflow: visible !important; }  /* no scroll region a keyboard cannot reach */
+  #ann-verdicts > button[id^="ann-verdict-"] { order: 2; flex: 1 1 22% !important; min-width: 0 !important;
+    min-height: 30px !important; font-size: 0.72em !important; line-height: 1.15 !important; padding: 1px 2px !important; }
+  #ann-nav > button, #ann-verdicts > #ann-skip { order: 3; flex: 1 1 20% !important; min-width: 0 !important;
+    min-height: 20px !important; font-size: 0.68em !important; line-height: 1.1 !important; padding: 1px 2px !important; }
+  #ann-message { order: 4; flex: 1 1 100% !important; max-height: 2.25em !important; overflow-y: auto !important; }
+  #ann-message .ll-notice { margin: 0 !important; padding: 0 6px !important; font-size: 0.72em; line-height: 1.25; }
+  #ann-message > * { padding-top: 0 !important; padding-bottom: 0 !important; margin-top: 0 !important; }
 }
 """
 )
@@ -125,6 +144,8 @@ LAYOUT_CSS = (
 #: Milliseconds a newly shown item ignores verdicts: a held key or a second click meant for the item
 #: just saved must not label one nobody has read.
 GRACE_MS = 1000
+#: Milliseconds after the last edit in the form that its draft is kept (one save per pause in typing).
+DRAFT_MS = 400
 
 #: Keys 1–4 press the verdict buttons wherever the focus is, except in a field that takes typing
 #: (a text or number input, a textarea, a select, anything contenteditable): after clicking a
@@ -139,7 +160,7 @@ GRACE_MS = 1000
 KEYS_JS = (
     """
 if (!window.__annGuard) {
-  const GRACE_MS = __GRACE_MS__, MAX_BUSY_MS = 120000, MAX_COMMENT = __MAX_COMMENT__;
+  const GRACE_MS = __GRACE_MS__, MAX_BUSY_MS = 120000, MAX_COMMENT = __MAX_COMMENT__, DRAFT_MS = __DRAFT_MS__;
   const TYPING = ['text', 'number', 'password', 'email', 'search', 'url', 'tel', 'date', 'time',
     'datetime-local', 'month', 'week'];
   const guard = window.__annGuard = {busy: false, readyAt: 0, timer: null, question: ''};
@@ -176,8 +197,22 @@ if (!window.__annGuard) {
     if (gap < 0) window.scrollBy(0, gap);
   };
   guard.settled = () => { guard.busy = false; holdFor(GRACE_MS); setTimeout(showNewItem, 60); };
+  // an edit in the form (typing, pasting, a statute's label, a score) is kept as the item's draft once
+  // the annotator pauses for DRAFT_MS: the hidden draft button sends the whole form (keep_draft)
+  const keepDraft = () => {
+    clearTimeout(guard.draftTimer);
+    guard.draftTimer = null;
+    const button = document.getElementById('ann-draft-save');
+    if (button) button.click();
+  };
+  guard.draftSoon = () => { clearTimeout(guard.draftTimer); guard.draftTimer = setTimeout(keepDraft, DRAFT_MS); };
+  document.addEventListener('input', (event) => {
+    const form = document.getElementById('ann-form');
+    if (form && form.contains(event.target)) guard.draftSoon();
+  }, true);
   document.addEventListener('click', (event) => {
     if (!verdictButton(event.target)) return;
+    if (guard.draftTimer) keepDraft();  // what was typed just before: kept first, then the verdict
     if (guard.busy || performance.now() < guard.readyAt) {
       event.preventDefault();
       event.stopImmediatePropagation();  // capture phase: Gradio's own handler never sees it
@@ -206,9 +241,26 @@ if (!window.__annGuard) {
   }, true);
 }
 """.replace("__GRACE_MS__", str(GRACE_MS))
+    .replace("__DRAFT_MS__", str(DRAFT_MS))
     .replace("__VERDICT_KEYS__", json.dumps(VERDICT_KEYS))
     .replace("__MAX_COMMENT__", str(MAX_COMMENT_CHARS))
 )
+#: The form's fields as :func:`keep_draft` reads them: one JSON text (the four scores as typed, the
+#: comment, each statute slot's label or null, the left answer's first), passed with the state.
+DRAFT_FORM_JS = (
+    """(state, form) => {
+  const value = (selector) => { const field = document.querySelector(selector); return field ? field.value : null; };
+  const marks = [];
+  for (const side of ['left', 'right']) for (let n = 1; n <= __SLOTS__; n++) {
+    const box = document.querySelector('#ann-' + side + '-mark-' + n + ' input:checked');
+    marks.push(box ? box.value : null);
+  }
+  const scores = ['left-rel', 'left-tlc', 'right-rel', 'right-tlc'].map((f) => value('#ann-' + f + ' input'));
+  return [state, JSON.stringify({scores, comment: value('#ann-comment textarea') || '', marks})];
+}"""
+).replace("__SLOTS__", str(SLOTS))
+#: Keep the draft soon (after the page's own edits of the labels: 这些都没问题, 清除).
+DRAFT_SOON_JS = "() => { if (window.__annGuard) window.__annGuard.draftSoon(); }"
 #: Run after every event that shows an item: the grace period before it takes a verdict.
 SETTLED_JS = "() => { if (window.__annGuard) window.__annGuard.settled(); }"
 #: Sign out of Gradio's login (its ``/logout`` route, next to the page): this browser only.
@@ -335,6 +387,7 @@ class AnnotationView(View):
     right_rel: float | None | Keep = KEEP
     right_tlc: float | None | Keep = KEEP
     comment: str | Keep = KEEP
+    draft: str | Keep = KEEP  # the line under the comment about its draft (emptied when an item is shown)
     state: dict | Keep = KEEP
     admin: Any = KEEP  # gr.update(visible=…)
 
@@ -377,7 +430,7 @@ def _blank(
         verdict_row=gr.update(visible=False), form=gr.update(visible=False),
         question="", reference="", left="", right="", left_note="", right_note="",
         left_slots=label_form.blank_slots(), right_slots=label_form.blank_slots(),
-        left_rel=None, left_tlc=None, right_rel=None, right_tlc=None, comment="",
+        left_rel=None, left_tlc=None, right_rel=None, right_tlc=None, comment="", draft="",
         state={},
         admin=gr.update(visible=bool(who and who.is_admin)),
     )  # fmt: skip
@@ -413,6 +466,9 @@ def _view(
                 " 这是旧版表单的标注：当时没有勾选的法条现在显示为未标注。"
                 " This label comes from the old tick-only form: statutes not ticked then show as unlabelled."
             )
+    restored = _restore_draft(service, who, a, fill, (left_side, right_side))
+    if restored:
+        message = (message + " " if message else "") + restored
     position = ""
     done, assigned = service.store.progress(who.name)
     if label is None:
@@ -422,6 +478,7 @@ def _view(
         "shown_at": time.time(),
         "submission_id": uuid.uuid4().hex,
         "editing": label is not None,
+        "version": label["version"] if label is not None else 0,  # what a draft of this form is based on
     }
     cited = {
         shown: service.statutes(a.item.id, side)
@@ -458,8 +515,36 @@ def _view(
         right_rel=fill["right_rel"],
         right_tlc=fill["right_tlc"],
         comment=fill["comment"],
+        draft="",
         state=state,
         admin=gr.update(visible=who.is_admin),
+    )
+
+
+def _restore_draft(
+    service: AnnotationService, who: Identity, a: Assignment, fill: dict[str, Any], sides: tuple[str, str]
+) -> str:
+    """Put ``who``'s unsaved draft of the item into ``fill`` (what the form shows) and say so; "" when there
+    is none. Only the draft of this annotator and item is read (:meth:`~eval_ui.store.AnnotationStore.draft`
+    validates it and drops a stale one), and a statute label is restored only onto a statute this answer
+    cites; a store that cannot be read restores nothing."""
+    try:
+        draft = service.store.draft(who.name, a.item.id)
+    except StoreError as exc:
+        logger.warning("annotation: a draft was not read: %s", exc)
+        return ""
+    if draft is None:
+        return ""
+    for shown, side in zip(("left", "right"), sides, strict=True):
+        cited = {s.key for s in service.statutes(a.item.id, side)}
+        mine = draft[side]
+        fill[f"{shown}_labels"] = {k: v for k, v in mine["statutes"].items() if k in cited}
+        fill[f"{shown}_rel"], fill[f"{shown}_tlc"] = mine["rel"], mine["tlc"]
+    fill["comment"] = draft["comment"]
+    when = time.strftime("%H:%M", time.gmtime(draft["updated_at"]))
+    return (
+        f"已恢复你未保存的草稿（{when} UTC）：法条标注、评分和备注。选一个结论即保存。"
+        f" Restored your unsaved draft from {when} UTC (statute labels, scores, comment); a verdict button saves it."
     )
 
 
@@ -609,6 +694,90 @@ def submit_label(
     if unlabelled and not saved.duplicate:
         note += f" 其中 {unlabelled} 条法条未标注 {unlabelled} cited statute{'s' * (unlabelled != 1)} left unlabelled."
     return _next(service, who, note, "warn" if unlabelled else "info")
+
+
+def keep_draft(
+    service: AnnotationService,
+    request: gr.Request,
+    profile: gr.OAuthProfile | None = None,
+    state: dict | None = None,
+    form: str | None = None,
+) -> str:
+    """Keep what the form holds for the open item (``form``: :data:`DRAFT_FORM_JS`'s JSON of the page's
+    fields) as the caller's draft (shown again with the item, e.g. after F5) and say so in one line under
+    the comment. A score outside 0–10 is left out of the draft (the verdict's validator reports it on
+    its field); a comment over the limit, or any label not from the form's choices, keeps no draft and
+    says why. Page only (not in the HTTP API); never raises.
+
+    The form's fields reach it as one JSON text read from the page, not as the fields themselves: an
+    event that takes a field as input clears the error the verdict's validator showed on it.
+    """
+    try:
+        left_rel, left_tlc, right_rel, right_tlc, comment, marks = _draft_form(form)
+        who = identify(service, request, profile)
+        item_id = (state or {}).get("item_id")
+        if who is None or not item_id:
+            return ""
+        a = service.store.assignment(who.name, item_id)
+        scores = [
+            None if v in (None, "") or label_form.score_problem(v) else float(v)
+            for v in (left_rel, left_tlc, right_rel, right_tlc)
+        ]
+        answers = {}
+        for n, (shown, side) in enumerate(zip(("left", "right"), _sides(a), strict=True)):
+            keys = [s.key for s in service.statutes(item_id, side)]
+            labels = label_form.labels_from_slots(keys[:SLOTS], marks[n * SLOTS : (n + 1) * SLOTS])
+            answers[shown] = AnswerLabel(labels, scores[2 * n], scores[2 * n + 1])
+        draft = Draft(answers["left"], answers["right"], comment or "")
+        kept = service.store.save_draft(who.name, item_id, draft, int((state or {}).get("version") or 0))
+    except (StoreError, ValueError) as exc:
+        return _draft_note(f"草稿没有保存 The draft was not kept: {exc}", "over")
+    except Exception:
+        logger.exception("annotation: keeping a draft failed")
+        return _draft_note(
+            "草稿没有保存 The draft was not kept: something went wrong; see the server log.", "over"
+        )
+    if not kept:
+        return ""
+    if draft.is_empty():
+        return _draft_note("")
+    when = time.strftime("%H:%M:%S", time.gmtime())
+    left_out = sum(1 for v in (left_rel, left_tlc, right_rel, right_tlc) if label_form.score_problem(v))
+    note = f"草稿已自动保存 Draft kept ({when} UTC): 刷新页面也不会丢失 a reload keeps it."
+    if left_out:
+        note += f" 超出 0–10 的评分未存入草稿 {left_out} score(s) outside 0–10 left out."
+    return _draft_note(note)
+
+
+def _draft_form(form: str | None) -> tuple:
+    """The four scores, the comment and the :data:`SLOTS` × 2 statute labels of :data:`DRAFT_FORM_JS`'s
+    JSON (untrusted: ValueError unless it is exactly that shape, within the draft's size bound).
+
+    >>> _draft_form(json.dumps({"scores": ["7", "", None, "11"], "comment": "再查", "marks": [None] * 60}))[:5]
+    ('7', '', None, '11', '再查')
+    """
+    if not isinstance(form, str) or len(form.encode("utf-8")) > 2 * MAX_DRAFT_BYTES:
+        raise ValueError("表单数据无效 the form's data was not understood")
+    data = json.loads(form)
+    shape = (
+        isinstance(data, dict)
+        and set(data) == {"scores", "comment", "marks"}
+        and isinstance(data["scores"], list)
+        and len(data["scores"]) == 4
+        and all(v is None or isinstance(v, str | int | float) for v in data["scores"])
+        and isinstance(data["comment"], str)
+        and isinstance(data["marks"], list)
+        and len(data["marks"]) == 2 * SLOTS
+        and all(v is None or isinstance(v, str) for v in data["marks"])
+    )
+    if not shape:
+        raise ValueError("表单数据无效 the form's data was not understood")
+    return (*data["scores"], data["comment"], tuple(data["marks"]))
+
+
+def _draft_note(text: str, kind: str = "") -> str:
+    """The line under the comment about the draft (``over``: red)."""
+    return f'<div class="ann-count {kind}" id="ann-draft-text">{esc(text)}</div>' if text else ""
 
 
 def skip_item(
@@ -849,6 +1018,9 @@ def _build_form(service: AnnotationService, demo: gr.Blocks) -> None:
         comment = gr.Textbox(label=f"备注 Comment (optional, up to {MAX_COMMENT_CHARS:,} characters)",
                              lines=2, elem_id="ann-comment")  # fmt: skip
         label_form.counter("#ann-comment textarea", "ann-comment-count", MAX_COMMENT_CHARS)
+        draft_note = gr.HTML("", elem_id="ann-draft", padding=False)
+        draft_button = gr.Button("草稿 Draft", visible="hidden", elem_id="ann-draft-save")
+        draft_form = gr.Textbox(visible="hidden", elem_id="ann-draft-form")  # DRAFT_FORM_JS fills it
         keys = " · ".join(f"{v.key} {v.label.strip('⬅➡ ').split()[0]}" for v in verdicts.VERDICT_TABLE)
         gr.HTML(f'<div class="ann-note">快捷键 Keys: {keys} (also after clicking a label; not while typing in a '
                 "field) · Tab + Enter works too</div>", css_template=ANNOTATE_CSS, js_on_load=KEYS_JS)  # fmt: skip
@@ -888,7 +1060,8 @@ def _build_form(service: AnnotationService, demo: gr.Blocks) -> None:
 
     views = dict(
         status=status, message=message, verdict_row=verdict_row, form=form, question=question, reference=reference,
-        left_note=slots["left"].note, right_note=slots["right"].note, comment=comment, state=state, admin=admin,
+        left_note=slots["left"].note, right_note=slots["right"].note, comment=comment, draft=draft_note, state=state,
+        admin=admin,
         **fields,
     )  # fmt: skip
     outputs = label_form.output_components(VIEW_FIELDS, views, slots, SLOT_WIDTHS)
@@ -912,6 +1085,16 @@ def _build_form(service: AnnotationService, demo: gr.Blocks) -> None:
             **once,
         )
         event.then(None, **settled)
+    # what the annotator marks or types is kept as the item's draft (restored after a reload): the page
+    # presses the hidden draft button DRAFT_MS after the last edit in the form (KEYS_JS); the page's own
+    # edits (这些都没问题, 清除) are followed by it too
+    draft_button.click(
+        bind(keep_draft, service), [state, draft_form], [draft_note], js=DRAFT_FORM_JS, queue=False,
+        trigger_mode="always_last", show_progress="hidden", api_visibility="private",
+    )  # fmt: skip
+    for side in ("left", "right"):
+        for event in slots[side].page_edits:
+            event.then(None, js=DRAFT_SOON_JS, queue=False, api_visibility="private")
     for button, handler, inputs, api_name in (
         (back, bind(go_back, service), [state], "annotation_back"),
         (skip, bind(skip_item, service), [state], "annotation_skip"),

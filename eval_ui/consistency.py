@@ -13,7 +13,8 @@ an interval: Wilson's for a proportion of independent units, a percentile bootst
   agreement with the majority of the others on shared items, for the verdict and the statute
   labels — who drifts.
 - **Systems** (raw or adjudicated labels, ``source``): win / tie / loss per pair; each system's win
-  rate; a paired bootstrap test between two systems' win rates (``compare``, default the two best);
+  rate; a paired bootstrap test between two systems' win rates (``compare``; default: the pair compared
+  directly on the most items, :func:`default_pair`);
   Bradley–Terry ratings.
 - **Inter-annotator agreement** (always raw): Krippendorff's α (verdict, statute hallucinated, Rel,
   T_LC) and Fleiss' κ of the verdict; human–human agreement as MT-bench defines S1 (ties included)
@@ -450,7 +451,7 @@ def human_consistency(
     ``progress``: :meth:`AnnotationStore.annotator_progress`. ``auto_hallucinated(item_id, side)``
     gives the checker's hallucinated flag per statute key of an answer ('a' or 'b'); ``auto`` the
     uploaded results of ``lawluo evaluate``; ``compare`` the two systems of the paired test (default:
-    the two with the highest win rates). Charts are written to ``figures_dir`` when given.
+    :func:`default_pair`). Charts are written to ``figures_dir`` when given.
     """
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
@@ -691,9 +692,10 @@ def _paired(labels: pd.DataFrame, report: Report, compare: tuple[str, str] | Non
             return Section(title, None, f"选择的系统不可用 {why}.", [key])
     else:
         rates = report.statistics["system_win_rate"].value or []
-        if len(rates) < 2:
+        pair = default_pair(labels, {r["system"]: r["win_rate"] for r in rates})
+        if pair is None:
             return Section(title, None, "", [key])
-        first, second = rates[0]["system"], rates[1]["system"]
+        first, second = pair
     r = stats.paired_bootstrap(labels, first, second, group_col="item_id", **boot)
     table = pd.DataFrame(
         [
@@ -716,7 +718,11 @@ def _paired(labels: pd.DataFrame, report: Report, compare: tuple[str, str] | Non
              second=second)  # fmt: skip
     else:
         _needs(report, key, "needs labels of both systems on at least 2 items")
-    chosen = "chosen by the admin" if compare else "the two with the highest win rates (choose others above)"
+    chosen = (
+        "chosen by the admin"
+        if compare
+        else "the pair compared directly on the most items, the better ones first (choose others above)"
+    )
     note = (
         f"{first} against {second} ({chosen}): the difference of their win rates, its 95% percentile interval "
         f"and a two-sided p-value from {boot['n_boot']} paired bootstrap resamples of the items (seed "
@@ -724,6 +730,33 @@ def _paired(labels: pd.DataFrame, report: Report, compare: tuple[str, str] | Non
         + (r["note"] + "." if r["note"] else "")
     ).strip()
     return Section(title, _rounded(table), note, [key])
+
+
+def default_pair(labels: pd.DataFrame, win_rates: Mapping[str, float | None]) -> tuple[str, str] | None:
+    """The two systems the paired test compares by default: of the pairs that met (an item comparing
+    them directly), the one with the most such items; ties go to the higher win rates, then the names.
+    Two systems that never met would be compared through different opponents, so they are never the
+    default. The better of the two comes first. None without a labelled comparison.
+
+    >>> labels = pd.DataFrame({"item_id": ["q1", "q2", "q3", "q4"], "system_a": ["x", "x", "y", "y"],
+    ...                        "system_b": ["z", "z", "w", "w"], "verdict": ["A", "B", "A", "A"]})
+    >>> default_pair(labels, {"y": 1.0, "x": 0.5, "z": 0.5, "w": 0.0})  # the two best, y and x, never met
+    ('y', 'w')
+    """
+    if labels.empty:
+        return None
+    rate = {k: (v if v is not None else -1.0) for k, v in win_rates.items()}
+    met = labels[labels["system_a"] != labels["system_b"]]
+    pairs = (
+        met.assign(pair=[tuple(sorted(p)) for p in zip(met["system_a"], met["system_b"], strict=True)])
+        .groupby("pair")["item_id"]
+        .nunique()
+    )
+    if pairs.empty:
+        return None
+    best = min(pairs.items(), key=lambda kv: (-kv[1], -sum(rate.get(s, -1.0) for s in kv[0]), kv[0]))[0]
+    first, second = sorted(best, key=lambda s: (-rate.get(s, -1.0), s))
+    return first, second
 
 
 def _bradley_terry(labels: pd.DataFrame, report: Report, charts: dict, boot: dict) -> Section:
@@ -818,11 +851,14 @@ def _inter_annotator(raw: pd.DataFrame, statutes: pd.DataFrame, report: Report, 
             }
         )
         alpha = stats.krippendorff_alpha_long(per_statute, "value", "nominal", group_col="item_id", **boot)
-        note = alpha["note"]
+        note = alpha["note"] if alpha["n_items"] else (
+            f"真实/有误 labels were given on {per_statute['item'].nunique()} cited statute(s), each by one "
+            "annotator only: none is labelled by two or more"
+        )  # fmt: skip
     else:
         alpha, note = (
             {"alpha": None, "alpha_low": None, "alpha_high": None, "n_items": 0},
-            "no statute is labelled 真实/有误 by two or more annotators",
+            "no annotator labelled a cited statute 真实/有误 (unlabelled statutes are missing data)",
         )
     row("alpha_statutes", alpha["alpha"], alpha["alpha_low"], alpha["alpha_high"], alpha["n_items"], note)
     for score in ("rel", "tlc"):
@@ -843,7 +879,9 @@ def _inter_annotator(raw: pd.DataFrame, statutes: pd.DataFrame, report: Report, 
             alpha["alpha_low"],
             alpha["alpha_high"],
             alpha["n_items"],
-            alpha["note"],
+            _score_note(long["value"], long["item"], SCORE_NAMES[score])
+            if not alpha["n_items"]
+            else alpha["note"],
         )
     pairs = stats.rater_pair_agreement(verdicts, "verdict", **boot)
     for key, suffix in (("human_s1", "with_tie"), ("human_s2", "without_tie")):
@@ -861,6 +899,27 @@ def _inter_annotator(raw: pd.DataFrame, statutes: pd.DataFrame, report: Report, 
 
 
 # --------------------------------------------------------------------------- NHSR
+
+
+SCORE_NAMES = {"rel": "Rel", "tlc": "T_LC"}
+
+
+def _score_note(values: pd.Series, answers: pd.Series, name: str) -> str:
+    """Why no answer has two annotators' ``name`` scores (the real cause: scores are optional, so items
+    labelled by two annotators say nothing about scores).
+
+    >>> _score_note(pd.Series([None, None]), pd.Series(["q1|a", "q1|a"]), "Rel")
+    'no annotator gave Rel scores (they are optional in the form)'
+    >>> _score_note(pd.Series([5.0, None, 7.0]), pd.Series(["q1|a", "q1|a", "q2|b"]), "T_LC")
+    'T_LC scores were given on 2 answers, each by one annotator only: none is scored by two or more'
+    """
+    scored = answers[values.notna()]
+    if scored.empty:
+        return f"no annotator gave {name} scores (they are optional in the form)"
+    return (
+        f"{name} scores were given on {scored.nunique()} answer{'s' * (scored.nunique() != 1)}, each by one "
+        "annotator only: none is scored by two or more"
+    )
 
 
 def _statute_majorities(statutes: pd.DataFrame, auto_hallucinated: AutoHallucinated | None) -> pd.DataFrame:

@@ -4,8 +4,11 @@
   label control (真实 Correct, 有误 Wrong, or a kind of error: the rows of
   :data:`eval_ui.verdicts.STATUTE_LABEL_TABLE`) and the statute's real text one click away
   (``<details>``). A statute nobody labels stays unlabelled: its control has no value and it is not
-  sent as "correct". 这些都没问题 "None of these is wrong" marks every statute not yet labelled as
-  真实 in one click (a statute already marked keeps its label); 清除 Clear empties the answer's labels.
+  sent as "correct". 这些都没问题 "None of these is wrong" marks as 真实 in one click every statute not
+  yet labelled **that the checker found as cited** (:data:`ONE_CLICK_VERDICTS`: the article exists and
+  its text agrees); a statute already marked keeps its label, and one the checker did not find (a
+  non-existent article, a wrong number, a repealed law…) stays unlabelled for the annotator to judge;
+  清除 Clear empties the answer's labels.
 - **Scores** (:func:`score_field`): Rel and T_LC, 0–10 or empty. An out-of-range value is reported on
   its own field by the event's validator (:func:`score_problem`), in Chinese and English.
 - **The comment** is never cut: the page counts its characters against :data:`MAX_COMMENT_CHARS`
@@ -26,7 +29,7 @@ import html
 import inspect
 import types
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gradio as gr
@@ -45,6 +48,12 @@ MAX_NOTE_CHARS = MAX_NOTE
 SCORE_RANGE = (0, 10)
 #: (shown, code) of each label a form may give a statute (not the migration's legacy code).
 LABEL_CHOICES = [(verdicts.STATUTE_NAMES[code], code) for code in verdicts.STATUTE_LABELS]
+#: The checker verdicts whose statutes 这些都没问题 may mark 真实 in one click: the ones the label 真实
+#: names (the article exists at the number cited and what the answer says of it agrees), never
+#: ``not_found``, ``wrong_number``, ``content_mismatch``, ``repealed`` or ``outdated_version``.
+ONE_CLICK_VERDICTS: tuple[str, ...] = verdicts.STATUTE_CHECKER_VERDICTS["correct"]
+#: The class of a card whose statute 这些都没问题 may mark (read by the button's JavaScript).
+ONE_CLICK_CLASS = "ann-found"
 
 #: Card styles (global, passed to ``launch`` with the tab's layout CSS).
 CARD_CSS = """
@@ -138,8 +147,9 @@ def card_html(statute: CitedStatute, show_checker: bool) -> str:
         if statute.text
         else f'<div class="ann-slot-note">{esc(statute.note)}</div>'
     )
+    found = f" {ONE_CLICK_CLASS}" if statute.verdict in ONE_CLICK_VERDICTS else ""
     return (
-        f'<div class="ann-statute"><b>{esc(statute.key)}</b> {verdict}'
+        f'<div class="ann-statute{found}"><b>{esc(statute.key)}</b> {verdict}'
         f"<details><summary>查看条文 View the statute</summary>{body}</details></div>"
     )
 
@@ -193,6 +203,8 @@ class StatuteSlots:
     groups: list
     cards: list
     marks: list
+    #: the events that change the labels in the page only (这些都没问题, 清除), to chain on
+    page_edits: list = field(default_factory=list)
 
     def components(self) -> list:
         """The outputs :func:`fill_slots` fills, in its order (the note is a field of its own)."""
@@ -228,10 +240,15 @@ def build_slots(prefix: str, title: str) -> StatuteSlots:
                 )
             )
         groups.append(group)
-    # In the page only: a statute already labelled keeps its label; an empty slot stays empty.
-    none_wrong.click(None, marks, marks, js="(...v) => v.map((x) => x || 'correct')", queue=False)
-    clear.click(None, marks, marks, js="(...v) => v.map(() => null)", queue=False)
-    return StatuteSlots(note, groups, cards, marks)
+    # In the page only: a statute already labelled keeps its label; an empty slot stays empty, and so
+    # does one whose card the checker did not find (no ONE_CLICK_CLASS).
+    found = f"document.querySelector('#{prefix}-card-' + (i + 1) + ' .{ONE_CLICK_CLASS}')"
+    edits = [
+        none_wrong.click(None, marks, marks, js=f"(...v) => v.map((x, i) => x || ({found} ? 'correct' : null))",
+                         queue=False),
+        clear.click(None, marks, marks, js="(...v) => v.map(() => null)", queue=False),
+    ]  # fmt: skip
+    return StatuteSlots(note, groups, cards, marks, edits)
 
 
 def fill_slots(

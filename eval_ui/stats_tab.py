@@ -3,10 +3,11 @@
 One button computes :func:`eval_ui.consistency.report_from_store` on the store's current labels — raw, or
 with the admins' adjudications in place of disputed items (inter-annotator agreement always uses the raw
 labels) — and shows its sections, each with its table and a "not enough labels yet: needs …" line for
-every statistic that has no value yet; below them, one image per chart (:data:`CHARTS`), shown only
-when the chart was drawn (never an empty one), at its natural size: never cropped or shrunk into a
-gallery thumbnail. Two drop-downs choose the systems of the paired
-bootstrap test (default: the two with the highest win rates). The charts and the report's JSON can be
+every statistic that has no value yet, and its chart (:data:`CHARTS`) right under its table, shown only
+when the chart was drawn (never an empty one) and inlined in the report (:func:`chart_html`), so it is
+there with the tables, not loaded when scrolled into view; at its natural size, never cropped or shrunk
+into a gallery thumbnail. Two drop-downs choose the systems of the paired bootstrap test (default: the
+pair compared directly on the most items, :func:`eval_ui.consistency.default_pair`). The charts and the report's JSON can be
 downloaded. An admin may upload the ``details.jsonl`` / ``pairwise.jsonl`` of ``python -m lawluo evaluate``
 run on the same answers; they are validated, kept next to the store (``<annotation_dir>/auto/``, so they
 survive a restart) and joined in for Rel, T_LC and the judge.
@@ -17,6 +18,7 @@ page, and its API answers that only an admin may use it.
 
 # no `from __future__ import annotations`: Gradio reads the handlers' gr.Request / gr.OAuthProfile hints at runtime
 
+import base64
 import json
 import logging
 import shutil
@@ -59,7 +61,8 @@ STATS_CSS = (
 .st-section th, .st-section td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: right; }
 .st-section th { background: #f3f4f6; }
 .st-scroll { overflow-x: auto; max-width: 100%; }
-.st-chart-note { color: #1f2937; font-style: italic; margin: 4px 0; }
+.st-chart { margin: 8px 0 4px; max-width: 800px; }
+.st-chart img { display: block; width: 800px; max-width: 100%; height: auto; }
 """
 )
 
@@ -73,9 +76,22 @@ def stored_auto_metrics(service: AnnotationService) -> AutoMetrics:
     return AutoMetrics.read([folder / name for name in AUTO_FILES if (folder / name).is_file()])
 
 
+def chart_html(name: str, title: str, path: Path) -> str:
+    """One chart inside its section, next to its table: the PNG the report drew, inlined as a ``data:``
+    URL (the page's CSP allows ``img-src data:``), so it is on the page as soon as the report is, not
+    fetched when scrolled into view; at its natural width, scaled down as a whole on a narrow screen."""
+    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+    return (
+        f'<figure class="st-chart" id="st-chart-{esc(name)}"><img src="data:image/png;base64,{data}" '
+        f'alt="{esc(title)}" loading="eager" decoding="sync"></figure>'
+    )
+
+
 def report_html(report: Report) -> str:
     source = dict((v, k) for k, v in SOURCE_CHOICES).get(report.source, report.source)
     parts = [f'<div class="st-note">{esc(source)}</div>']
+    chart_names = {Path(path): name for name, path in report.charts.items()}
+    titles = {name: title for name, title, _ in CHARTS}
     for section in report.sections:
         body = []
         for key in section.statistics:
@@ -87,8 +103,9 @@ def report_html(report: Report) -> str:
                 index=False, escape=True, na_rep="—", border=0, float_format=lambda v: f"{v:.{DECIMALS}f}"
             )
             body.append(f'<div class="st-scroll">{table}</div>')
-        if section.chart is not None:
-            body.append('<div class="st-chart-note">图见下方 Chart below the tables.</div>')
+        name = chart_names.get(Path(section.chart)) if section.chart is not None else None
+        if name is not None:
+            body.append(chart_html(name, titles.get(name, name), section.chart))
         parts.append(
             f'<div class="st-section"><h3>{esc(section.title)}</h3>'
             + (f'<div class="st-note">{esc(section.note)}</div>' if section.note else "")
@@ -108,14 +125,10 @@ def _compare(first: str | None, second: str | None) -> tuple[str, str] | None:
 
 
 def _charts(report: Report | None) -> list[Any]:
-    """One update per chart slot: the PNG, shown, or nothing, hidden (no empty frame)."""
+    """One value per chart slot of the HTTP API: the PNG's path, or None when it was not drawn. The page
+    shows the charts inside the report (:func:`chart_html`); these slots stay hidden there."""
     found = report.charts if report is not None else {}
-    return [
-        gr.Image(value=str(found[name]), visible=True)
-        if name in found
-        else gr.Image(value=None, visible=False)
-        for name, _, _ in CHARTS
-    ]
+    return [str(found[name]) if name in found else None for name, _, _ in CHARTS]
 
 
 def _refused(message: str) -> tuple:
@@ -252,7 +265,7 @@ def build_stats_tab(service: AnnotationService, demo: gr.Blocks) -> None:
             )  # fmt: skip
             first = gr.Dropdown(
                 choices=[], value=None, label="配对检验 Paired test: system 1", elem_id="st-first",
-                info="默认：胜率最高的两个 Default: the two best",
+                info="默认：直接比较最多的一对 Default: the pair compared directly on the most items",
             )  # fmt: skip
             second = gr.Dropdown(choices=[], value=None, label="system 2", elem_id="st-second")
         with gr.Accordion("自动评测结果 Automatic results (optional)", open=False):
@@ -266,6 +279,7 @@ def build_stats_tab(service: AnnotationService, demo: gr.Blocks) -> None:
             upload_message = gr.HTML("", css_template=STATS_CSS, elem_id="st-upload-message")
         compute = gr.Button("计算 Compute", variant="primary", elem_id="st-compute")
         html = gr.HTML("", css_template=STATS_CSS, elem_id="st-report")
+        # the HTTP API's one image per chart; the page shows each chart in its section of the report
         charts = [
             gr.Image(
                 None,
@@ -273,8 +287,7 @@ def build_stats_tab(service: AnnotationService, demo: gr.Blocks) -> None:
                 label=f"图 Chart: {title}",
                 interactive=False,
                 visible=False,
-                buttons=["download", "fullscreen"],
-                elem_id=f"st-chart-{name}",
+                elem_id=f"st-image-{name}",
             )  # fmt: skip
             for name, title, _ in CHARTS
         ]

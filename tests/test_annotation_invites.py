@@ -344,7 +344,7 @@ def test_an_old_store_keeps_its_draws_and_gets_a_secret(tmp_path):
         )
     con.close()
     with AnnotationStore(path) as store:
-        assert store.schema_version() == len(MIGRATIONS) == 3
+        assert store.schema_version() == len(MIGRATIONS) == 4
         kept = store._all("SELECT item_id, position, swapped, seen_at FROM assignments ORDER BY item_id")
         assert [tuple(r) for r in kept] == [("q0", 11, 1, None), ("q1", 22, 0, None), ("q2", 33, 1, None)]
         assert len(store.draw_secret()) == 64 and store.audit_log() == []

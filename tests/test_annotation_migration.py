@@ -52,7 +52,7 @@ def test_old_ticks_become_wrong_and_unticked_becomes_missing_data_marked_legacy(
     path = tmp_path / "annotations.sqlite"
     schema_1_file(path)
     with AnnotationStore(path) as s:
-        assert s.schema_version() == len(MIGRATIONS) == 3
+        assert s.schema_version() == len(MIGRATIONS) == 4
         current = s.label("张", "q1")
         assert current["answer_labels"] == {
             "a": {
@@ -100,7 +100,7 @@ def test_old_ticks_become_wrong_and_unticked_becomes_missing_data_marked_legacy(
         assert list(s.labels_frame(current_only=False)["legacy"]) == [True, True, False]
 
     with AnnotationStore(path) as s:  # reopening applies nothing again
-        assert s.schema_version() == 3 and s.label("张", "q1")["version"] == 3
+        assert s.schema_version() == 4 and s.label("张", "q1")["version"] == 3
 
 
 def test_a_file_from_newer_code_is_still_refused(tmp_path):

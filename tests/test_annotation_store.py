@@ -87,7 +87,7 @@ def count(store: AnnotationStore, table: str) -> int:
 def test_schema_is_created_in_wal_mode_with_full_sync(store):
     tables = {r[0] for r in store._all("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"items", "annotators", "assignments", "labels", "label_history", "submissions"} <= tables
-    assert store.schema_version() == len(MIGRATIONS) == 3
+    assert store.schema_version() == len(MIGRATIONS) == 4
     assert {"adjudications", "adjudication_history"} <= tables
     with store._connection() as con:
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

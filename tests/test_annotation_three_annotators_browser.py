@@ -185,13 +185,17 @@ class Annotator:
                 continue
             labels = self.statute_labels(keys)
             quick = self.name == "alice" or (self.name == CAROL and self.n % 2 == 0)
-            if quick:  # 这些都没问题: every statute not yet labelled → 真实, then the exceptions
+            if (
+                quick
+            ):  # 这些都没问题: every statute not yet labelled that the checker found → 真实, then the rest
                 page.click(f"#ann-{shown}-none-wrong")
                 page.wait_for_function(
                     f"() => document.querySelector('#ann-{shown}-mark-1 input:checked') !== null"
                 )
             for n, key in enumerate(keys, start=1):
-                if not quick or labels[key] != "correct":
+                if (
+                    not quick or labels[key] != "correct" or "第九千条" in key
+                ):  # no such article: not one-click
                     mark(page, shown, n, labels[key])
             given[side] = labels
         shown_verdict = self.verdicts[self.n % len(self.verdicts)]

@@ -82,7 +82,14 @@ def test_one_annotator_gets_a_reason_instead_of_an_agreement(store):
     report = human_consistency(store.labels_frame(), store.statute_labels_frame(), lambda i, s: {})
     agreement = report.section("标注者一致性 Inter-annotator agreement").table
     assert agreement["value"].isna().all()
-    assert agreement["note"].str.contains("two or more annotators").all()
+    # each note names the real cause (issue 42): one annotator, or scores and statute labels nobody doubled
+    notes = dict(zip(agreement["measure"], agreement["note"], strict=True))
+    assert notes["verdict: Fleiss κ"] == "no item is labelled by two or more annotators"
+    assert "no annotator labelled a cited statute" in notes["statute hallucinated: Krippendorff α (nominal)"]
+    assert (
+        "Rel scores were given on 2 answers, each by one annotator only"
+        in notes["Rel: Krippendorff α (interval)"]
+    )
     wtl = report.section("胜/平/负 Win / tie / loss").table.iloc[0]
     assert (wtl["A"], wtl["B"], wtl["win_rate"]) == (1, 1, 0.5)
 

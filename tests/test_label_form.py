@@ -116,4 +116,4 @@ def test_the_api_names_every_slot_and_each_may_be_left_out():
         f"{side}_{n}" for side in ("left", "right") for n in range(1, SLOTS + 1)
     ]
     assert all(params[f"right_{n}"].default is None for n in range(1, SLOTS + 1))
-    assert len(annotate_tab.API_OUTPUTS) == 8 + 4 * SLOTS + 5
+    assert len(annotate_tab.API_OUTPUTS) == 8 + 4 * SLOTS + 6  # … and the draft line

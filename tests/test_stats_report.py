@@ -18,6 +18,7 @@ from eval_ui import stats
 from eval_ui.consistency import (
     STATISTICS,
     AutoMetrics,
+    default_pair,
     human_consistency,
     missing_statistics,
     report_from_store,
@@ -293,13 +294,15 @@ def test_ratings_exist_when_the_systems_form_separate_groups(tmp_path):
     assert "ratings" in report.charts
 
 
-def test_the_paired_test_compares_the_two_best_or_the_chosen_systems():
+def test_the_paired_test_compares_the_pair_that_met_most_or_the_chosen_systems():
     labels, statutes = full_data()
     report = human_consistency(labels, statutes, n_boot=200)
-    best = [row["system"] for row in report.statistics["system_win_rate"].value[:2]]
+    rates = {row["system"]: row["win_rate"] for row in report.statistics["system_win_rate"].value}
+    best = list(default_pair(labels, rates))  # issue 42: two systems that met, not two that never did
     paired = report.statistics["paired_test"]
     assert [paired.extra["first"], paired.extra["second"]] == best
     direct = stats.paired_bootstrap(labels, *best, n_boot=200, seed=0)
+    assert direct["met"] > 0
     assert paired.value == pytest.approx(direct["difference"])
     chosen = human_consistency(labels, statutes, compare=("z", "x"), n_boot=200).statistics["paired_test"]
     assert (chosen.extra["first"], chosen.extra["second"]) == ("z", "x")

@@ -8,6 +8,7 @@ Screenshots go to ``tests/artifacts/screenshots/statistics/``.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -67,7 +68,7 @@ def test_anyone_but_an_admin_is_refused_through_the_api(service):
     for who in ("alice", None, "mallory"):
         html, files, data, *charts = stats_tab.compute_statistics(service, request=as_user(who))
         assert "Only an admin" in html and files == [] and data == {}
-        assert all(c.visible is False and c.value is None for c in charts)
+        assert all(c is None for c in charts)
     message = stats_tab.upload_auto_metrics(service, [], as_user("bob"))
     assert "Only an admin" in message
 
@@ -78,14 +79,18 @@ def test_the_admin_gets_every_section_and_what_is_still_missing(service):
     assert "Win / tie / loss" in html and "Inter-annotator agreement" in html and "Bradley" in html
     # One annotator so far: every agreement says what it needs, nothing shows NaN.
     assert "还不够 Not enough labels yet" in html and "needs an item labelled by 2 annotators" in html
-    assert "nan" not in html.lower() and "<img" not in html
+    assert "nan" not in re.sub(r"data:image/png;base64,[^\"]*", "", html).lower()
     assert data["n_labels"] == 6 and "alpha_verdict" in data["missing"] and "win_rate" not in data["missing"]
     assert Path(files[-1]).name == "report.json"
-    # Charts: one slot per chart; the ones drawn are shown (win rates, ratings), the others hidden, empty.
+    # Charts: each one drawn (win rates, ratings) is inside its section, right under its table, inlined
+    # (on the page with the tables); the API's one slot per chart has its PNG, or None when not drawn.
+    assert html.count("<img") == 2 and html.count('src="data:image/png;base64,') == 2
+    for name, section in (("pairs", "Win / tie / loss"), ("ratings", "Bradley")):
+        start = html.index(section)
+        assert html.index(f'id="st-chart-{name}"', start) < html.find("<h3>", start + 1)
     shown = {name: c for (name, _, _), c in zip(CHARTS, charts, strict=True)}
-    assert {n for n, c in shown.items() if c.visible} == {"pairs", "ratings"} == set(data["charts"])
-    assert all(c.value is None for c in shown.values() if not c.visible)
-    assert all(Path(c.value["path"]).is_file() for c in shown.values() if c.visible)
+    assert {n for n, c in shown.items() if c is not None} == {"pairs", "ratings"} == set(data["charts"])
+    assert all(Path(c).is_file() for c in shown.values() if c is not None)
 
 
 def test_adjudicated_source_and_choices(service):
@@ -189,11 +194,10 @@ def test_in_the_browser_annotators_never_see_the_tab_and_the_admin_sees_whole_ch
             root.click("#st-compute")
             root.wait_for_selector("#st-report .st-section", timeout=60_000)
             root.wait_for_selector("#st-chart-pairs img", state="attached", timeout=30_000)
-            for slot in root.locator('[id^="st-chart-"]').all():  # Gradio loads images lazily: scroll
-                if slot.is_visible():
-                    slot.scroll_into_view_if_needed()
-                    root.wait_for_function("e => { const i = e.querySelector('img'); return i && i.complete "
-                                           "&& i.naturalWidth > 0; }", arg=slot.element_handle())  # fmt: skip
+            # every chart is drawn with the report, without scrolling to it (none is loaded lazily)
+            assert root.evaluate("window.scrollY") == 0
+            root.wait_for_function("() => [...document.querySelectorAll('[id^=\"st-chart-\"] img')]"
+                                   ".every(i => i.complete && i.naturalWidth > 0)")  # fmt: skip
             sizes = {c["id"]: c for c in root.evaluate(CHART_SIZES)}
             root.screenshot(path=str(SHOTS / "admin-statistics.png"), full_page=True)
         finally:
