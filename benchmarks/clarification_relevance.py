@@ -129,6 +129,7 @@ LABELS = (
     DATA / "clarification_labels.heldout3.jsonl",
     DATA / "clarification_labels.heldout2.jsonl",
     DATA / "clarification_labels.jsonl",
+    DATA / "clarification_labels.issue42-dev.jsonl",  # elements first shown while issue 42 item 3 was made
 )
 #: The splits in the order printed, with what each one is (the first is the headline).
 SPLITS = {
@@ -227,7 +228,8 @@ def first_levels(
                 what = "not in the menu (another domain)"
             if chosen is not None:
                 chosen[what] += 1
-        out[q["id"]] = (state.domain, [n.statement for n in tree.level(1)])
+        # the elements asked: not those the question already answers, shown pre-marked (您已说明, issue 42)
+        out[q["id"]] = (state.domain, [n.statement for n in tree.level(1) if n.mark == "unknown"])
     return out
 
 

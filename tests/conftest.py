@@ -106,6 +106,37 @@ def receptionist(settings):
 
 
 @pytest.fixture(scope="session")
+def material(settings):
+    """The shipped clarification material (what the tree is built from without a model)."""
+    from lawluo.tolc.material import FILENAME, ClarificationMaterial
+
+    found = ClarificationMaterial.from_settings(settings)
+    assert found is not None, (
+        f"{settings.assets_dir / FILENAME} is missing: python -m lawluo build clarifications"
+    )
+    return found
+
+
+@pytest.fixture(scope="session")
+def clarifying_firm(case_searcher, receptionist, material):
+    """A firm without models that can route and clarify (no statute search: nothing here answers)."""
+    from lawluo.config import load_settings
+    from lawluo.firm import Firm
+    from lawluo.llm import LanguageModels
+
+    settings = load_settings(environ={})
+    return Firm.from_settings(
+        settings,
+        models=LanguageModels(settings.models),
+        material=material,
+        case_searcher=case_searcher,
+        receptionist=receptionist,
+        statute_searcher=None,
+        checker=None,
+    )
+
+
+@pytest.fixture(scope="session")
 def firm_services(statute_searcher, case_searcher, checker, receptionist):
     """What ``Firm.from_settings`` would load, already loaded: pass as ``**firm_services``."""
     return {

@@ -134,7 +134,9 @@ def test_broken_json_twice_falls_back_to_the_cases_for_that_node_and_says_so(cas
     model = ScriptedBackend("这不是JSON", "仍然不是", responder=elements_responder(2))
     tree = TreeBuilder(search, model, height=2, k=2).build(QUESTION)
     assert len(tree.level(1)) == 2
-    assert any("StructuredOutputError" in note for note in tree.notes)
+    # the note is plain words for a visitor; the error's type goes to the log
+    assert any("澄清模型的输出不是有效的 JSON" in note for note in tree.notes)
+    assert not any("StructuredOutputError" in note for note in tree.notes)
     assert all(n.case_ids for n in tree.level(1))  # read off real cases
 
 
@@ -142,7 +144,7 @@ def test_a_timeout_of_the_clarifier_falls_back_too(case_searcher):
     search, _ = fake_cases(case_searcher)
     model = ScriptedBackend(LLMTimeout("no answer within 1 s"))
     tree = TreeBuilder(search, model, height=2, k=3).build(QUESTION)
-    assert tree.level(1) and any("LLMTimeout" in note for note in tree.notes)
+    assert tree.level(1) and any("澄清模型超时" in note and "LLMTimeout" not in note for note in tree.notes)
 
 
 def test_without_a_model_the_tree_is_read_off_the_cases_and_says_so(case_searcher):

@@ -14,9 +14,7 @@ import numpy as np
 import pytest
 
 from lawluo.agents.domains import PACKAGED
-from lawluo.config import load_settings
 from lawluo.firm import Consultation, Firm
-from lawluo.llm import LanguageModels
 from lawluo.llm.openai_backend import OpenAIBackend
 from lawluo.llm.options import OpenAIOptions
 from lawluo.tolc import TREE_SOURCES, TreeBuilder
@@ -49,27 +47,8 @@ CRIMINAL_WORDS = re.compile(r"自首|投案|犯罪|刑事处罚|前科|如实供
 
 
 @pytest.fixture(scope="module")
-def material(settings):
-    found = ClarificationMaterial.from_settings(settings)
-    assert found is not None, (
-        f"{settings.assets_dir / FILENAME} is missing: python -m lawluo build clarifications"
-    )
-    return found
-
-
-@pytest.fixture(scope="module")
-def firm(case_searcher, receptionist, material):
-    """A firm without models that can route and clarify (no statute search: nothing here answers)."""
-    settings = load_settings(environ={})
-    return Firm.from_settings(
-        settings,
-        models=LanguageModels(settings.models),
-        material=material,
-        case_searcher=case_searcher,
-        receptionist=receptionist,
-        statute_searcher=None,
-        checker=None,
-    )
+def firm(clarifying_firm):
+    return clarifying_firm
 
 
 def clarify(firm: Firm, question: str) -> Consultation:
@@ -143,7 +122,8 @@ def test_divorce_traffic_and_labour_questions_get_no_criminal_elements(firm, mat
     state = clarify(firm, question)
     tree = state.tree
     assert state.domain == domain and tree.source == "material" and tree.notes == [MATERIAL_NOTE]
-    assert len(tree.level(1)) == 3 and len(tree.elements) >= 9
+    asked = [n for n in tree.level(1) if n.mark == "unknown"]  # beside them: what the question already says
+    assert len(asked) == 3 and len(tree.elements) >= 9
     criminal = {i.statement for i in material.items if i.domain == CRIMINAL}
     criminal |= {e for _, e, domains in fact_patterns() if domains == {CRIMINAL}}
     for node in tree.elements:
@@ -393,11 +373,15 @@ def test_the_material_passes_over_what_the_question_says_and_offers_the_next_ele
 
 def test_a_tree_without_a_model_asks_nothing_the_question_already_says(firm, material):
     state = clarify(firm, CRIMINAL_QUESTION)  # "…把对方打成轻伤…"
-    first = [n.statement for n in state.tree.level(1)]
+    tree = state.tree
+    first = [n.statement for n in tree.level(1) if n.mark == "unknown"]
     said = material.restating(CRIMINAL_QUESTION)
     assert len(first) == 3 and not any(said(s) for s in first), first
-    assert "伤情鉴定结论是否为轻伤以上？" not in {n.statement for n in state.tree.elements}
-    assert said("伤情鉴定结论是否为轻伤以上？")  # it is in the material; the tree passed it over
+    assert said("伤情鉴定结论是否为轻伤以上？")  # it is in the material; the tree does not ask it …
+    (stated,) = [n for n in tree.elements if n.statement == "伤情鉴定结论是否为轻伤以上？"]
+    # … it shows it answered (您已说明), the client may change it
+    assert stated.depth == 1 and stated.mark == "yes"
+    assert not tree.children(stated.id)
 
 
 def test_without_material_or_domain_the_tree_is_still_read_off_the_cases(case_searcher, material):
@@ -486,7 +470,7 @@ def test_a_failed_model_call_falls_back_to_the_material_and_says_so(case_searche
     tree = TreeBuilder(search, model, height=2, k=3, material=material).build(LABOUR, PACKAGED["labor"])
     own = {i.statement for i in material.items if i.domain == "labor"}
     assert tree.level(1) and all(n.statement in own for n in tree.level(1))
-    assert any(NODE_SOURCES["material"][0] in note and "LLMTimeout" in note for note in tree.notes)
+    assert any(NODE_SOURCES["material"][0] in note and "澄清模型超时" in note for note in tree.notes)
     assert {(n.source, n.fallback) for n in tree.level(1)} == {("material", "timeout")}
 
 

@@ -55,10 +55,10 @@ from ..llm import (
 from ..llm.errors import AnswerCut
 from ..prompts.untrusted import quote
 from ..retrieval.casebank import Case
-from .element_check import vet
+from .element_check import rejection, vet
 from .from_cases import NO_MODEL_NOTE, elements_from_cases
-from .material import MATERIAL_NOTE, ClarificationMaterial, Item, describe
-from .tree import FALLBACK_REASONS, NODE_SOURCES, Tree, statement_key
+from .material import MATERIAL_NOTE, STATED_MAX, ClarificationMaterial, Item, asks_key, describe
+from .tree import FALLBACK_REASONS, NODE_SOURCES, ROOT_ID, Tree, statement_key
 
 log = logging.getLogger(__name__)
 DEFAULT_HEIGHT, DEFAULT_K = 3, 3
@@ -73,7 +73,8 @@ SWITCH_NOTE = (
     "如需按「{routed}」的要素澄清，请在“改派领域”中选择「{routed}」。"
 )
 #: Added to the tree's notes when a node's model call failed (once per distinct wording).
-FAILED_NOTE = "部分要素改由{sources}生成：{why}（{error}）"
+#: What the visitor reads when the model failed: plain words; the error itself goes to the log and the trace.
+FAILED_NOTE = "部分要素改由{sources}生成：{why}。"
 
 #: A child as the builder proposes it: (statement, case ids, source, why not the model).
 Child = tuple[str, list[str], str, str]
@@ -155,8 +156,10 @@ class TreeBuilder:
             tree.source = "material" if scope.material else "cases"
             tree.notes.insert(0, MATERIAL_NOTE if scope.material else NO_MODEL_NOTE)
         taken = {statement_key(question)}
+        said: set[frozenset[str]] = set()  # what each element asks (asks_key): a rewording is a duplicate
+        stated: set[str] = set()  # the elements the question already answers: pre-marked, not expanded
         for depth in range(self.height - 1):
-            parents = tree.level(depth)
+            parents = [p for p in tree.level(depth) if p.id not in stated]
             results = gather(
                 [lambda p=p: self._expand(tree, p.id, scope) for p in parents], return_exceptions=True
             )
@@ -170,11 +173,30 @@ class TreeBuilder:
                         tree.notes.append(note)
                 added = 0
                 for statement, case_ids, source, fallback in children:
-                    key = statement_key(statement)
-                    if key and key not in taken and added < self.k:
-                        taken.add(key)
-                        tree.add_child(parent.id, statement, case_ids, source, fallback)
-                        added += 1
+                    key, asks = statement_key(statement), asks_key(statement)
+                    if not key or key in taken or (asks and asks in said) or added >= self.k:
+                        continue
+                    if source != "model" and rejection(statement) in ("choice", "several"):
+                        continue  # only yes/no statements (购房款是否有父母出资，出资在婚前还是婚后？ is not)
+                    taken.add(key)
+                    said.add(asks)
+                    tree.add_child(parent.id, statement, case_ids, source, fallback)
+                    added += 1
+            if (
+                depth == 0 and not self.uses_model
+            ):  # a model's first level is the model's: nothing added to it
+                for item, mark, _quote in scope.stated(tree.question, 2 * self.k, taken):
+                    key = statement_key(item.statement)
+                    if len(stated) == STATED_MAX or key in taken:
+                        continue
+                    taken.add(key)
+                    said.add(asks_key(item.statement))
+                    absent = (
+                        "no_model" if getattr(self.clarifier, "name", "none") == "none" else "unavailable"
+                    )
+                    node = tree.add_child(ROOT_ID, item.statement, [], "material", absent)
+                    node.mark = mark  # the client's own words answer it: shown as 您已说明, still editable
+                    stated.add(node.id)
             tree.complete = depth == self.height - 2
             yield copy.deepcopy(tree)  # a snapshot: the caller may keep it while the next level grows
 
@@ -205,10 +227,15 @@ class TreeBuilder:
                 why = why_not_model(exc)
                 children = self._fallback(tree, strong, weak, cases, scope, why)
                 sources = dict.fromkeys(c[2] for c in children) or {"cases": None}
+                log.warning(
+                    "clarifier failed (%s), elements from %s: %s: %s",
+                    why,
+                    ", ".join(sources),
+                    type(exc).__name__,
+                    exc,
+                )
                 note = FAILED_NOTE.format(
-                    sources="和".join(NODE_SOURCES[s][0] for s in sources),
-                    why=FALLBACK_REASONS[why][0],
-                    error=f"{type(exc).__name__}: {exc}",
+                    sources="和".join(NODE_SOURCES[s][0] for s in sources), why=FALLBACK_REASONS[why][0]
                 )
                 return children, note
         absent = "no_model" if getattr(self.clarifier, "name", "none") == "none" else "unavailable"
@@ -326,6 +353,8 @@ class _Scope:
             out += material.follow_ups(item, query, domain, n, taken, question)
         elif parent is None and self.issue:
             out += material.issue_elements(self.issue, query, taken, question)[:n]
+        elif parent is None and (lead := material.lead(question, domain)) is not None:
+            out += material.issue_elements(lead.id, query, taken, question)[:n]
         seen = taken | {statement_key(i.statement) for i in out}
         out += material.rank(query, domain, n - len(out), seen, question=question)
         if parent is None and not out:
@@ -337,6 +366,21 @@ class _Scope:
             else []
         )
         return out[:n], weak
+
+    def stated(self, question: str, n: int, taken: set[str]) -> list[tuple[Item, str, str]]:
+        """``(item, mark, quote)`` for the first-level elements the client's ``question`` already answers
+        (:meth:`~.material.ClarificationMaterial.stated`): among the ``n`` best candidates of the first level
+        before the restatement filter (the chosen or the leading issue's elements, then the best matches),
+        those that only restate the question and whose answer it gives."""
+        material = self.material
+        if material is None:
+            return []
+        domain = self.drawn or self.domain.id
+        issue = self.issue or getattr(material.lead(question, domain), "id", "")
+        out = material.issue_elements(issue, question, taken, question, keep_said=True)[:n] if issue else []
+        seen = taken | {statement_key(i.statement) for i in out}
+        out += material.rank(question, domain, n, seen, question=question, keep_said=True)
+        return material.stated(question, out[:n])
 
     def cases(self, case_search, query: str, k: int) -> list[Case]:
         """The top-``k`` similar cases; with material for the domain, only cases of the domain."""

@@ -95,6 +95,12 @@ TREE_STATUTES = 2
 #: (自首, 前科…) may be drawn for it from another routing (得罪 is not a crime).
 CRIMINAL_SIGNAL = re.compile(r"判刑|坐牢|犯罪|刑拘|刑事|逮捕|批捕|取保候审|看守所|公诉|立案侦查|(?<!得)罪")
 _YES_NO = re.compile(r"是否|有没有|有无")
+#: How many lay questions use each statute keyword (``benchmarks/keyword_specificity.py``; first line ``N``).
+KEYWORD_DF_FILE = Path(__file__).with_name("keyword_df.tsv")
+#: The first level opens with the elements of the entry the question names most specifically
+#: (:meth:`ClarificationMaterial.lead`) when its keyword is at least this specific: ``ln((N+1)/(df+1))``
+#: of :data:`KEYWORD_DF_FILE`, 0 for a word every lay question says. Chosen on the seen sets (issue 42).
+LEAD_MIN_SPECIFICITY = 3.0
 #: Paraphrases the restatement filter treats as one word: on each line the word compared first, then a
 #: client's or a statute's other words for the same thing (社保 is 社会保险, 走人 is 解除). General
 #: lay/legal pairs, not words of any benchmark question; a phrase (two or more characters) is replaced
@@ -122,6 +128,7 @@ PARAPHRASES = tuple(
 加班 延长工作时间
 休息日 周末 双休日
 死亡 去世 过世 死了 身亡
+刑事拘留 刑拘
 报案 报警
 签订 签了 签
 """.strip().splitlines()
@@ -145,6 +152,28 @@ _QUANTITY = re.compile(
     r"[\d一二两三四五六七八九十百千万半几]+[个多]?(年|月|日|天|周岁|岁|倍|万|元|次|毫升|毫克)?"
 )
 _WORD = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]")
+
+
+@lru_cache(maxsize=1)
+def keyword_df() -> tuple[int, dict[str, int]]:
+    """``(N, {keyword: df})`` of :data:`KEYWORD_DF_FILE`: how many of N lay questions say each keyword
+    (``(0, {})`` when the file is missing)."""
+    if not KEYWORD_DF_FILE.exists():
+        return 0, {}
+    rows = [line.split("\t") for line in KEYWORD_DF_FILE.read_text(encoding="utf-8").splitlines() if line]
+    table = {word: int(count) for word, count in rows}
+    return table.pop("N", 0), table
+
+
+def specificity(keyword: str) -> float:
+    """How specifically ``keyword`` names an issue: ``ln((N+1)/(df+1))`` over the lay questions of
+    :data:`KEYWORD_DF_FILE` — 押金 or 加班费 (few questions say them) score high, 公司 or 房子 low.
+
+    >>> specificity("加班费") > specificity("公司")
+    True
+    """
+    n, table = keyword_df()
+    return math.log((n + 1) / (table.get(keyword, 0) + 1))
 
 
 def is_yes_no(statement: str) -> bool:
@@ -194,6 +223,29 @@ def said_words(text: str) -> tuple[str, ...]:
     return tuple(w for w in words if w not in _NEGATIONS)
 
 
+def asks_key(statement: str) -> frozenset[str]:
+    """What a yes/no statement asks, for finding a reworded duplicate in one tree: its words (whose fact, and
+    what is asked of it), :func:`paraphrased`, less stop words, qualifiers, denials and 是否 — but with its
+    numbers (是否超过一年 and 是否超过三年 ask different things).
+
+    >>> asks_key("用人单位是否没有为您缴纳社保？") == asks_key("单位是否未依法为您交社会保险？")
+    True
+    >>> asks_key("是否超过一年？") == asks_key("是否超过三年？")
+    False
+    """
+    text = paraphrased(_YES_NO.sub(" ", statement))
+    words = (_CANON.get(w, w) for w in jieba_words(text))
+    return frozenset(
+        w
+        for w in words
+        if _WORD.match(w)
+        and w not in STOPWORDS
+        and w not in _QUALIFIERS
+        and w not in _NEGATIONS
+        and w != "依法"
+    )
+
+
 def question_words(question: str, colloquial: dict[str, list[str]] | None = None) -> frozenset[str]:
     """The question's content words (as written and :func:`paraphrased`) and the statutory terms of its
     colloquial words (拆迁 → 征收 补偿)."""
@@ -216,6 +268,98 @@ def restates(statement: str, words: frozenset[str], share: float = RESTATE_SHARE
     found = _YES_NO.search(statement)
     asked = said_words(statement[found.end() :] if found else statement)
     return bool(asked) and sum(w in words for w in asked) >= share * len(asked)
+
+
+#: A denial in a statement or a question: 是否未缴纳, 没给我交, 一分都不退.
+_DENIAL = re.compile(r"没有|没|未|不|无|拒绝|拒不")
+#: Words that deny without saying the fact is absent (不满两周岁 is a boundary, 无法实现 a consequence).
+_NOT_DENIAL = re.compile(
+    r"不满|不足|不到|无法|不能|不得|不可|不同意见|不服|不当|不规范|不合格|不符|不一|不正常"
+)
+#: A wish, a plan, a suspicion or a question before the words: the fact is not stated (想申请, 怀疑…拖延).
+_HEDGE = re.compile(r"想|打算|准备|要不要|能不能|能否|可以|怀疑|是不是|会不会|如果|万一|说要|要求")
+#: An element about all or both of several (两个人是否都…): one name on the deed does not answer it.
+_UNSETTLED = re.compile(r"都|均|全部|各自|双方")
+#: How many characters before a word a denial may stand and still deny it (没给我交, 一直没跟我签).
+DENIAL_REACH = 6
+#: At most this many elements the question already answers are shown, pre-marked, beside the first level.
+STATED_MAX = 2
+#: A number in what an element asks (两周岁, 三年, 80): its boundary is a question even after the client's number.
+_NUMBER = re.compile(r"\d|[两三四五六七八九十百千万半几]|一[年月日天周个次倍万元千百]")
+_CLAUSE = re.compile(r"[，,。！!？?；;：:、\s]+")
+
+
+def _denies(text: str) -> bool:
+    """Whether ``text`` denies (没, 未, 不 …), a boundary or an inability (不满, 无法) not counted."""
+    return bool(_DENIAL.search(_NOT_DENIAL.sub("", text)))
+
+
+def stated_answer(
+    statement: str, question: str, colloquial: dict[str, list[str]] | None = None
+) -> tuple[str, str] | None:
+    """``(mark, quote)`` when ``question`` already answers the yes/no ``statement`` — it :func:`restates` the
+    question and asks no number (a number's boundary, 是否不满两周岁, the client's own number does not
+    settle): ``quote`` is the clause of the question that says it, and ``mark`` is ``"yes"`` when both say
+    the fact the same way, ``"no"`` when exactly one of them denies it (是否已签订书面合同？ after 没签合同).
+    ``None`` when the question does not answer it (issue 42: shown as 您已说明：…, pre-marked, editable).
+
+    >>> stated_answer("用人单位是否未依法为您缴纳社会保险？", "公司三年都没给我交社保，我想辞职")
+    ('yes', '公司三年都没给我交社保')
+    >>> stated_answer("单位是否与您签订了劳动合同？", "入职一年了公司一直没跟我签劳动合同")
+    ('no', '入职一年了公司一直没跟我签劳动合同')
+    >>> stated_answer("孩子是否不满两周岁？", "孩子五岁了") is None
+    True
+    """
+    found = _YES_NO.search(statement)
+    asked_text = statement[found.end() :] if found else statement
+    if not question or not found or _NUMBER.search(asked_text):
+        return None
+    words = question_words(question, colloquial)
+    if not restates(statement, words):
+        return None
+    asked = said_words(asked_text)
+    clauses = [c for c in _CLAUSE.split(question) if c]
+    if not clauses or not asked:
+        return None
+    scored = [
+        (
+            sum(w in question_words(c) for w in asked),
+            sum(w in question_words(c, colloquial) for w in asked),
+            -n,
+            c,
+        )
+        for n, c in enumerate(clauses)
+    ]
+    hits, loose, _, quote = max(scored)
+    if not loose or _UNSETTLED.search(asked_text) or _hedged(quote, asked):
+        return None
+    same = _denies(asked_text) == _denies_near(quote, asked, colloquial)
+    return ("yes" if same else "no"), quote
+
+
+def _hedged(clause: str, asked: Sequence[str]) -> bool:
+    """Whether ``clause`` says the fact only as a wish, a plan or a suspicion (想申请, 怀疑, 说要): it does
+    not answer the element."""
+    text = paraphrased(clause)
+    for word in asked:
+        for spot in [word, *(v for v, canon in _CANON.items() if canon == word)]:
+            at = text.find(spot)
+            if at >= 0 and _HEDGE.search(text[max(0, at - DENIAL_REACH) : at]):
+                return True
+    return False
+
+
+def _denies_near(clause: str, asked: Sequence[str], colloquial: dict[str, list[str]] | None) -> bool:
+    """Whether ``clause`` denies one of the ``asked`` words it says: a denial (没, 未, 不 …) in the few
+    characters before it (不适合 elsewhere in the clause does not deny 试用期)."""
+    text = _NOT_DENIAL.sub("＿＿", paraphrased(clause))
+    for word in asked:
+        spots = [word, *(v for v, canon in _CANON.items() if canon == word)]
+        for spot in spots:
+            at = text.find(spot)
+            if at >= 0 and _DENIAL.search(text[max(0, at - DENIAL_REACH) : at]):
+                return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -394,7 +538,14 @@ class ClarificationMaterial:
             best[d] = max(best.get(d, 0.0), float(scores[n]))
         if not CRIMINAL_SIGNAL.search(question):
             best.pop(CRIMINAL, None)
-        here = best.get(domain, 0.0)
+        # the routed domain keeps its best statute element even when the question names none of its
+        # entries: a keyword of another domain (三年 of a loan's limitation period) is no reason to leave a
+        # routing whose own words (别来了, 补偿) the keywords happen to miss (issue 42)
+        here = max(
+            best.get(domain, 0.0),
+            *(float(scores[n]) for n in np.flatnonzero(self._statute & (self._domains == domain))),
+            0.0,
+        )
         better = [
             d
             for d in sorted(best)  # sorted: ties go the same way every time
@@ -423,6 +574,44 @@ class ClarificationMaterial:
             self._named.clear()
         self._named[question] = out
         return out
+
+    def naming(self, question: str) -> dict[str, float]:
+        """``{issue id: how specifically question names it}``: for each statute entry one of whose keywords
+        ``question`` says (as :meth:`named` finds them), the highest :func:`specificity` of those keywords."""
+        if not question:
+            return {}
+        texts = (question, paraphrased(question))
+        words = {w for t in texts for w in jieba_words(t)}
+        out: dict[str, float] = {}
+        for word, members in self._by_keyword.items():
+            if word in words if len(word) == 1 else any(word in t for t in texts):
+                value = specificity(word)
+                for group in {self.items[n].groups[0] for n in members if self.items[n].groups}:
+                    out[group] = max(out.get(group, 0.0), value)
+        return out
+
+    def lead(self, question: str, domain: str) -> Issue | None:
+        """The issue the question names most specifically among those a consultation of ``domain`` may get
+        (:meth:`scope`): the entry of the most :func:`specific <specificity>` keyword the question says, if it
+        reaches :data:`LEAD_MIN_SPECIFICITY` (押金, 漏水, 加班费 do; 公司, 房子 do not); of entries named
+        equally, the one whose element matches the question best (BM25). ``None`` when none does. Its
+        elements open the first level (issue 42: the entry the question names wins over the domain's
+        best BM25 matches, which a word any matter uses can bring)."""
+        naming = self.naming(question)
+        allowed = self.scope(domain) & self._statute
+        if domain == OTHER or not naming:
+            return None
+        scores = self._scores(question, domain, frozenset())
+        best: dict[str, tuple[float, float]] = {}
+        for group, value in naming.items():
+            if value < LEAD_MIN_SPECIFICITY:
+                continue
+            members = [n for n in self._groups.get(group, ()) if allowed[n]]
+            if members:
+                best[group] = (max(float(scores[n]) for n in members), value)
+        if not best:
+            return None
+        return self._issues[max(sorted(best), key=lambda g: best[g])]
 
     def statute_refs(self, statements: Iterable[str], limit: int = TREE_STATUTES) -> list[str]:
         """The first article of each statute entry one of ``statements`` (elements the client confirmed)
@@ -477,7 +666,12 @@ class ClarificationMaterial:
         return [self._issues[g] for g in order]
 
     def issue_elements(
-        self, issue_id: str, query: str, taken: set[str] = frozenset(), question: str = ""
+        self,
+        issue_id: str,
+        query: str,
+        taken: set[str] = frozenset(),
+        question: str = "",
+        keep_said: bool = False,
     ) -> list[Item]:
         """The elements of the entry ``issue_id`` (the client chose it in the 问题类型 menu), those that match
         ``query`` best first, then in the order written; none whose :func:`statement_key` is in ``taken`` and
@@ -485,10 +679,22 @@ class ClarificationMaterial:
         members = self._groups.get(issue_id, []) if self.issue(issue_id) else []
         scores = self.index.scores(tokenize(query)) if self.index is not None and query else None
         order = sorted(members, key=lambda n: (-(scores[n] if scores is not None else 0.0), n))
-        said = self.restating(question)
+        said = (lambda statement: False) if keep_said else self.restating(question)
         return [
             self.items[n] for n in order if self._keys[n] not in taken and not said(self.items[n].statement)
         ]
+
+    def stated(self, question: str, items: Sequence[Item]) -> list[tuple[Item, str, str]]:
+        """``(item, mark, quote)`` for each of ``items`` that ``question`` already answers
+        (:func:`stated_answer`), in their order."""
+        out = []
+        for item in items:
+            if item.source != "statute":  # a mined statement may be garbled (您的案底记录是否被发现？)
+                continue
+            answer = stated_answer(item.statement, question, self.colloquial)
+            if answer is not None:
+                out.append((item, *answer))
+        return out
 
     def restating(self, question: str) -> Callable[[str], bool]:
         """``statement -> True`` when the element only restates ``question`` (:func:`restates`)."""
@@ -509,6 +715,7 @@ class ClarificationMaterial:
         taken: set[str] = frozenset(),
         statutes_only: bool = False,
         question: str = "",
+        keep_said: bool = False,
     ) -> list[Item]:
         """Up to ``k`` items of ``domain`` that match ``query``, best first — the elements ``question``
         names (:meth:`named`) before the others — none whose :func:`statement_key` is in ``taken`` and
@@ -530,7 +737,8 @@ class ClarificationMaterial:
         scores[~self._statute & (scores < MINED_MIN_SHARE * best_statute)] = 0.0
         scores[scores < MIN_SHARE * float(scores.max(initial=0.0))] = 0.0
         self._drop(scores, taken)
-        return self._top(scores, k, self.restating(question), named)
+        said = (lambda statement: False) if keep_said else self.restating(question)
+        return self._top(scores, k, said, named)
 
     def follow_ups(
         self,

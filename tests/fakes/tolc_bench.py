@@ -65,7 +65,7 @@ class BenchResponder:
                 return "要素如下：无"
             else:
                 n = next(self.placeholders)
-                elements = [f"要素{n}-{i}是否成立？" for i in range(1, 4)]
+                elements = [f"要素{n}之{mark}是否成立？" for mark in "甲乙丙"]  # distinct as word sets too
             return json.dumps({"elements": [{"statement": s} for s in elements]}, ensure_ascii=False)
         if "【客户在澄清中确认的事实】" in content:  # the lawyer
             marked = re.findall(r"【客户在澄清中(?:确认|否认)的事实】\n<<<\n(.*?)\n>>>", content, re.S)
