@@ -47,6 +47,7 @@ from lawluo.ui.health import health_route
 from lawluo.ui.models_panel import build_models_panel
 from lawluo.ui.render import without_paths
 from lawluo.ui.statute_tab import build_statute_tab, build_unavailable_tab
+from lawluo.ui.theme import PAGE_CSS, build_theme
 from lawluo.ui.visitors import VisitorLimits, limit_malloc_arenas, visitor_cookie_middleware
 
 logger = logging.getLogger("lawluo.app")
@@ -61,6 +62,7 @@ CSS = (
     "@media (max-width: 700px) { #ll-title h1 { font-size: 1.2rem !important; margin: 0 !important; } }\n"
     + CONSULT_CSS
     + ANNOTATE_CSS
+    + PAGE_CSS
 )
 
 
@@ -199,7 +201,8 @@ def launch_options(settings: Settings, sign_in: SignIn | None = None) -> dict:
     - ``max_threads``: worker threads for the handlers: enough for every model-calling event
       (``FIRM_CONCURRENCY``, each may wait on a model) and every other event at once, so a model-free
       event never waits for a thread that a hung model holds;
-    - ``css``: the page's :data:`CSS` (Gradio 6 takes it in ``launch``).
+    - ``css``: the page's :data:`CSS` (Gradio 6 takes it in ``launch``), and ``theme``: colours that meet
+      WCAG 2.1 AA (``lawluo/ui/theme.py``).
     - ``routes``: ``GET /healthz`` (``lawluo/ui/health.py``), answered outside Gradio's queue.
     """
     try:
@@ -225,6 +228,7 @@ def launch_options(settings: Settings, sign_in: SignIn | None = None) -> dict:
         "state_session_capacity": STATE_SESSIONS,
         "max_threads": MAX_THREADS,
         "css": CSS,
+        "theme": build_theme(),
     }
 
 

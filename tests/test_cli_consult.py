@@ -33,7 +33,7 @@ def test_consult_prints_transcript_tree_report_and_trace(tmp_path, capsys):
     assert out["routing"]["domain"] == "debt"
     assert [t["role"] for t in out["transcript"]] == ["client", "lawyer"]
     assert (
-        "未配置律师模型" in out["transcript"][1]["text"] and "可能适用的法条" in out["transcript"][1]["text"]
+        "未配置律师模型" in out["transcript"][1]["text"] and "可能相关的法条" in out["transcript"][1]["text"]
     )
     assert out["tree"]["source"] == "material"  # the domain's clarification material, no model
     assert [n["mark"] for n in out["tree"]["nodes"][1:3]] == ["yes", "no"]

@@ -133,7 +133,10 @@ def test_the_report_lists_each_statute_with_its_verdict_in_words_and_its_real_te
     records = markdown.split("## 咨询人确认和否认的事实")[1]
     assert "咨询人确认的事实：\n\n- 公司未与咨询人订立书面劳动合同" in records
     assert "咨询人否认的事实：\n\n- 咨询人严重违反规章制度" in records
-    assert f"**1. 《中华人民共和国劳动合同法》第八十二条：核实无误**\n\n条文原文：{ARTICLE_82}" in records
+    assert (
+        f"**1. 《中华人民共和国劳动合同法》第八十二条：条文存在·内容相符**\n\n条文原文：{ARTICLE_82}"
+        in records
+    )
     assert (
         "**2. 《中华人民共和国劳动合同法》第四十条：条号错误**\n\n对应条文：《中华人民共和国劳动合同法》第八十二条"
         in records
@@ -156,7 +159,9 @@ def test_the_report_carries_the_name_typed_in_the_tab_the_facts_and_the_checked_
     assert "## 咨询人\n\n王女士\n" in markdown and state.client == "王女士"
     assert f"- {confirmed[0].removesuffix('？').replace('是否', '')}" in markdown
     assert f"- {denied[0].removesuffix('？').replace('是否', '')}" in markdown
-    assert f"《中华人民共和国劳动合同法》第八十二条：核实无误**\n\n条文原文：{ARTICLE_82}" in markdown
+    assert (
+        f"《中华人民共和国劳动合同法》第八十二条：条文存在·内容相符**\n\n条文原文：{ARTICLE_82}" in markdown
+    )
     assert "《中华人民共和国劳动合同法》第九百九十九条：查无此条**\n\n法规库中没有这一条的原文。" in markdown
     assert DISCLAIMER in markdown and "生成方式：openai · fake-model" in markdown
     # the boss scored the report: in the trace, not in what the client keeps
@@ -186,7 +191,7 @@ def test_without_a_model_the_report_lists_the_extracts_statutes_verified_with_th
     markdown = tab.end(firm, state, client="李先生").report
     assert "## 咨询人\n\n李先生\n" in markdown and "未使用语言模型" in markdown
     for i, s in enumerate(quoted, start=1):
-        assert f"**{i}. 《{s['law']}》{s['article_label']}：核实无误**" in markdown
+        assert f"**{i}. 《{s['law']}》{s['article_label']}：条文存在·内容相符**" in markdown
         assert f"条文原文：{s['text'].splitlines()[0].strip()}" in markdown
     assert DISCLAIMER in markdown
     assert "secretary" not in markdown and "no model" not in markdown  # no developer words

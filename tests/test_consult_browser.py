@@ -100,9 +100,9 @@ def test_a_consultation_from_question_to_downloaded_report(page, app, tmp_path):
     lengths = sorted(set(page.evaluate("window.__lengths")))
     assert len([n for n in lengths if 0 < n < len(LAWYER_ANSWER)]) >= 3  # the answer grew piece by piece
     chat = page.inner_text("#ll-chat")
-    assert "每月支付二倍的工资" in chat and "引用核查：核实无误" in chat and "P(更好)" not in chat
+    assert "每月支付二倍的工资" in chat and "引用核查：条文存在·内容相符" in chat and "P(更好)" not in chat
     citations = page.inner_text("#ll-citations")
-    assert "核实无误" in citations and "查无此条" in citations
+    assert "条文存在·内容相符" in citations and "查无此条" in citations
     page.click("#ll-citations details summary")  # the real article text, on demand
     assert "二倍的工资" in page.inner_text("#ll-citations details")
     lawyer_input = app.responder.lawyer_requests[-1][-1]["content"]

@@ -49,7 +49,9 @@ def test_a_tree_asked_for_beyond_the_limit_is_reduced_and_the_visitor_is_told(fi
     calls = firm_server.responder.calls["clarifier"]
     assert calls == tree_calls(3, 6) == 7  # not the 259 calls of H=5, K=6
     assert steps[-1]["state"].tree.height == 3 and steps[-1]["state"].tree.k == 6
-    assert "澄清树已缩小为 H=3、K=6" in steps[-1]["message"] and "259" in steps[-1]["message"]
+    assert (
+        "澄清树已缩小为 3 层、每个问题下 6 个细问" in steps[-1]["message"] and "259" in steps[-1]["message"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -127,7 +129,10 @@ def test_a_hung_clarifier_costs_one_step_budget_and_the_tree_comes_from_cases(fi
         visitors = Visitors(VisitorLimits(step_budget_s=1.0))
         final = shown(list(tab.ask(firm, None, QUESTION, True, 2, 3, visitors))[-1])
     tree = final["state"].tree
-    assert tree.complete and tree.elements and any("BudgetExceeded" in n for n in tree.notes)
+    assert tree.complete and tree.elements and any("澄清模型超时" in n for n in tree.notes)
+    # the visitor reads plain words, never the error's type (issue 42: "BudgetExceeded: 澄清树 …" in the tree)
+    assert not any("BudgetExceeded" in n or "Error" in n for n in tree.notes)
+    assert final["tree"].count("部分要素改由") == 1  # one note for the tree, not one per node
     assert "时间预算" in final["message"] or "time budget" in final["message"]
 
 
@@ -150,7 +155,11 @@ def test_a_visitor_waiting_for_a_busy_model_gets_a_message_within_the_budget(fir
     assert "已收到问题" in steps[0]["message"]  # routing never waits for a model slot
     assert not first_done  # the second visitor was answered while the first still hung
     last_turn = steps[-1]["state"].turns[-1]
-    assert last_turn.role == "lawyer" and "busy" in last_turn.note and "二倍" not in last_turn.text
+    assert last_turn.role == "lawyer" and "二倍" not in last_turn.text
+    # the visitor reads that the model did not answer, and gets the extract; "busy" is for the trace
+    assert last_turn.held_back == "no_answer" and "busy" not in last_turn.note
+    assert last_turn.text.endswith(REPLY_HELD_BACK)
+    assert "busy" in [e for e in steps[-1]["state"].trace if e.agent == "lawyer"][-1].summary
 
 
 @pytest.mark.parametrize("reply", [Reply(""), Fault.malformed()], ids=["empty", "not-json"])
@@ -166,8 +175,9 @@ def test_an_empty_answer_is_not_reported_as_a_success(firm_services, reply):
     if isinstance(reply, Reply):  # held back: the extract from the databases in its place, and why
         assert turn.held_back == "empty" and turn.note == Held("empty").message()
         assert turn.text.endswith(REPLY_HELD_BACK)
-    else:  # a failed call: nothing written, nothing shown as an answer
-        assert not turn.text.strip() and not turn.held_back
+    else:  # a failed call: nothing written; the extract is shown with one plain sentence
+        assert turn.held_back == "no_answer" and turn.note == Held("no_answer").message()
+        assert turn.text.endswith(REPLY_HELD_BACK) and "JSON" not in turn.note
     lawyer_steps = [e for e in final["state"].trace if e.agent == "lawyer"]
     assert lawyer_steps and not lawyer_steps[-1].ok
 

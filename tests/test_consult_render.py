@@ -46,9 +46,11 @@ def test_the_issue_menu_selects_the_trees_issue_escapes_titles_and_is_disabled_w
     issues = [Issue("statute:labor:1", "labor", "劳动合同、没签合同"), Issue('x"><script>', "labor", HOSTILE)]
     html = cr.tree_html(small_tree(), markable=True, issues=issues, issue="statute:labor:1")
     assert (
-        '<optgroup label="劳动纠纷"><option value="statute:labor:1" selected>劳动合同、没签合同</option>'
-        in html
+        '<optgroup label="劳动纠纷"><option value="statute:labor:1" data-domain="劳动纠纷" selected>'
+        "劳动合同、没签合同</option>" in html
     )
+    assert "当前问题类型 In force：劳动纠纷 · 劳动合同、没签合同" in html  # the issue in force, in words
+    assert '<input type="search" data-issue-filter' in html  # searchable
     assert "<script>" not in html and "<img" not in html and 'value="x&quot;&gt;&lt;script&gt;"' in html
     assert (
         "<select data-issue" in html and '<select data-issue aria-label="问题类型 Issue" disabled' not in html

@@ -105,7 +105,7 @@ def test_a_weak_models_answer_is_held_back_and_the_extract_shown_with_the_reason
     turn = state.turns[-1]
     assert turn.held_back == reason
     assert turn.text.endswith(REPLY_HELD_BACK) and REPLY_NO_MODEL not in turn.text  # a model is configured
-    assert "可能适用的法条" in turn.text and "【客户的问题】" not in turn.text and ENGLISH not in turn.text
+    assert "可能相关的法条" in turn.text and "【客户的问题】" not in turn.text and ENGLISH not in turn.text
     assert HOLD_REASONS[reason][0] in turn.note and HOLD_REASONS[reason][1] in turn.note
     assert turn.note.index(HOLD_REASONS[reason][0]) < turn.note.index(HOLD_REASONS[reason][1])  # 中文 first
     assert turn.score is None and server.responder.calls.get("boss", 0) == 0  # the boss scored nothing
@@ -114,7 +114,7 @@ def test_a_weak_models_answer_is_held_back_and_the_extract_shown_with_the_reason
     assert not event.ok and f"held back ({reason})" in event.summary
     # the chat: the streamed junk replaced by the reason, then the extract
     last = views[-1]["chat"][-1]["content"]
-    assert last.startswith("⚠") and HOLD_REASONS[reason][0] in last and "可能适用的法条" in last
+    assert last.startswith("⚠") and HOLD_REASONS[reason][0] in last and "可能相关的法条" in last
     assert "客户的原话" not in last and "double wages" not in last
     assert "回答完毕" not in views[-1]["message"]
     # saved and resumed with its reason
@@ -279,7 +279,7 @@ def test_a_clarifier_that_always_fails_is_not_called_the_source(firm_services, s
     assert f"(not from the model: bad JSON {len(tree.elements)})" in event.summary
     assert "3 of 3 model call(s) failed" in event.summary and not event.ok
     html = cr.tree_html(tree)
-    assert "要素来自 澄清模型 clarifier model" not in html
+    assert "这些问题来自澄清模型" not in html
     assert html.count('data-fallback="bad_json"') == len(tree.elements)
     assert "澄清模型的输出不是有效的 JSON" in html
     assert all("澄清模型的输出不是有效的 JSON" in note for note in tree.notes if "部分要素" in note)
@@ -298,7 +298,7 @@ def test_a_clarifier_that_succeeds_for_one_node_only_is_counted_per_source(firm_
     assert f"{len(tree.elements)} elements: 2 from clarifier model, " in event.summary
     assert "2 of 3 model call(s) failed" in event.summary
     html = cr.tree_html(tree)
-    assert "澄清模型 clarifier model 2" in html and html.count("data-fallback=") == len(tree.level(2))
+    assert "澄清模型 2 条" in html and html.count("data-fallback=") == len(tree.level(2))
 
 
 def one_element_then_a_repeat(messages):

@@ -257,11 +257,11 @@ def test_the_dense_first_stage_brings_in_an_article_bm25_missed_by_reciprocal_ra
         def search(self, q, k):
             return [(far.index, 0.95)]
 
-    statute_searcher.dense = Dense()
+    saved, statute_searcher.dense = statute_searcher.dense, Dense()
     try:
         hits = statute_searcher.search(query, 10)
     finally:
-        statute_searcher.dense = None
+        statute_searcher.dense = saved  # the session's searcher, as the other tests expect it
     assert far.index in {h.article.index for h in hits}
     scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True)  # reciprocal-rank scores, best first
@@ -272,12 +272,13 @@ def test_a_failing_dense_index_leaves_the_sparse_search_as_it_was(statute_search
         def search(self, query, k):
             raise RuntimeError("engine crashed")
 
-    before = [h.article.index for h in statute_searcher.search("试用期 解除劳动合同", 5)]
-    statute_searcher.dense = Broken()
+    saved, statute_searcher.dense = statute_searcher.dense, None
     try:
+        before = [h.article.index for h in statute_searcher.search("试用期 解除劳动合同", 5)]  # sparse alone
+        statute_searcher.dense = Broken()
         after = [h.article.index for h in statute_searcher.search("试用期 解除劳动合同", 5)]
     finally:
-        statute_searcher.dense = None
+        statute_searcher.dense = saved  # the session's searcher, as the other tests expect it
     assert after == before and "dense statute retrieval failed" in caplog.text
 
 

@@ -95,7 +95,8 @@ def test_a_consultation_with_an_unreachable_model_shows_its_url_nowhere(app, ref
     client.close()
 
     shown = json.dumps(outputs, ensure_ascii=False, default=str)
-    assert "LLMConnectionError" in shown and "lawyer role's model server" in shown  # failures explained
+    # failures explained to the operator (the trace); a visitor reads plain words (issue 42)
+    assert "LLMConnectionError" in shown and "lawyer role's model server" in shown
     assert refused not in shown
     assert refused not in Path(md_file["value"]).read_text(encoding="utf-8")
     with zipfile.ZipFile(docx_file["value"]) as docx:

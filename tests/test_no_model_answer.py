@@ -13,9 +13,11 @@ from lawluo.agents.domains import PACKAGED
 from lawluo.agents.lawyer import (
     REPLY_NO_LINK,
     REPLY_NO_MODEL,
+    REPLY_NO_STATUTES,
     REPLY_SOURCE,
     Brief,
     Lawyer,
+    as_question,
     as_statement,
     grounded_reply,
     link_facts,
@@ -74,7 +76,7 @@ def test_the_reply_quotes_each_statute_links_each_marked_fact_and_says_no_model_
     assert "① 《中华人民共和国民法典》第一千零八十七条规定：“离婚时，夫妻的共同财产由双方协议处理。”" in reply
     assert "② 《中华人民共和国民法典》第一千零八十四条规定：“离婚后，父母对于子女" in reply
     assert "- 您确认：涉及未成年子女的抚养问题 —— 与法条②有关（都提到" in reply  # 子女, 抚养
-    assert f"- 您否认：对方有家庭暴力行为 —— {REPLY_NO_LINK}" in reply
+    assert f"- 您对“对方是否有家庭暴力行为？”回答“否” —— {REPLY_NO_LINK}" in reply
     assert "离婚纠纷案：准予离婚，子女由母亲抚养。" in reply and "盗窃案：刑期：6个月" in reply
     assert reply.endswith(REPLY_NO_MODEL) and "关于" in REPLY_NO_MODEL
     assert not DEVELOPER_TEXT.search(reply)
@@ -106,7 +108,7 @@ def test_a_marked_fact_is_linked_to_the_quoted_article_its_statute_entry_begins_
     reply = grounded_reply(brief)
     source = REPLY_SOURCE.format(ref="①")
     assert f"- 您确认：对方拒绝退还或已把您拉黑 —— {source}" in reply  # shares no word with ①
-    assert f"- 您否认：有转账记录证明这笔钱是误转给对方的 —— {source}" in reply
+    assert f"- 您对“是否有转账记录证明这笔钱是误转给对方的？”回答“否” —— {source}" in reply
     assert "- 您确认：有共同财产 —— 与法条③有关（都提到“共同财产”）。" in reply  # by words, as before
 
 
@@ -170,6 +172,19 @@ def test_a_generalist_consultation_gets_criminal_cases_only_when_the_question_na
     assert any(c["domain_hint"] == criminal for c in crime)
 
 
+def test_an_off_topic_statute_is_not_shown_and_none_found_is_said_plainly(firm):
+    # issue 42: 刑事诉讼法第139、140条 (search procedure; they merely contain 邻居) and 民法典1253 (falling
+    # objects) were quoted as 可能适用的法条 for a neighbour's leak, with a green tick
+    state = firm.new()
+    firm.receive(state, "楼上邻居家水管漏水，把我家天花板泡坏了，他不肯赔")
+    "".join(firm.answer(state))
+    turn = state.turns[-1]
+    assert turn.statutes and not any(s["fit"]["passes"] for s in turn.statutes)
+    assert REPLY_NO_STATUTES in turn.text and "法条检索" in turn.text
+    assert not re.search(r"^[①-⑩] 《", turn.text, re.M) and turn.citations == []
+    assert "刑事诉讼法" not in turn.text
+
+
 @pytest.mark.parametrize("domain", list(QUESTIONS))
 def test_the_no_model_answers_citations_are_real_and_all_verified(firm, domain):
     state = firm.new()
@@ -178,10 +193,14 @@ def test_the_no_model_answers_citations_are_real_and_all_verified(firm, domain):
     "".join(firm.answer(state))
     turn = state.turns[-1]
     quoted = re.findall(r"^[①-⑩] 《", turn.text, re.M)
-    assert len(quoted) >= 3 and len(turn.citations) == len(quoted)
+    passing = [s for s in turn.statutes if s["fit"]["passes"]]  # only what passed the page's bar is quoted
+    assert 1 <= len(quoted) == min(3, len(passing)) and len(turn.citations) == len(quoted)
     assert {c["verdict"] for c in turn.citations} == {"verified"} and turn.nhsr == 1.0
-    for s, c in zip(turn.statutes, turn.citations, strict=False):
+    for s, c in zip(passing, turn.citations, strict=False):
         assert (c["law"], c["article_label"]) == (s["law"], s["article_label"])
+    assert turn.text.count("检索依据：") == len(
+        quoted
+    )  # each says what part of the question it was found for
     assert turn.note == "" and turn.score is None
     (event,) = [e for e in state.trace if e.agent == "lawyer"]
     assert event.ok and "extractive" in event.summary
@@ -195,17 +214,21 @@ def test_a_no_model_consultation_in_the_tab_answers_in_chinese_in_the_chat(firm)
     final = list(tab.answer(firm, state))[-1]
     turn = state.turns[-1]
     answer = final.chat[-1]["content"]
-    assert "可能适用的法条" in answer and "相似案例" in answer and "未配置律师模型" in answer
+    assert (
+        "可能相关的法条（系统检索，未经律师判断）" in answer
+        and "相似案例" in answer
+        and "未配置律师模型" in answer
+    )
     assert turn.statutes[0]["text"][:20] in answer  # the statute's own words, in the chat
     assert f"您确认：{as_statement(elements[0].statement)}" in answer
-    assert f"您否认：{as_statement(elements[1].statement)}" in answer
+    assert f"您对“{as_question(elements[1].statement)}”回答“否”" in answer
     for case in turn.cases:
         assert case["title"] in answer and case["domain_hint"] == "婚姻家庭"
     # no developer notice anywhere a visitor reads it: the chat, the message, the citations
     for shown in (answer, final.message, final.citations):
         assert "No language model" not in shown and "LAWLUO_" not in shown and "lawyer role" not in shown
     assert not DEVELOPER_TEXT.search(re.sub(r"\s+", "", turn.text))
-    assert "核实无误" in final.citations and "引用核查：核实无误" in answer
+    assert "条文存在·内容相符" in final.citations and "引用核查：条文存在·内容相符" in answer
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 
@@ -123,6 +124,11 @@ def test_check_verified(checker):
     summary, table = check_answer(checker, CIVIL_CODE_1079)
     assert "NHSR 1/1 = 1.00 over content-bearing citations" in summary
     assert "verified" in table and "ll-badge ok" in table
+    # a visitor reads plain words: NHSR only under 高级 / Advanced, no verdict code or English label as text
+    shown = re.sub(r"<[^>]+>", " ", summary.split('class="ll-advanced"')[0] + table)
+    assert "1 处与条文相符" in shown and "条文存在·内容相符" in shown
+    assert not re.search(r"NHSR|verified|As written|Resolved|Matched|Real text", shown)
+    assert "《《" not in table
     assert "<details>" in table and "经人民法院判决不准离婚后" in table  # the real text, folded
 
 

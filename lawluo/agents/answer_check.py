@@ -72,7 +72,14 @@ HOLD_REASONS: dict[str, tuple[str, str]] = {
         "律师模型的回答写到长度上限（{limit}）时被截断，内容不完整。",
         "The answer was cut at {limit} and is incomplete.",
     ),
+    #: the model call failed before a word was written (timeout, server error, busy): no answer to hold back
+    "no_answer": ("律师模型暂时没有回应。", "The lawyer model did not answer this time."),
 }
+#: After :data:`HOLD_REASONS`' ``no_answer``: there was nothing to hold back.
+NO_ANSWER_TAIL = (
+    "下面是系统从法条库和案例库中整理的内容，您可以稍后点击“重新生成”再试。",
+    "Shown instead: extracts from the statute and case databases. You may regenerate the answer later.",
+)
 HELD_TAIL = (
     "该回答已被拦下，没有作为法律建议显示；下面改为系统从法条库和案例库中直接摘录的内容，"
     "您可以点击“重新生成”再试。",
@@ -99,7 +106,8 @@ class Held:
         """What the client reads, Chinese first, English after."""
         zh, en = HOLD_REASONS[self.reason]
         limit = cut_limit(self.cut_at)
-        return f"{zh.format(limit=limit)}{HELD_TAIL[0]} {en.format(limit=limit)} {HELD_TAIL[1]}"
+        tail = NO_ANSWER_TAIL if self.reason == "no_answer" else HELD_TAIL
+        return f"{zh.format(limit=limit)}{tail[0]} {en.format(limit=limit)} {tail[1]}"
 
     def summary(self) -> str:
         """One line for the trace: ``held back (echo): 93% of its 6-grams …``."""

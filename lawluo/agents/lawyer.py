@@ -31,7 +31,7 @@ close a quotation.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .. import prompts
@@ -39,7 +39,7 @@ from ..llm import ChatBackend, gather
 from ..prompts.untrusted import quote
 from ..retrieval.case_fit import NONE_FITS
 from ..retrieval.tokenize import tokenize
-from ..tolc.material import CRIMINAL_SIGNAL
+from ..tolc.material import CRIMINAL, CRIMINAL_SIGNAL
 from .answer_check import Held, check_answer
 from .domains import OTHER, Domain
 
@@ -60,16 +60,29 @@ LINK_STOPWORDS = frozenset(
     """人民法院 法院 当事人 一方 双方 对方 法律 法规 行政 规定 有关 相关 应当 可以 依法 依照 其他 以上 以下 包括
     情形 行为 责任 承担 权利 义务 进行 造成 发生 存在 涉及 是不是 有没有 具体""".split()
 )
-REPLY_LEAD = "根据您的问题{facts}，从法条库中找到以下可能适用的条文（原文摘录）："
+REPLY_LEAD = "根据您的问题{facts}，系统从法条库中检索到以下可能相关的条文（原文摘录）："
 REPLY_LEAD_FACTS = "和您确认的事实"
-REPLY_NO_STATUTES = "法条库中没有找到与您的问题直接相关的条文。"
-REPLY_STATUTES_HEAD = "**可能适用的法条**"
+#: Nothing passed the bar (:mod:`lawluo.retrieval.statute_fit`): said plainly, with where to look instead.
+REPLY_NO_STATUTES = (
+    "法条库中没有检索到与您的问题明显相关的条文。您可以补充事情的经过后再问，或在“法条检索”页按法律名称、"
+    "条号或关键词查找。"
+)
+REPLY_STATUTES_HEAD = "**可能相关的法条（系统检索，未经律师判断）**"
+#: Under a quoted statute: the part of the question it was found for and the words they share.
+REPLY_FOUND_FOR = "检索依据：您说的“{part}”（都提到{words}）"
+REPLY_FOUND_FOR_FACT = "检索依据：您在澄清树中确认的事实"
+REPLY_FOUND_FOR_NAMED = "检索依据：您的问题提到了这一条"
 REPLY_FACTS_HEAD = "**您标记的事实与这些法条**"
 REPLY_FACT = "您{verb}：{fact} —— {link}"
+#: A fact the client marked 否, as the question it answered (issue 42: "您否认：购房款有父母出资，出资在婚前还是
+#: 婚后" read as nonsense: a denial of a statement made from a question does not always read as one).
+REPLY_DENIED = "您对“{fact}”回答“否” —— {link}"
 REPLY_LINK = "与法条{ref}有关（都提到{words}）。"
 REPLY_SOURCE = "与法条{ref}有关：澄清树依据该条及相关条文提出了这个问题。"
 REPLY_NO_LINK = "上面的法条没有直接提到这一点。"
 REPLY_NO_MARKS = "您还没有在澄清树中标记事实；以上法条只根据问题本身检索。"
+REPLY_FACTS_HEAD_ALONE = "**您标记的事实**"  # when no statute is listed
+REPLY_NO_MARKS_ALONE = "您还没有在澄清树中标记事实。"
 REPLY_CASES_HEAD = "**相似案例**"
 REPLY_NO_CASES = NONE_FITS  # 案例库中没有与此问题同类的案例 · No case of this kind is in the case bank
 REPLY_SENTENCE = "刑期：{sentence}"
@@ -250,7 +263,8 @@ def grounded_reply(brief: Brief, closing: str = REPLY_NO_MODEL) -> str:
         )
     ]
     linked = {i for i, _ in links if i is not None}
-    shown = [i for i in range(len(brief.statutes)) if i < REPLY_STATUTES or i in linked][: len(CIRCLED)]
+    fitting = [i for i, s in enumerate(brief.statutes) if passes_bar(s)]
+    shown = [i for n, i in enumerate(fitting) if n < REPLY_STATUTES or i in linked][: len(CIRCLED)]
     ref = {i: CIRCLED[n] for n, i in enumerate(shown)}
     out = [REPLY_LEAD.format(facts=REPLY_LEAD_FACTS if brief.confirmed else "")] if shown else []
     if shown:
@@ -259,10 +273,11 @@ def grounded_reply(brief: Brief, closing: str = REPLY_NO_MODEL) -> str:
             s = brief.statutes[i]
             out.append(
                 f"{ref[i]} 《{s['law']}》{s['article_label']}规定：“{_clip_text(s['text'], QUOTE_CHARS)}”"
+                + (f"\n{why}" if (why := found_for(s)) else "")
             )
     else:
         out.append(REPLY_NO_STATUTES)
-    out.append(REPLY_FACTS_HEAD)
+    out.append(REPLY_FACTS_HEAD if shown else REPLY_FACTS_HEAD_ALONE)
     if marked:
         lines = []
         for (verb, fact), (i, words) in zip(marked, links, strict=True):
@@ -272,10 +287,13 @@ def grounded_reply(brief: Brief, closing: str = REPLY_NO_MODEL) -> str:
                 link = REPLY_LINK.format(ref=ref[i], words="".join(f"“{w}”" for w in words))
             else:  # the article the fact's statute entry begins with
                 link = REPLY_SOURCE.format(ref=ref[i])
-            lines.append("- " + REPLY_FACT.format(verb=verb, fact=as_statement(fact), link=link))
+            if verb == "否认":
+                lines.append("- " + REPLY_DENIED.format(fact=as_question(fact), link=link))
+            else:
+                lines.append("- " + REPLY_FACT.format(verb=verb, fact=as_statement(fact), link=link))
         out.append("\n".join(lines))
     else:
-        out.append(REPLY_NO_MARKS)
+        out.append(REPLY_NO_MARKS if shown else REPLY_NO_MARKS_ALONE)
     out.append(REPLY_CASES_HEAD)
     if brief.cases:
         out.append("\n".join(f"- {_case_line(c)}" for c in brief.cases))
@@ -283,6 +301,36 @@ def grounded_reply(brief: Brief, closing: str = REPLY_NO_MODEL) -> str:
         out.append(REPLY_NO_CASES)
     out.append(closing)
     return "\n\n".join(out)
+
+
+def passes_bar(statute: Mapping) -> bool:
+    """Whether a retrieved statute is shown as possibly relevant (:mod:`lawluo.retrieval.statute_fit`;
+    a statute retrieved without the bar's annotation, by a caller other than the firm, is shown)."""
+    fit = statute.get("fit")
+    return not isinstance(fit, Mapping) or bool(fit.get("passes"))
+
+
+def found_for(statute: Mapping) -> str:
+    """The line under a quoted statute saying what it was found for (``""`` when the bar gave nothing)."""
+    fit = statute.get("fit") if isinstance(statute.get("fit"), Mapping) else {}
+    if statute.get("confirmed"):
+        return REPLY_FOUND_FOR_FACT
+    if fit.get("part") and fit.get("words"):
+        shared = "".join(f"“{w}”" for w in list(fit["words"])[:SHARED_WORDS_SHOWN])
+        return REPLY_FOUND_FOR.format(part=fit["part"], words=shared)
+    if statute.get("exact"):
+        return REPLY_FOUND_FOR_NAMED
+    return ""
+
+
+def is_criminal_question(question: str, domain_id: str) -> bool:
+    """A criminal question: routed to the criminal domain or naming a crime (:data:`CRIMINAL_SIGNAL`).
+    Criminal statutes pass the page's bar for such a question only (:mod:`lawluo.retrieval.statute_fit`).
+
+    >>> is_criminal_question("楼上邻居家水管漏水", "tort"), is_criminal_question("他被刑拘了", "other")
+    (False, True)
+    """
+    return domain_id == CRIMINAL or bool(CRIMINAL_SIGNAL.search(question or ""))
 
 
 def link_facts(facts: Sequence[str], statutes: Sequence[dict]) -> list[tuple[int | None, list[str]]]:
@@ -321,6 +369,12 @@ def as_statement(fact: str) -> str:
     """A tree element as a statement: ``劳动合同是否已解除？`` → ``劳动合同已解除``."""
     text = " ".join(fact.split())
     return _QUESTION_FORM.sub("", text) or text
+
+
+def as_question(fact: str) -> str:
+    """A tree element as the question it is: ``购房款是否有父母出资`` → ``购房款是否有父母出资？``."""
+    text = " ".join(fact.split()).rstrip("。.")
+    return text if text.endswith(("？", "?")) else text + "？"
 
 
 def _words(text: str) -> set[str]:

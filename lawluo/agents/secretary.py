@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -58,6 +59,8 @@ from ..law.verdicts import BY_CODE, VERDICT_TABLE
 from ..llm import ChatBackend, LLMError, ModelUnavailable
 from .lawyer import as_statement
 from .report_check import MAX_WARNINGS, contradictions, repeated_sections
+
+log = logging.getLogger(__name__)
 
 CONVERSATION_CHARS = 8000  # characters of the conversation sent to the model (and quoted in a partial report)
 #: With a small local model (``prompt_variant`` small or tuned) the model reads every token of the prompt on a
@@ -105,8 +108,11 @@ NOT_WRITTEN_FAILED = "（未生成：语言模型未能写出有效的报告内�
 NOT_WRITTEN_SHORT_NO_MODEL = "（未生成：未配置语言模型。）"
 NOT_WRITTEN_SHORT_FAILED = "（未生成：语言模型调用失败。）"
 NOTICE_NO_MODEL = "未配置语言模型：本报告只包含根据咨询记录整理的基本信息、事实和引用法条的核查结果。"
+#: A visitor reads plain words; the model's error goes to the log (issue 42: "错误：openai · fake-model did
+#: not return valid JSON for ReportDraft…" in a client's report).
 NOTICE_FAILED = (
-    "语言模型调用失败，本报告只包含根据咨询记录整理的基本信息、事实和引用法条的核查结果。错误：{error}"
+    "秘书模型暂时没有写出报告，本报告只包含根据咨询记录整理的基本信息、事实和引用法条的核查结果；"
+    "可以稍后点击“结束咨询”重新生成。"
 )
 PURPOSE_PARTIAL = "就{domain}问题寻求法律意见。"
 NONE = "（无）"
@@ -280,6 +286,7 @@ class Secretary:
         except ModelUnavailable:
             return partial_report(inp)
         except LLMError as exc:
+            log.warning("secretary: the model wrote no report, a partial one is given: %s", exc)
             return partial_report(inp, error=str(exc))
         return Report(
             **draft.model_dump(),
@@ -330,7 +337,7 @@ def partial_report(inp: ReportInput, error: str | None = None) -> Report:
         advice=[short],
         risks=[short],
         generated_by=NO_MODEL,
-        notice=NOTICE_NO_MODEL if error is None else NOTICE_FAILED.format(error=error),
+        notice=NOTICE_NO_MODEL if error is None else NOTICE_FAILED,
         **_records(inp),
     )
 

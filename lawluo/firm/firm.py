@@ -25,6 +25,7 @@ text). The tree's trace line counts elements per actual source, with why the mod
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -32,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, date, datetime
 
-from ..agents.answer_check import Held, reported_cut
+from ..agents.answer_check import NO_ANSWER_TAIL, Held, reported_cut
 from ..agents.boss import Boss
 from ..agents.domains import OTHER, Domains
 from ..agents.lawyer import (
@@ -40,6 +41,7 @@ from ..agents.lawyer import (
     Brief,
     Lawyer,
     grounded_reply,
+    is_criminal_question,
     lookup_notices,
     retrieve_cases,
     retrieve_statutes,
@@ -48,11 +50,14 @@ from ..agents.receptionist import Receptionist
 from ..agents.secretary import ReportInput, Secretary, load_examples
 from ..law.checker import CitationChecker, as_of_day
 from ..llm import Cancelled, Deadline, LanguageModels, LLMError, StreamInterrupted
-from ..llm.budget import within
+from ..llm.budget import CallsSpent, within
+from ..retrieval.statute_fit import annotate
 from ..tolc import Tree, TreeBuilder, statement_key
 from ..tolc.material import CRIMINAL, Issue
 from .saved import MAX_ANSWER_CHARS, MAX_TRACE, MAX_TURN_CHARS, MAX_TURNS, Status
 from .state import Consultation, TraceEvent, Turn
+
+log = logging.getLogger(__name__)
 
 STATUTES_K, CASES_K = 5, 3
 NO_CLIENT = "（未填写）"  # the report's 咨询人 when the client gave no name
@@ -60,6 +65,8 @@ BEGAN_CHARS = 40  # of a held-back answer, the trace quotes this many characters
 
 
 STOPPED_NOTE = "回答已停止：没有人在等待这个回答了（页面已关闭或开始了新的咨询）。The answer was stopped."
+#: A model's answer that broke off after some text (the error itself is in the trace and the log).
+BROKE_OFF_NOTE = "律师模型的回答中断了，以上是已写出的部分，可以点击“重新生成”再试。The answer broke off."
 
 
 @dataclass(frozen=True)
@@ -375,6 +382,13 @@ class Firm:
                 named = {(s["law"], s["article_label"]) for s in confirmed}
                 rest = [s for s in statutes if (s["law"], s["article_label"]) not in named]
                 statutes = (confirmed + rest)[:STATUTES_K]
+            question = state.client_turns[-1]
+            statutes = annotate(
+                statutes,
+                question,
+                is_criminal_question(question, domain),
+                getattr(self.statute_searcher, "colloquial", None),
+            )
             cases = retrieve_cases(self.case_searcher, lawyer_domain, query, CASES_K, self._criminal_name())
             event.summary = (
                 f"{len(statutes)} statutes ({len(confirmed)} of the confirmed elements), "
@@ -540,7 +554,7 @@ class Firm:
         self, state: Consultation, brief: Brief, turn: Turn, deadline: Deadline | None = None
     ) -> Iterator[str]:
         start = time.perf_counter()
-        pieces, cut = None, None
+        pieces, cut, error, spent = None, None, "", ""
         try:
             with within(deadline):
                 pieces = self.lawyer.stream(brief)
@@ -556,7 +570,7 @@ class Firm:
                 yield piece
             cut = reported_cut(pieces) or cut
         except StreamInterrupted as exc:
-            turn.note = str(exc)
+            error, turn.note = f"{type(exc).__name__}: {exc}", BROKE_OFF_NOTE
         except Cancelled as exc:  # the visitor left or started over: what was written is kept, marked
             turn.note = f"回答已停止 Stopped：{exc}"
         except GeneratorExit:  # the caller closed the answer mid-stream (a page gone, a new consultation)
@@ -564,15 +578,23 @@ class Firm:
             raise
         except LLMError as exc:
             cut = reported_cut(exc) or cut
-            turn.note = f"回答失败：{exc}"
+            error, turn.note = f"{type(exc).__name__}: {exc}", BROKE_OFF_NOTE
+            spent = str(exc) if isinstance(exc, CallsSpent) else ""
         finally:
             if pieces is not None:
                 pieces.close()  # a stream stopped early releases its connection and its slot now
-        summary = f"{len(turn.text)} characters streamed" + (f"; {turn.note}" if turn.note else "")
-        # An answer that failed with nothing written stays a failure; any text, whole or partial, is checked.
-        held = self.lawyer.held_back(brief, turn.text, cut) if turn.text.strip() or not turn.note else None
+        summary = f"{len(turn.text)} characters streamed" + (f"; {error or turn.note}" if turn.note else "")
+        if error:  # the visitor reads plain words (the note); the error goes to the trace and the log
+            log.warning("lawyer: the model's answer failed after %d characters: %s", len(turn.text), error)
+        # Any text, whole or partial, is checked; a call that failed before writing a word gives the extract.
+        if turn.text.strip() or not turn.note:
+            held = self.lawyer.held_back(brief, turn.text, cut)
+        else:
+            held = Held("no_answer", error) if error else None
         if held is not None:
             summary = f"{summary}; {self._hold(turn, brief, held)}"
+            if spent:  # the visitor's allowance of model calls: its message is written for the visitor
+                turn.note = f"{spent} {NO_ANSWER_TAIL[0]}"
         state.trace.append(TraceEvent("lawyer", "answer", summary, _ms(start), ok=not turn.note, at=_now()))
 
     @staticmethod
@@ -593,8 +615,10 @@ class Firm:
             with within(deadline):
                 drafts = self.lawyer.answers(brief, self.best_of)
         except LLMError as exc:
-            turn.note = f"回答失败：{exc}"
-            state.trace.append(TraceEvent("lawyer", "answer", turn.note, _ms(start), ok=False, at=_now()))
+            log.warning("lawyer: the model gave no draft: %s", exc)
+            hold = self._hold(turn, brief, Held("no_answer", str(exc)))
+            summary = f"no draft: {type(exc).__name__}: {exc}; {hold}"
+            state.trace.append(TraceEvent("lawyer", "answer", summary, _ms(start), ok=False, at=_now()))
             return
         # every draft passes the same check as a streamed answer; the boss sees only those that pass
         checks = [self.lawyer.held_back(brief, d, reported_cut(d)) for d in drafts]

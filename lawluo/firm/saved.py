@@ -112,6 +112,15 @@ class _SavedArticle(_Strict):
     text: Long
 
 
+class SavedFit(_Strict):
+    """Whether a retrieved article passed the bar of what the page shows (``statute_fit.Fit.as_dict()``)."""
+
+    passes: bool
+    part: Line = ""
+    words: Annotated[list[Short], Field(max_length=50)] = []
+    reason: Short = ""
+
+
 class SavedStatute(_SavedArticle):
     """A retrieved article (``StatuteHit.as_dict()``, plus ``preferred`` and ``confirmed`` from the lawyer's
     retrieval)."""
@@ -124,6 +133,7 @@ class SavedStatute(_SavedArticle):
     repeal: Line = ""
     relevance: Annotated[float, Field(ge=0.0, le=1.0)] | None = None  # calibrated (retrieval/relevance.py)
     confirmed: bool = False  # one of the articles of the elements the client confirmed (Firm.retrieve)
+    fit: SavedFit | None = None  # the bar of what the page shows (retrieval/statute_fit.py)
 
 
 class SavedCase(_Strict):

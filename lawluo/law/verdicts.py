@@ -25,7 +25,7 @@ class Verdict:
     #: the citation says what the article provides, so NHSR can judge it (its denominator)
     content_bearing: bool
     badge: str  # the app's badge colour class: ok, warn, bad, none
-    label_zh: str  # the badge's Chinese label
+    label_zh: str  # the badge's Chinese label: what was checked (条文存在·内容相符), never "applies to you"
     report_zh: str  # how the secretary's model reads it
     label_en: str  # the evaluator's column heading (``n_<code>``)
     meaning: str  # one line, for help texts and tooltips
@@ -37,7 +37,7 @@ VERDICT_TABLE: tuple[Verdict, ...] = (
         False,
         True,
         "ok",
-        "核实无误",
+        "条文存在·内容相符",
         "核实无误",
         "Verified",
         "law in force, article exists, content agrees",
@@ -98,7 +98,7 @@ VERDICT_TABLE: tuple[Verdict, ...] = (
         False,
         False,
         "none",
-        "未引内容",
+        "条文存在·未引内容",
         "条文存在，未核对内容",
         "No content",
         "name and number only: nothing to check the content against",

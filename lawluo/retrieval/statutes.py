@@ -452,8 +452,9 @@ class StatuteSearcher:
             ranking = self._rerank(query, ranking)
         cosines: dict[int, float] | None = None
         # The dense stage ranks every article for any text: without a word the index knows and without a
-        # Chinese character (xxxxx…, a pasted hash) there is nothing to find, and nothing is shown.
-        if self.dense is not None and (ranking or _CJK.search(query)):
+        # Chinese word that is not a stopword (xxxxx…, a pasted hash, 的了吗) there is nothing to find, and
+        # nothing is shown.
+        if self.dense is not None and (ranking or any(_CJK.search(t) for t in tokens)):
             try:
                 found = self.dense.search(query, pool)
                 ranking = reciprocal_rank_fusion([ranking, found], k=pool)

@@ -29,14 +29,16 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from ..agents.domains import PACKAGED, Domains
+from ..agents.lawyer import found_for
 from ..agents.secretary import md_text
 from ..firm.state import Consultation, TraceEvent, Turn
 from ..law.verdicts import BY_CODE, VERDICTS
 from ..retrieval.case_fit import NONE_FITS
-from ..tolc import TREE_SOURCES, Node, Tree
-from ..tolc.material import Issue
+from ..retrieval.statute_fit import REASONS
+from ..tolc import Node, Tree
+from ..tolc.material import Issue, stated_answer
 from ..tolc.tree import FALLBACK_REASONS, NODE_SOURCES
-from .render import badge, case_card, content_kind_tag, esc, inert_md, notice, statute_card
+from .render import as_written, badge, case_card, content_kind_tag, esc, inert_md, notice, statute_card
 
 MARK_LABELS = (("yes", "是"), ("no", "否"), ("unknown", "不确定"))
 MARK_TEXT = {"yes": "是", "no": "否", "unknown": "未标记"}
@@ -62,8 +64,9 @@ CONSULT_CSS = """
 .ll-node .ll-id { color: #5b6472; font-size: 0.85em; min-width: 2.2em; }
 .ll-node .ll-statement { flex: 1 1 16em; }
 .ll-marks { display: inline-flex; gap: 4px; }
-.ll-mark { border: 1px solid #c5cbd3; border-radius: 6px; padding: 1px 10px; background: #fff;
-  color: #1f2937; cursor: pointer; font-size: 0.9em; }
+.ll-mark { border: 1px solid #6b7280; border-radius: 6px; padding: 0 12px; background: #fff;
+  color: #1f2937; cursor: pointer; font-size: 1em; min-width: 44px; min-height: 44px; }
+.ll-mark:focus-visible { outline: 3px solid #1d4ed8; outline-offset: 2px; }
 .ll-mark:hover { border-color: #6b7280; }
 .ll-mark:disabled { cursor: default; opacity: 0.6; }
 .ll-mark:disabled:hover { border-color: #c5cbd3; }
@@ -77,6 +80,9 @@ CONSULT_CSS = """
 .ll-issue { margin: 4px 0 8px 0; }
 .ll-issue select { max-width: 100%; margin-left: 4px; padding: 2px 4px; }
 .ll-issue .ll-hint { display: block; color: #5b6472; font-size: 0.85em; }
+.ll-issue input[data-issue-filter] { max-width: 100%; width: 14em; margin: 2px 4px 2px 0; padding: 2px 4px; }
+.ll-issue .ll-issue-now { display: block; font-size: 0.9em; }
+.ll-node .ll-stated { flex-basis: 100%; color: #166534; font-size: 0.9em; }
 .ll-folded { color: #5b6472; font-size: 0.88em; margin: 2px 0 0 2.2em; }
 .ll-root { font-weight: 700; margin-bottom: 6px; }
 .ll-trace { width: 100%; border-collapse: collapse; font-size: 0.9em; }
@@ -187,11 +193,14 @@ def tree_html(
             "info",
         )
     parts = ['<div class="ll-tree">', f'<div class="ll-root">问题：{esc(tree.question)}</div>']
-    meta = f"H={tree.height} K={tree.k} · 要素来自 {tree_origin(tree)}"
+    meta = f"这些问题来自{tree_origin(tree)}"
     if not tree.complete:
-        meta += " · 正在生成下一层… building the next level…"
-    parts.append(f'<div class="ll-meta" data-complete="{str(tree.complete).lower()}">{esc(meta)}</div>')
-    parts.extend(notice(n, "warn") for n in tree.notes)
+        meta += " · 正在生成下一层…"
+    parts.append(
+        f'<div class="ll-meta" data-complete="{str(tree.complete).lower()}" '
+        f'title="H={tree.height} K={tree.k}">{esc(meta)}</div>'
+    )
+    parts.extend(notice(n, "warn") for n in dict.fromkeys(tree.notes))  # the same failure at each node: once
     if issues:
         parts.append(_issue_menu(issues, issue, markable, domains))
     parts.append(_subtree(tree, "0", case_lookup, markable))
@@ -200,34 +209,46 @@ def tree_html(
 
 
 def _issue_menu(issues: Sequence[Issue], current: str, markable: bool, domains: Domains) -> str:
-    """The 问题类型 menu, the issues grouped by domain: choosing one builds the tree again from its elements
-    (the page's tree script sends the choice)."""
+    """The 问题类型 menu, the issues grouped by domain (an optgroup each) and searchable (the filter box above
+    it hides the issues whose title and domain lack the words typed; the page's tree script does it): choosing
+    one builds the tree again from its elements (the page's tree script sends the choice). The issue in force,
+    ``current``, is selected and named in words under the menu, whichever domain it belongs to."""
     options = [] if current else ['<option value="" selected disabled>（请选择 choose）</option>']
+    now = ""
     for domain in dict.fromkeys(i.domain for i in issues):
         name = domains[domain].name if domain in domains else domain
         rows = "".join(
-            f'<option value="{esc(i.id)}"{" selected" if i.id == current else ""}>{esc(i.title)}</option>'
+            f'<option value="{esc(i.id)}" data-domain="{esc(name)}"{" selected" if i.id == current else ""}>'
+            f"{esc(i.title)}</option>"
             for i in issues
             if i.domain == domain
         )
         options.append(f'<optgroup label="{esc(name)}">{rows}</optgroup>')
+        now = next((f"{name} · {i.title}" for i in issues if i.id == current and i.domain == domain), now)
     disabled = "" if markable else " disabled"
     return (
         '<div class="ll-issue"><label>问题类型 Issue '
+        f'<input type="search" data-issue-filter placeholder="搜索问题类型 Search" '
+        f'aria-label="搜索问题类型 Search issues"{disabled}>'
         f'<select data-issue aria-label="问题类型 Issue"{disabled}>{"".join(options)}</select></label>'
-        f'<span class="ll-hint">{esc(ISSUE_HINT)}</span></div>'
+        + (
+            f'<span class="ll-issue-now" data-issue-now>当前问题类型 In force：{esc(now)}</span>'
+            if now
+            else ""
+        )
+        + f'<span class="ll-hint">{esc(ISSUE_HINT)}</span></div>'
     )
 
 
 def tree_origin(tree: Tree) -> str:
-    """Where the tree's elements came from, in words: the tree's source alone when every element has it
-    (``相似案例（未配置模型） similar cases (no model)``), else the count per actual source, and why the model
-    was not used (``澄清模型 clarifier model 3、相似案例 similar cases 6（澄清模型的输出不是有效的 JSON bad JSON）``)."""
+    """Where the tree's elements came from, in a visitor's words (Chinese; the tree's height and width only in
+    a tooltip): the tree's source alone when every element has it (``相似案例``), else the count per actual
+    source, and why the model was not used (``澄清模型 3 条、相似案例 6 条（澄清模型的输出不是有效的 JSON）``)."""
     sources, fallbacks = tree.origins()
     if not tree.elements or (len(sources) == 1 and tree.source in sources and not tree.failures):
-        return TREE_SOURCES.get(tree.source, tree.source)
-    counted = "、".join(f"{' '.join(NODE_SOURCES.get(s, (s, s)))} {n}" for s, n in sources.items())
-    why = "；".join(" ".join(FALLBACK_REASONS.get(r, (r, r))) for r in fallbacks)
+        return NODE_SOURCES.get(tree.source, (tree.source,))[0]
+    counted = "、".join(f"{NODE_SOURCES.get(s, (s,))[0]} {n} 条" for s, n in sources.items())
+    why = "；".join(FALLBACK_REASONS.get(r, (r,))[0] for r in fallbacks)
     return counted + (f"（{why}）" if why else "")
 
 
@@ -237,7 +258,7 @@ def _subtree(tree: Tree, node_id: str, case_lookup, markable: bool) -> str:
         return ""
     items = []
     for node in children:
-        inner = _node(node, case_lookup, markable)
+        inner = _node(node, case_lookup, markable, tree.question)
         if node.mark == "no":
             hidden = _count_descendants(tree, node.id)
             if hidden:
@@ -252,8 +273,12 @@ def _count_descendants(tree: Tree, node_id: str) -> int:
     return sum(1 + _count_descendants(tree, c.id) for c in tree.children(node_id))
 
 
-def _node(node: Node, case_lookup, markable: bool) -> str:
+def _node(node: Node, case_lookup, markable: bool, question: str = "") -> str:
+    """One element with its 是/否/不确定 buttons. A first-level element the client's ``question`` already
+    answers (the builder marked it, :func:`~lawluo.tolc.material.stated_answer`) says so — 您已说明：“…”, the
+    client's own words — and keeps its buttons: the client may change the mark."""
     disabled = "" if markable else " disabled"
+    said = stated_answer(node.statement, question) if question and node.depth == 1 else None
     buttons = "".join(
         f'<button type="button" class="ll-mark{" on" if node.mark == value else ""}"{disabled} '
         f'data-node="{esc(node.id)}" data-mark="{value}" aria-pressed="{str(node.mark == value).lower()}">'
@@ -272,9 +297,16 @@ def _node(node: Node, case_lookup, markable: bool) -> str:
     if cases:
         rows = "".join(_case_line(c) for c in cases)
         details = f"<details><summary>依据案例 Supporting cases ({len(cases)})</summary>{rows}</details>"
+    stated = (
+        f'<span class="ll-stated" title="Already said in your question; change the mark if it is wrong">'
+        f"您已说明：“{esc(said[1])}”</span>"
+        if said
+        else ""
+    )
     return (
-        f'<div class="ll-node {esc(node.mark)}" data-node="{esc(node.id)}" data-mark="{esc(node.mark)}">'
-        f'<span class="ll-id">{esc(node.id)}</span><span class="ll-statement">{esc(node.statement)}</span>'
+        f'<div class="ll-node {esc(node.mark)}{" ll-said" if said else ""}" data-node="{esc(node.id)}" '
+        f'data-mark="{esc(node.mark)}"{" data-stated" if said else ""}>'
+        f'<span class="ll-id">{esc(node.id)}</span>{stated}<span class="ll-statement">{esc(node.statement)}</span>'
         f'{origin}<span class="ll-marks">{buttons}</span>{details}</div>'
     )
 
@@ -320,16 +352,20 @@ def _turn_markdown(turn: Turn) -> str:
         text = f"⚠ {md_text(turn.note)}\n\n---\n\n{text}"
     footer = []
     if turn.citations:
-        footer.append(f"引用核查：{verdict_counts(turn.citations)}")
+        footer.append(f"引用核查：{verdict_counts(turn.citations)}（{CHECK_SCOPE}）")
     if turn.note and not turn.held_back:
         footer.append(f"⚠ {md_text(turn.note)}")
     return text + ("\n\n---\n" + "  \n".join(footer) if footer else "")
 
 
 def verdict_counts(citations: Sequence[Mapping]) -> str:
-    """The checker's verdicts in words, in the verdict table's order: ``核实无误 2 条、查无此条 1 条``."""
+    """The checker's verdicts in words, in the verdict table's order: ``条文存在·内容相符 2 条、查无此条 1 条``."""
     counts = Counter(c.get("verdict", "") for c in citations)
     return "、".join(f"{BY_CODE[v].label_zh} {counts[v]} 条" for v in VERDICTS if counts.get(v))
+
+
+#: What the citation check says and does not say, next to its verdicts (issue 42: a green tick read as "applies").
+CHECK_SCOPE = "核查只说明法条是否存在、引用的内容是否与条文相符，不说明该条适用于您的情况"
 
 
 # -- citations, retrieval, score, trace -----------------------------------------------------------
@@ -348,7 +384,10 @@ def citations_html(turn: Turn | None) -> str:
     pills = "".join(
         f"{_verdict_pill(v)}<span class='ll-meta'>× {counts[v]}</span>" for v in VERDICTS if counts.get(v)
     )
-    head = f'<div class="ll-summary">回答引用了 {len(turn.citations)} 条法条</div><div class="ll-counts">{pills}</div>'
+    head = (
+        f'<div class="ll-summary">回答引用了 {len(turn.citations)} 条法条</div><div class="ll-counts">{pills}</div>'
+        f'<div class="ll-note">{esc(CHECK_SCOPE)}。</div>'
+    )
     return head + "".join(_citation_card(i, c, turn.text) for i, c in enumerate(turn.citations, start=1))
 
 
@@ -361,9 +400,7 @@ def _citation_card(index: int, cit: Mapping, text: str) -> str:
     """One checked citation: its verdict in words and, beside it, how the checker read the answer (原文引用,
     转述, 适用, 仅引条号: :mod:`lawluo.law.content_kinds`), as the answer wrote it, the article it corresponds
     to (when another one: a wrong number, a repealed law's successor, an older version) and the real text."""
-    start, end = (cit.get("span") or [0, 0])[:2]
-    mention = text[start:end] if 0 <= start < end <= len(text) else cit.get("article_label", "")
-    written = f"《{cit.get('written') or cit.get('law')}》{mention}"
+    written = as_written(cit, text)
     rows = []
     matched = cit.get("matched") or {}
     cited = (cit.get("law"), cit.get("article_label"))
@@ -395,12 +432,24 @@ def retrieved_html(turn: Turn | None) -> str:
     """The statutes and cases retrieved for the latest answer (what a model-less answer shows)."""
     if turn is None or turn.role != "lawyer" or not (turn.statutes or turn.cases):
         return ""
-    statutes = "".join(statute_card(s) for s in turn.statutes)
+    statutes = "".join(statute_card(s, fit_line(s)) for s in turn.statutes)
     cases = "".join(case_card(c) for c in turn.cases) or f'<div class="ll-note">{esc(NONE_FITS)}</div>'
     return (
-        f'<div class="ll-summary">检索到的法条 Retrieved statutes ({len(turn.statutes)})</div>{statutes}'
+        f'<div class="ll-summary">检索到的法条（系统检索，未经律师判断）Retrieved statutes ({len(turn.statutes)})</div>'
+        f"{statutes}"
         f'<div class="ll-summary">相似案例 Similar cases ({len(turn.cases)})</div>{cases}'
     )
+
+
+def fit_line(statute: Mapping) -> str:
+    """What the page's bar said of a retrieved statute (:mod:`lawluo.retrieval.statute_fit`): what it was
+    found for, or why the answer does not list it; ``""`` for a statute retrieved without the bar."""
+    fit = statute.get("fit")
+    if not isinstance(fit, Mapping):
+        return ""
+    if fit.get("passes"):
+        return found_for(statute) or "已列入回答"
+    return f"未列入回答：{REASONS.get(str(fit.get('reason')), '未通过相关性判断')}"
 
 
 def trace_html(trace: Sequence[TraceEvent]) -> str:

@@ -87,7 +87,7 @@ from ..llm.cancel import Cancelled
 from ..tolc.builder import MAX_HEIGHT, MAX_K, drawn_elsewhere
 from . import consult_render as cr
 from .copy import UICopy
-from .render import CSS, error_text, inert_links, notice
+from .render import CSS, inert_links, notice
 from .views import KEEP, Keep, View, date_box
 from .visitors import (
     DIRECT,
@@ -127,6 +127,41 @@ element.addEventListener('change', (event) => {
   if (!menu || menu.disabled || !menu.value || !element.contains(menu)) return;
   trigger('select', {issue: menu.value});
 });
+// the issue in force is the option the server marked selected: a redrawn menu (another domain's issue chosen,
+// the domain changed) must not keep showing what the browser had selected before the redraw
+const syncIssue = () => element.querySelectorAll('select[data-issue]').forEach((menu) => {
+  const chosen = [...menu.options].find((o) => o.defaultSelected);
+  if (chosen && menu.value !== chosen.value) menu.value = chosen.value;
+});
+new MutationObserver(syncIssue).observe(
+  element, {childList: true, subtree: true, attributes: true, attributeFilter: ['selected']}
+);
+syncIssue();
+element.addEventListener('input', (event) => {
+  const box = event.target.closest('input[data-issue-filter]');
+  if (!box || !element.contains(box)) return;
+  const menu = box.closest('.ll-issue').querySelector('select[data-issue]');
+  const words = box.value.trim().toLowerCase().split(/\\s+/).filter(Boolean);
+  menu.querySelectorAll('optgroup').forEach((group) => {
+    let shown = 0;
+    group.querySelectorAll('option').forEach((option) => {
+      const text = (option.textContent + ' ' + group.label).toLowerCase();
+      const hit = option.selected || words.every((w) => text.includes(w));
+      option.hidden = !hit;
+      option.disabled = !hit;
+      shown += hit ? 1 : 0;
+    });
+    group.hidden = !shown;
+  });
+});
+element.addEventListener('keydown', (event) => {
+  const box = event.target.closest('input[data-issue-filter]');
+  if (!box || event.key !== 'Enter' || !element.contains(box)) return;
+  event.preventDefault();
+  const menu = box.closest('.ll-issue').querySelector('select[data-issue]');
+  const left = [...menu.querySelectorAll('option')].filter((o) => !o.hidden && !o.selected && o.value);
+  if (left.length === 1 && !menu.disabled) { menu.value = left[0].value; trigger('select', {issue: menu.value}); }
+});
 """
 
 #: The page's controls that change the consultation (the tree's mark buttons included), disabled while a step
@@ -146,11 +181,39 @@ CONTROLS = (
 #: Run in the browser as a step's request is about to leave (``js`` of its event, so only when the step
 #: really starts): every enabled control is disabled and tagged, so no second click (the same button or
 #: another) can start an overlapping step. The event's inputs pass through unchanged.
+#: The first step of the page also starts the clock the message's "已用 N 秒" counts from (:data:`PAGE_JS`).
 LOCK_JS = (
-    "(...inputs) => { window.__llSteps = (window.__llSteps || 0) + 1;"
+    "(...inputs) => { if (!window.__llSteps) window.__llSince = Date.now();"
+    " window.__llSteps = (window.__llSteps || 0) + 1;"
     " document.querySelectorAll(__CONTROLS__).forEach((el) => {"
-    " if (!el.disabled) { el.disabled = true; el.dataset.llLocked = '1'; } }); return inputs; }"
+    " if (!el.disabled) { el.disabled = true; el.dataset.llLocked = '1'; } });__FOLLOW__ return inputs; }"
 ).replace("__CONTROLS__", json.dumps(", ".join(CONTROLS)))
+#: Keep what the visitor waits for in view (issue 42: on a phone nothing seemed to happen after 提问 or 提交;
+#: the tree began 1,600 px below, the streaming answer 3,400 px above). :data:`SHOW_CHAT` runs as the lawyer
+#: starts to answer (the answer streams into the chat); :data:`SHOW_NEXT` once a question was taken: the
+#: tree when it awaits marks, else the chat.
+SHOW_CHAT = (
+    " const chat = document.querySelector('#ll-chat');"
+    " if (chat) chat.scrollIntoView({block: 'start', behavior: 'instant'});"
+)
+SHOW_NEXT = (
+    "() => { const tree = document.querySelector('#ll-tree button[data-mark]:not([disabled])');"
+    " const target = document.querySelector(tree ? '#ll-tree-title' : '#ll-chat');"
+    " const show = () => target && target.scrollIntoView({block: 'start', behavior: 'instant'});"
+    " show(); setTimeout(show, 300);"  # again once late redraws (the message, the chat) have settled
+    # the focus follows the eye: the first mark, or the question box (once the step lets go of it)
+    " const box = document.querySelector('#ll-question textarea');"
+    " if (tree) tree.focus({preventScroll: true});"
+    " else if (box && !box.disabled) box.focus({preventScroll: true});"
+    " else window.__llFocus = '#ll-question textarea'; }"
+)
+
+
+def lock_js(follow: str = "") -> str:
+    """:data:`LOCK_JS`, with ``follow`` (statements) run as the step starts."""
+    return LOCK_JS.replace("__FOLLOW__", follow)
+
+
 #: Run in the browser when the step is done or failed: once no step of the page runs, the controls it
 #: disabled are enabled again (a tree redrawn meanwhile has new buttons, active or not as the server drew
 #: them), except those the step closed (inside an ``ll-off`` element: the domain menu of a closed
@@ -158,7 +221,9 @@ LOCK_JS = (
 UNLOCK_JS = (
     "() => { window.__llSteps = Math.max(0, (window.__llSteps || 0) - 1); if (window.__llSteps) return;"
     " document.querySelectorAll('[data-ll-locked]').forEach((el) => {"
-    " if (!el.closest('.ll-off')) el.disabled = false; delete el.dataset.llLocked; }); }"
+    " if (!el.closest('.ll-off')) el.disabled = false; delete el.dataset.llLocked; });"
+    " const back = window.__llFocus && document.querySelector(window.__llFocus); window.__llFocus = null;"
+    " if (back && !back.disabled) back.focus({preventScroll: true}); }"
 )
 
 #: Installed once per page (``js_on_load`` of the message box), as capturing listeners of the document so
@@ -193,7 +258,33 @@ if (!window.__llPage) {
       return;
     }
     try { sessionStorage.removeItem(__KEY__); localStorage.removeItem(__KEY__); } catch (error) {}
+    // a new consultation forgets the client's name too
+    const name = document.querySelector('#ll-client textarea, #ll-client input');
+    if (name && name.value) { name.value = ''; name.dispatchEvent(new Event('input', {bubbles: true})); }
   }, true);
+  // a click on a mark: once the tree is drawn again, the focus goes back to the same button (FOCUS_AFTER)
+  document.addEventListener('click', (event) => {
+    const mark = event.target instanceof Element && event.target.closest('#ll-tree button[data-mark]');
+    if (mark) window.__llFocus = `#ll-tree button[data-node="${CSS.escape(mark.dataset.node)}"][data-mark="${CSS.escape(mark.dataset.mark)}"]`;
+  }, true);
+  const actions = () => {  // what can act now, while no step runs (ACTIONS)
+    const closed = !!document.querySelector('#ll-domain.ll-off');
+    const asked = !!document.querySelector('#ll-chat [data-testid="user"]');
+    const answered = document.querySelectorAll('#ll-chat [data-testid="bot"]').length > 0;
+    const awaiting = !!document.querySelector('#ll-tree button[data-mark]:not([disabled])');
+    for (const [id, on] of [['#ll-submit', awaiting], ['#ll-regenerate', answered && !awaiting && !closed], ['#ll-end', asked]]) {
+      const button = document.querySelector(id);
+      if (button && button.disabled === on) { button.disabled = !on; button.setAttribute('aria-disabled', String(!on)); }
+    }
+  };
+  // how long the running step has taken so far, in the message of a step at work (ELAPSED)
+  setInterval(() => {
+    const seconds = window.__llSteps ? Math.floor((Date.now() - window.__llSince) / 1000) : -1;
+    document.querySelectorAll('#ll-message .ll-elapsed').forEach((el) => {
+      el.textContent = seconds >= 0 ? __ELAPSED__.replace('{s}', seconds) : '';
+    });
+    if (!window.__llSteps) actions();
+  }, 250);
 }
 """
 NEW_CONFIRM = (
@@ -208,6 +299,7 @@ PAGE_JS = (
     PAGE_JS.replace("__CLEARS__", json.dumps("#ll-new, #ll-chat button[aria-label='Clear']"))
     .replace("__CONFIRM__", json.dumps(NEW_CONFIRM, ensure_ascii=False))
     .replace("__KEY__", json.dumps(STORAGE_KEY))
+    .replace("__ELAPSED__", json.dumps("（已用 {s} 秒）", ensure_ascii=False))
 )
 #: The chat grows with its messages from this height to this one, then scrolls (an empty chat is small, so
 #: the question box is on a phone's first screen).
@@ -220,6 +312,7 @@ INTRO_FOLD = "<!-- more -->"
 #: rest. (Gradio wraps a text box or a menu in a ``.form`` element: ``:has`` finds it.)
 LAYOUT_CSS = """
 #ll-intro p { margin: 0 0 4px 0; }
+#ll-tree-title, #ll-chat { scroll-margin-top: 8px; }
 @media (max-width: 700px) {
   #ll-main { flex-direction: column; flex-wrap: nowrap; }
   #ll-left, #ll-right { display: contents; }
@@ -241,6 +334,8 @@ LAYOUT_CSS = """
 }
 """
 
+#: After the message of a step at work: the page writes how long the step has run (:data:`PAGE_JS`).
+ELAPSED = '<div class="ll-elapsed" aria-hidden="true"></div>'
 EMPTY_MESSAGE = "请输入您的问题。Please type a question first."
 FACTS_DATE_MESSAGE = "事情发生的日期请写成 2019-06-01 这样，或留空。Write the date of the facts as YYYY-MM-DD, or leave it empty."
 #: What the visitor does next while the tree awaits marks: shown when the tree is ready, and again for an
@@ -258,6 +353,10 @@ ISSUE_REBUILDING = "正在按所选问题类型重新生成澄清树… Rebuildi
 #: After the client chose an issue in the tree's 问题类型 menu.
 ISSUE_REBUILT = (
     "已按问题类型「{title}」重新生成澄清树（{kept}）。The tree was rebuilt for the chosen issue ({kept_en})."
+)
+#: An unexpected error, in plain words (its type and text go to the log, never to the visitor).
+FAILED_MESSAGE = (
+    "出错了，这一步没有完成，当前咨询未受影响，可以稍后再试。Something went wrong; nothing was lost."
 )
 BUSY_MESSAGE = (
     "上一个操作仍在进行中（生成澄清树、回答或报告），请等它完成后再试。"
@@ -421,7 +520,8 @@ def view(
         citations=cr.citations_html(lawyer_turn),
         retrieved=cr.retrieved_html(lawyer_turn),
         trace=cr.trace_html(state.trace if state else []),
-        message=notice(message, kind) if message else "",
+        message=(notice(message, kind) if message else "")
+        + (ELAPSED if message and (working or streaming is not None) else ""),
     )
     return ConsultView(**{**drawn, **also})
 
@@ -465,8 +565,8 @@ def _failed(firm: Firm, state: Consultation | None, exc: Exception, **also) -> C
         logger.info("consultation step stopped: %s", exc)
         message, kind = str(exc), "warn"
     else:
-        logger.exception("consultation handler failed")
-        message = f"出错了，当前咨询未受影响 Something went wrong (nothing was lost): {error_text(exc)}"
+        logger.exception("consultation handler failed")  # the error's type and text: for the operator
+        message = FAILED_MESSAGE
     try:
         return view(firm, state, message, kind, **also)
     except Exception:  # noqa: BLE001 — the state cannot be drawn: show the message, leave the rest as it is
@@ -582,15 +682,20 @@ def _clarify_or_answer(
 ) -> Generator[ConsultView, None, ConsultView]:
     """The question taken: the tree level by level, or the streamed answer; returns the last view."""
     try:
-        yield view(firm, state, "已收到问题。Question received.", working=True, question="")
+        running = (
+            "已收到问题，正在生成澄清树… Building the clarification tree…"
+            if use_tolc
+            else "已收到问题，律师正在回答… The lawyer is answering…"
+        )
+        yield view(firm, state, running, working=True, question="")
         deadline = _deadline(
             visitors, "澄清树 The clarification tree" if use_tolc else "回答 The answer", step
         )
         if not use_tolc:
             return (yield from _stream(firm, state, firm.answer(state, deadline), question=""))
         tree_height, tree_k, reduced = _tree_size(firm, visitors, height, k)
-        for _tree in firm.clarify(state, tree_height, tree_k, deadline):
-            building = "正在生成澄清树… Building the clarification tree…"
+        for n, _tree in enumerate(firm.clarify(state, tree_height, tree_k, deadline), start=1):
+            building = f"正在生成澄清树：已生成 {n} 层，正在生成下一层… Building the clarification tree…"
             yield view(firm, state, building, working=True, question="")
         done = MARK_MESSAGE
         late = deadline.expired and state.tree is not None and state.tree.source == "model"
@@ -623,8 +728,8 @@ def _tree_size(firm: Firm, visitors: Visitors, height, k) -> tuple[int, int, str
     return (
         tree_height,
         tree_k,
-        f"澄清树已缩小为 H={tree_height}、K={tree_k}（本站每棵树最多 {visitors.limits.tree_calls} 次模型调用，"
-        f"H={asked_h}、K={asked_k} 需要 {tree_calls(asked_h, asked_k)} 次）。"
+        f"澄清树已缩小为 {tree_height} 层、每个问题下 {tree_k} 个细问（本站每棵树最多 "
+        f"{visitors.limits.tree_calls} 次模型调用，{asked_h} 层、每个 {asked_k} 个需要 {tree_calls(asked_h, asked_k)} 次）。"
         f"The tree was reduced to H={tree_height}, K={tree_k}: this server allows "
         f"{visitors.limits.tree_calls} model calls per tree. ",
     )
@@ -1228,7 +1333,7 @@ def build_consult_tab(
                     label="改派领域 Change the domain",
                     elem_id="ll-domain",
                 )
-                with gr.Accordion("设置 Settings", open=False, elem_id="ll-use-tolc-accordion"):
+                with gr.Accordion("高级 / Advanced", open=False, elem_id="ll-use-tolc-accordion"):
                     use_tolc = gr.Checkbox(
                         True, label="回答前先澄清 (ToLC) Clarify before answering", elem_id="ll-use-tolc"
                     )
@@ -1348,21 +1453,37 @@ def build_consult_tab(
         def on_restore(session, kept, request: gr.Request):
             return restore_consultation(firm, session, kept, visit_of(request)).outputs(RESTORED)
 
-        def step(triggers: list, handler, inputs: list, names: tuple[str, ...], **options) -> None:
+        def step(
+            triggers: list,
+            handler,
+            inputs: list,
+            names: tuple[str, ...],
+            follow: str = "",
+            then: str = "",
+            **options,
+        ) -> None:
             """An event that changes the consultation: the page's controls are disabled as its request
             leaves and enabled when it is done (or failed), so no other step of the page can overlap it;
             once it is done, the browser's copy of the consultation is updated (:func:`remembered`)."""
-            event = gr.on(triggers, handler, inputs=inputs, outputs=outputs(names), js=LOCK_JS, **options)
+            event = gr.on(
+                triggers, handler, inputs=inputs, outputs=outputs(names), js=lock_js(follow), **options
+            )
             event.then(None, js=UNLOCK_JS, queue=False, api_visibility="private")
+            if then:
+                event.success(None, js=then, queue=False, api_visibility="private")
             event.failure(None, js=UNLOCK_JS, queue=False, api_visibility="private")
             remember = event.then(on_remember, [state], [stored], queue=False, api_visibility="private")
             remember.then(None, [stored], None, js=REMEMBER_JS, queue=False, api_visibility="private")
 
         llm = {"concurrency_id": "firm", "concurrency_limit": FIRM_CONCURRENCY, "trigger_mode": "once"}
         ask_inputs = [state, question, use_tolc, height, k, facts_date]
-        step([ask_btn.click, question.submit], on_ask, ask_inputs, ASKED, api_name="ask", **llm)
-        step([submit_btn.click], on_answer, [state], STEPPED, api_name="answer", **llm)
-        step([regen_btn.click], on_regenerate, [state], STEPPED, api_name="regenerate", **llm)
+        step(
+            [ask_btn.click, question.submit], on_ask, ask_inputs, ASKED, api_name="ask", then=SHOW_NEXT, **llm
+        )
+        step([submit_btn.click], on_answer, [state], STEPPED, api_name="answer", follow=SHOW_CHAT, **llm)
+        step(
+            [regen_btn.click], on_regenerate, [state], STEPPED, api_name="regenerate", follow=SHOW_CHAT, **llm
+        )
         step([end_btn.click], on_end, [state, client_name], ENDED, api_name="end_consultation", **llm)
         step([new_btn.click], on_new, [state], RESTARTED, api_name="new_consultation")
         # the chatbot's own trash button starts over too (not just the picture of the chat)

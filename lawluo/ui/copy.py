@@ -15,6 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
+#: In a text of the app, what follows this line is for researchers and operators: folded under 高级 / Advanced.
+ADVANCED = "<!-- advanced -->"
+#: The fold's label wherever a page keeps codes, metrics and settings out of a visitor's way.
+ADVANCED_LABEL = "高级 / Advanced"
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,12 @@ class UICopy:
                     "the app's text %s cannot be read (%s); set ui_copy_dir to its folder", path, exc
                 )
             return ""
+
+    def split(self, name: str) -> tuple[str, str]:
+        """The text for every visitor and the part after a line :data:`ADVANCED` (for researchers and
+        operators, shown folded under 高级 / Advanced), each stripped; ``("", "")`` for a missing file."""
+        shown, _, advanced = self.text(name).partition(ADVANCED)
+        return shown.strip(), advanced.strip()
 
     def json(self, name: str):
         raw = self.text(name)

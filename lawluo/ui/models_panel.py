@@ -12,12 +12,13 @@ import gradio as gr
 
 from ..config import ROLE_HELP
 from ..llm import LanguageModels, RoleStatus
-from .copy import UICopy
+from .copy import ADVANCED_LABEL, UICopy
 from .render import esc
 
 
-def models_status_html(statuses: Sequence[RoleStatus]) -> str:
-    """One row per role: its job, its model, and either "ready" or the reason it cannot be used."""
+def models_status_html(statuses: Sequence[RoleStatus], reasons: bool = True) -> str:
+    """One row per role: its job, its model, and either "ready" or (with ``reasons``: for the operator,
+    it may name a setting or an environment variable) the reason it cannot be used."""
     rows = []
     for s in statuses:
         badge = (
@@ -25,7 +26,7 @@ def models_status_html(statuses: Sequence[RoleStatus]) -> str:
             if s.available
             else '<span class="ll-badge none">未配置 not available</span>'
         )
-        reason = f'<div class="ll-note">{esc(s.reason)}</div>' if s.reason else ""
+        reason = f'<div class="ll-note">{esc(s.reason)}</div>' if s.reason and reasons else ""
         rows.append(
             f'<div class="ll-row"><b>{esc(s.role)}</b> <span class="ll-meta">{esc(ROLE_HELP.get(s.role, ""))}</span>'
             f"<br>{badge} <code>{esc(s.description)}</code>{reason}</div>"
@@ -34,7 +35,14 @@ def models_status_html(statuses: Sequence[RoleStatus]) -> str:
 
 
 def build_models_panel(models: LanguageModels, copy: UICopy) -> None:
-    intro = copy.text("models.md")
+    """Which roles have a model, in a visitor's words; how to configure them, and why a role cannot be
+    used (settings, environment variables), folded under 高级 / Advanced for the site's operator."""
+    intro, advanced = copy.split("models.md")
     if intro:
         gr.Markdown(intro)
-    gr.HTML(models_status_html(models.status()))
+    statuses = models.status()
+    gr.HTML(models_status_html(statuses, reasons=False))
+    with gr.Accordion(ADVANCED_LABEL, open=False, elem_id="ll-models-advanced"):
+        if advanced:
+            gr.Markdown(advanced)
+        gr.HTML(models_status_html(statuses))

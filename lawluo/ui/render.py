@@ -110,10 +110,14 @@ def badge(text: str, css_class: str) -> str:
 
 
 def verdict_badge(verdict: str) -> str:
-    """A coloured pill naming the verdict in English and Chinese, its meaning as a tooltip."""
+    """A coloured pill naming the verdict in Chinese (what was checked: 条文存在·内容相符, 条号错误 …); the
+    verdict's code and meaning are its tooltip and ``data-verdict``, for a researcher, not its text."""
     row = BY_CODE.get(verdict)  # badge colour, Chinese label and meaning: lawluo/law/verdicts.py
     colour, zh, meaning = (row.badge, row.label_zh, row.meaning) if row else ("none", verdict, "")
-    return f'<span class="ll-badge {esc(colour)}" title="{esc(meaning)}">{esc(verdict)} · {esc(zh)}</span>'
+    return (
+        f'<span class="ll-badge {esc(colour)}" data-verdict="{esc(verdict)}" '
+        f'title="{esc(verdict)}: {esc(meaning)}">{esc(zh)}</span>'
+    )
 
 
 def content_kind_tag(code: str | None) -> str:
@@ -142,10 +146,10 @@ def _version_badges(current: bool, in_force: bool = True) -> str:
 # -- statute search -------------------------------------------------------------------------------
 
 
-def statute_card(hit: Mapping) -> str:
+def statute_card(hit: Mapping, note: str = "") -> str:
     """One :meth:`StatuteHit.as_dict` as a card: law, article, version (+ badge), level, text, score;
     an article the query named by law and number is marked so, and a repealed law's card says what
-    replaced it (``hit["repeal"]``)."""
+    replaced it (``hit["repeal"]``); ``note`` (plain text) is a line above the text."""
     badges = _version_badges(bool(hit.get("current", True)), bool(hit.get("in_force", True)))
     if hit.get("exact"):
         badges = badge("按条号查到 exact article", "ok") + " " + badges
@@ -160,7 +164,8 @@ def statute_card(hit: Mapping) -> str:
         f'<span class="ll-meta">score {float(hit.get("score") or 0):.2f}</span>'
         "</div>"
         f"{repeal_row}"
-        f'<div class="ll-text">{esc(hit.get("text"))}</div>'
+        + (f'<div class="ll-row ll-fit">{esc(note)}</div>' if note else "")
+        + f'<div class="ll-text">{esc(hit.get("text"))}</div>'
         "</div>"
     )
 
@@ -283,56 +288,91 @@ def nhsr_line(nhsr: float | None, counts: Mapping[str, int]) -> str:
     return f"NHSR {right}/{bearing} = {nhsr:.2f} over content-bearing citations"
 
 
+def plain_summary(counts: Mapping[str, int]) -> str:
+    """The check in a visitor's words: how many citations were found and how many state the article rightly.
+
+    >>> plain_summary({"verified": 1, "wrong_number": 1, "no_content": 2})
+    '共找到 4 处法条引用：写出条文内容的 2 处中，1 处与条文相符；另有 2 处只写了法律名称和条号。'
+    """
+    total = sum(counts.values())
+    if total == 0:
+        return "没有找到法条引用（请写成《民法典》第一千零七十九条这样的形式）。"
+    bearing = sum(n for code, n in counts.items() if code in CONTENT_BEARING)
+    right = sum(n for code, n in counts.items() if code in CONTENT_BEARING and code not in HALLUCINATED)
+    parts = [f"共找到 {total} 处法条引用"]
+    if bearing:
+        parts.append(f"写出条文内容的 {bearing} 处中，{right} 处与条文相符")
+    if total - bearing:
+        parts.append(("另有" if bearing else "都") + f" {total - bearing} 处只写了法律名称和条号")
+    return parts[0] + "：" + "；".join(parts[1:]) + "。" if len(parts) > 1 else parts[0] + "。"
+
+
 def check_summary(nhsr: float | None, counts: Mapping[str, int], notices: Sequence[str] = ()) -> str:
-    """The NHSR line, one badge per verdict that occurs with its count, and any notices (e.g. truncation)."""
+    """The check in plain words, one badge per verdict that occurs with its count, any notices (e.g.
+    truncation), and the NHSR line for researchers under 高级 / Advanced."""
     pills = "".join(
         f"{verdict_badge(v)}<span class='ll-meta'>× {counts[v]}</span>" for v in VERDICTS if counts.get(v)
     )
     return (
         "".join(notice(n, "warn") for n in notices)
-        + f'<div class="ll-summary">{esc(nhsr_line(nhsr, counts))}</div>'
+        + f'<div class="ll-summary">{esc(plain_summary(counts))}</div>'
         + (f'<div class="ll-counts">{pills}</div>' if pills else "")
+        + '<details class="ll-advanced"><summary>高级 / Advanced</summary>'
+        + f'<div class="ll-meta ll-nhsr">{esc(nhsr_line(nhsr, counts))}</div></details>'
     )
+
+
+def as_written(cit: Mapping, text: str) -> str:
+    """The citation as the text wrote it, in one pair of title marks: ``《劳动合同法》第八十二条`` (a span
+    that already holds the law's name is taken whole; a name given with its marks keeps one pair).
+
+    >>> as_written({"law": "中华人民共和国劳动合同法", "written": "《劳动合同法》", "span": [2, 7]}, "根据第八十二条")
+    '《劳动合同法》第八十二条'
+    >>> as_written({"law": "劳动合同法", "span": [2, 14]}, "根据《劳动合同法》第八十二条")
+    '《劳动合同法》第八十二条'
+    """
+    start, end = (cit.get("span") or [0, 0])[:2]
+    mention = text[start:end] if 0 <= start < end <= len(text) else str(cit.get("article_label") or "")
+    if "《" in mention:
+        return mention
+    name = str(cit.get("written") or cit.get("law") or "").strip().strip("《》")
+    return f"《{name}》{mention}"
 
 
 def citation_card(index: int, cit: Mapping, text: str) -> str:
     """One :meth:`Checked.as_dict`: verdict, as written, as resolved, quoted content, the real article."""
-    start, end = (cit.get("span") or [0, 0])[:2]
-    mention = text[start:end] if 0 <= start < end <= len(text) else cit.get("article_label", "")
-    written = f"《{cit.get('written') or cit.get('law')}》{mention}"
-    resolved = f"{cit.get('law')} {cit.get('article_label')}"
-    rows = [
-        f'<div class="ll-row"><span class="ll-label">As written 原文</span>{esc(written)}</div>',
-        f'<div class="ll-row"><span class="ll-label">Resolved 解析</span>{esc(resolved)}</div>',
-    ]
+    written = as_written(cit, text)
+    resolved = f"《{cit.get('law')}》{cit.get('article_label')}"
+    rows = [f'<div class="ll-row"><span class="ll-label">原文写作</span>{esc(written)}</div>']
+    if resolved.strip("《》") and resolved != written:
+        rows.append(f'<div class="ll-row"><span class="ll-label">指的是</span>{esc(resolved)}</div>')
     matched = cit.get("matched")
     if matched:
-        version = f"{matched.get('version')} version" + ("" if matched.get("current") else ", superseded")
+        version = f"{matched.get('version')} 版" + ("" if matched.get("current") else "，已被修订")
         score = matched.get("score")
         rows.append(
-            '<div class="ll-row"><span class="ll-label">Matched 对应</span>'
-            f"{esc(matched.get('law'))} {esc(matched.get('article_label'))}"
-            f' <span class="ll-meta">({esc(version)}'
-            + (f", agreement {float(score):.0f}/100" if score is not None else "")
-            + ")</span></div>"
+            '<div class="ll-row"><span class="ll-label">内容对应的条文</span>'
+            f"《{esc(matched.get('law'))}》{esc(matched.get('article_label'))}"
+            f' <span class="ll-meta">（{esc(version)}'
+            + (f"，相符度 {float(score):.0f}/100" if score is not None else "")
+            + "）</span></div>"
         )
     if cit.get("quoted"):
         rows.append(
-            f'<div class="ll-row"><span class="ll-label">Quoted 引用内容</span>'
-            f'<span class="ll-meta">({esc(cit.get("content_kind"))})</span></div>'
+            '<div class="ll-row"><span class="ll-label">引用的内容</span></div>'
             f'<div class="ll-quote">{esc(cit["quoted"])}</div>'
         )
     else:
-        rows.append('<div class="ll-row"><span class="ll-label">Quoted 引用内容</span>—</div>')
+        rows.append('<div class="ll-row"><span class="ll-label">引用的内容</span>（只写了名称和条号）</div>')
     if cit.get("note"):
         rows.append(f'<div class="ll-note">{esc(cit["note"])}</div>')
     if matched and matched.get("text"):
         rows.append(
-            f"<details><summary>Real text 法条原文: {esc(matched.get('law'))} {esc(matched.get('article_label'))}"
+            f"<details><summary>法条原文《{esc(matched.get('law'))}》{esc(matched.get('article_label'))}"
             f'</summary><div class="ll-text">{esc(matched["text"])}</div></details>'
         )
     else:
-        rows.append('<div class="ll-note">No matching article in the database.</div>')
+        rows.append('<div class="ll-note">法条库中没有找到对应的条文。</div>')
     return (
         '<div class="ll-card">'
         f'<div class="ll-head"><span class="ll-title">#{index}</span>{verdict_badge(str(cit.get("verdict")))}'

@@ -32,7 +32,7 @@ from ..retrieval.casebank import REBUILD_COMMAND as CASES_REBUILD_COMMAND
 from ..retrieval.cases import CaseSearcher
 from ..retrieval.statutes import QueryError, StatuteSearcher, clean_query
 from . import render
-from .copy import UICopy
+from .copy import ADVANCED_LABEL, UICopy
 from .views import date_box
 
 logger = logging.getLogger(__name__)
@@ -286,9 +286,12 @@ def build_statute_tab(
             "ll-check-as-of",
         )
         check_button = gr.Button("Check citations 核查引用", variant="primary")
-        help_text = copy.text("check_help.md")
+        help_text, advanced = copy.split("check_help.md")
         if help_text:
             gr.Markdown(help_text)
+        if advanced:
+            with gr.Accordion(ADVANCED_LABEL, open=False):
+                gr.Markdown(advanced)
         check_summary = _results_box()
         check_list = gr.HTML(
             value="", css_template=render.CSS, padding=False, js_on_load=MORE_JS, elem_id="ll-check-list"
