@@ -52,6 +52,20 @@ def seen(page, name: str, label: str) -> None:
     page.screenshot(path=str(SHOTS / name / f"{label}.png"))
 
 
+def answered_without_marks(browser, app, viewport, label: str, question: str):
+    """A fresh page on ``app`` that asked ``question``, submitted the tree unmarked and got the answer."""
+    context, page = open_page(
+        browser, app.url, f"{label}-{'phone' if viewport is PHONE else 'desktop'}", viewport
+    )
+    page.fill("#ll-question textarea", question)
+    page.click("#ll-ask")
+    page.wait_for_selector('#ll-tree [data-complete="true"]')
+    idle(page)
+    page.click("#ll-submit")
+    answered(page, 1)
+    return context, page
+
+
 def in_view(page, selector: str) -> bool:
     """Whether the element's top is inside the viewport (its first line can be read without scrolling)."""
     return page.evaluate(
@@ -103,14 +117,7 @@ def test_a_slow_step_says_what_runs_and_for_how_long(browser, slow_app, viewport
 def test_the_extract_without_a_model_shows_no_off_topic_statute_and_no_developer_words(
     browser, plain_app, viewport
 ):
-    name = f"plain-words-{'phone' if viewport is PHONE else 'desktop'}"
-    context, page = open_page(browser, plain_app.url, name, viewport)
-    page.fill("#ll-question textarea", LEAK)
-    page.click("#ll-ask")
-    page.wait_for_selector('#ll-tree [data-complete="true"]')
-    idle(page)
-    page.click("#ll-submit")
-    answered(page, 1)
+    context, page = answered_without_marks(browser, plain_app, viewport, "plain-words", LEAK)
     page.shot("answered")
     chat = page.inner_text("#ll-chat")
     assert REPLY_NO_STATUTES in chat and "刑事诉讼法" not in chat and "核实无误" not in chat
@@ -124,14 +131,7 @@ def test_the_extract_without_a_model_shows_no_off_topic_statute_and_no_developer
 def test_a_fitting_statute_is_shown_with_what_it_was_found_for_and_a_badge_that_says_what_was_checked(
     browser, plain_app, viewport
 ):
-    name = f"found-for-{'phone' if viewport is PHONE else 'desktop'}"
-    context, page = open_page(browser, plain_app.url, name, viewport)
-    page.fill("#ll-question textarea", QUESTION)
-    page.click("#ll-ask")
-    page.wait_for_selector('#ll-tree [data-complete="true"]')
-    idle(page)
-    page.click("#ll-submit")
-    answered(page, 1)
+    context, page = answered_without_marks(browser, plain_app, viewport, "found-for", QUESTION)
     chat = page.inner_text("#ll-chat")
     assert "可能相关的法条（系统检索，未经律师判断）" in chat and "检索依据：" in chat
     citations = page.inner_text("#ll-citations")
