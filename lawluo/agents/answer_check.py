@@ -101,9 +101,13 @@ class Held:
     reason: str
     detail: str = ""
     cut_at: int | None = None
+    #: why, in words already written for the visitor (a spent allowance of model calls), in place of the reason's
+    told: str = ""
 
     def message(self) -> str:
-        """What the client reads, Chinese first, English after."""
+        """What the client reads, Chinese first, English after (or :attr:`told` and the Chinese tail)."""
+        if self.told:
+            return f"{self.told} {NO_ANSWER_TAIL[0]}"
         zh, en = HOLD_REASONS[self.reason]
         limit = cut_limit(self.cut_at)
         tail = NO_ANSWER_TAIL if self.reason == "no_answer" else HELD_TAIL

@@ -38,6 +38,7 @@ from .. import prompts
 from ..llm import ChatBackend, gather
 from ..prompts.untrusted import quote
 from ..retrieval.case_fit import NONE_FITS
+from ..retrieval.statute_fit import STATUTE_STOPWORDS
 from ..retrieval.tokenize import tokenize
 from ..tolc.material import CRIMINAL, CRIMINAL_SIGNAL
 from .answer_check import Held, check_answer
@@ -56,10 +57,7 @@ OUTCOME_CHARS = 120  # a case's outcome likewise
 SHARED_WORDS_SHOWN = 3
 CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"
 #: Words too common in statutes to link a fact to one of them.
-LINK_STOPWORDS = frozenset(
-    """人民法院 法院 当事人 一方 双方 对方 法律 法规 行政 规定 有关 相关 应当 可以 依法 依照 其他 以上 以下 包括
-    情形 行为 责任 承担 权利 义务 进行 造成 发生 存在 涉及 是不是 有没有 具体""".split()
-)
+LINK_STOPWORDS = STATUTE_STOPWORDS
 REPLY_LEAD = "根据您的问题{facts}，系统从法条库中检索到以下可能相关的条文（原文摘录）："
 REPLY_LEAD_FACTS = "和您确认的事实"
 #: Nothing passed the bar (:mod:`lawluo.retrieval.statute_fit`): said plainly, with where to look instead.

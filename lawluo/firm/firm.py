@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, date, datetime
 
-from ..agents.answer_check import NO_ANSWER_TAIL, Held, reported_cut
+from ..agents.answer_check import Held, reported_cut
 from ..agents.boss import Boss
 from ..agents.domains import OTHER, Domains
 from ..agents.lawyer import (
@@ -579,7 +579,7 @@ class Firm:
         except LLMError as exc:
             cut = reported_cut(exc) or cut
             error, turn.note = f"{type(exc).__name__}: {exc}", BROKE_OFF_NOTE
-            spent = str(exc) if isinstance(exc, CallsSpent) else ""
+            spent = str(exc) if isinstance(exc, CallsSpent) else ""  # its message is written for the visitor
         finally:
             if pieces is not None:
                 pieces.close()  # a stream stopped early releases its connection and its slot now
@@ -590,11 +590,9 @@ class Firm:
         if turn.text.strip() or not turn.note:
             held = self.lawyer.held_back(brief, turn.text, cut)
         else:
-            held = Held("no_answer", error) if error else None
+            held = Held("no_answer", error, told=spent) if error else None
         if held is not None:
             summary = f"{summary}; {self._hold(turn, brief, held)}"
-            if spent:  # the visitor's allowance of model calls: its message is written for the visitor
-                turn.note = f"{spent} {NO_ANSWER_TAIL[0]}"
         state.trace.append(TraceEvent("lawyer", "answer", summary, _ms(start), ok=not turn.note, at=_now()))
 
     @staticmethod

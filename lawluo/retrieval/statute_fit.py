@@ -12,9 +12,9 @@ the part of the question it was found for, and says so plainly when none passes.
 2. it is not of a criminal law (刑法, 刑事诉讼法, a criminal interpretation) while the question is not a
    criminal one (the caller says: :func:`lawluo.agents.lawyer.is_criminal_question`);
    its calibrated relevance (:mod:`lawluo.retrieval.relevance`, the chance that a lawyer would cite it for
-   the question) is at least :data:`MIN_RELEVANCE` (where the search has that model); and it shares words
-   with one part of the question (:func:`shared_words`: two words, or one of three characters or more,
-   counting the statutory terms of the question's colloquial words), which is the part shown with it.
+   the question) is at least :data:`MIN_RELEVANCE` (where the search has that model); and it shares a word
+   (two characters or more, not a stopword) with one part of the question (:func:`shared_words`, counting the
+   statutory terms of the question's colloquial words), which is the part shown with it.
 
 :data:`MIN_RELEVANCE` was chosen on the LawBench dev questions (the calibration's own rows) as the highest
 threshold of 0.05, 0.08 and 0.10 keeping ≥ 85 % of their gold articles among the first three hits (one
@@ -34,11 +34,14 @@ from .tokenize import tokenize
 MIN_RELEVANCE = 0.08
 #: Laws of the criminal family, by name: shown for a criminal question only.
 CRIMINAL_LAW = re.compile(r"刑法|刑事诉讼|刑事")
-#: Words too common in statutes to tie an article to a part of the question.
-STOPWORDS = frozenset(
+#: Words too common in statutes to tie a text to one article (also the lawyer's link of a fact to a statute).
+STATUTE_STOPWORDS = frozenset(
     """人民法院 法院 当事人 一方 双方 对方 法律 法规 行政 规定 有关 相关 应当 可以 依法 依照 其他 以上 以下 包括
-    情形 行为 责任 承担 权利 义务 进行 造成 发生 存在 涉及 是不是 有没有 具体 怎么 怎么办 什么 如何 可不可以
-    能不能 需要 这个 那个 现在 已经 没有 我们 他们 你们 自己 问题 请问 知道""".split()
+    情形 行为 责任 承担 权利 义务 进行 造成 发生 存在 涉及 是不是 有没有 具体""".split()
+)
+#: …and the words a lay question asks with, which tie it to no article either.
+STOPWORDS = STATUTE_STOPWORDS | frozenset(
+    """怎么 怎么办 什么 如何 可不可以 能不能 需要 这个 那个 现在 已经 没有 我们 他们 你们 自己 问题 请问 知道""".split()
 )
 #: A question is cut into parts at these marks; the part a statute shares the most words with is shown.
 _PART_END = re.compile(r"[。！？!?；;，,\n]+")

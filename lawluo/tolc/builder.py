@@ -182,19 +182,15 @@ class TreeBuilder:
                     said.add(asks)
                     tree.add_child(parent.id, statement, case_ids, source, fallback)
                     added += 1
-            if (
-                depth == 0 and not self.uses_model
-            ):  # a model's first level is the model's: nothing added to it
+            # what the question already answers, beside the first level; a model's first level is the model's
+            if depth == 0 and not self.uses_model:
                 for item, mark, _quote in scope.stated(tree.question, 2 * self.k, taken):
                     key = statement_key(item.statement)
                     if len(stated) == STATED_MAX or key in taken:
                         continue
                     taken.add(key)
                     said.add(asks_key(item.statement))
-                    absent = (
-                        "no_model" if getattr(self.clarifier, "name", "none") == "none" else "unavailable"
-                    )
-                    node = tree.add_child(ROOT_ID, item.statement, [], "material", absent)
+                    node = tree.add_child(ROOT_ID, item.statement, [], "material", self._absent())
                     node.mark = mark  # the client's own words answer it: shown as 您已说明, still editable
                     stated.add(node.id)
             tree.complete = depth == self.height - 2
@@ -238,8 +234,12 @@ class TreeBuilder:
                     sources="和".join(NODE_SOURCES[s][0] for s in sources), why=FALLBACK_REASONS[why][0]
                 )
                 return children, note
-        absent = "no_model" if getattr(self.clarifier, "name", "none") == "none" else "unavailable"
-        return self._fallback(tree, strong, weak, cases, scope, absent), None
+        return self._fallback(tree, strong, weak, cases, scope, self._absent()), None
+
+    def _absent(self) -> str:
+        """Why an element that stands in for the model's is not the model's, when no call failed: no clarifier
+        is configured (``no_model``), or the configured one cannot be used (``unavailable``)."""
+        return "no_model" if getattr(self.clarifier, "name", "none") == "none" else "unavailable"
 
     def _from_model(
         self, question: str, path: list[str], cases: list[Case], material: list[Item]

@@ -333,33 +333,31 @@ def stated_answer(
     hits, loose, _, quote = max(scored)
     if not loose or _UNSETTLED.search(asked_text) or _hedged(quote, asked):
         return None
-    same = _denies(asked_text) == _denies_near(quote, asked, colloquial)
+    same = _denies(asked_text) == _denies_near(quote, asked)
     return ("yes" if same else "no"), quote
+
+
+def _before_asked(text: str, asked: Sequence[str], pattern: re.Pattern) -> bool:
+    """Whether ``pattern`` occurs in the :data:`DENIAL_REACH` characters before one of the ``asked`` words
+    (or a word :data:`_CANON` reads as it) where ``text`` says it."""
+    for word in asked:
+        for spot in [word, *(v for v, canon in _CANON.items() if canon == word)]:
+            at = text.find(spot)
+            if at >= 0 and pattern.search(text[max(0, at - DENIAL_REACH) : at]):
+                return True
+    return False
 
 
 def _hedged(clause: str, asked: Sequence[str]) -> bool:
     """Whether ``clause`` says the fact only as a wish, a plan or a suspicion (想申请, 怀疑, 说要): it does
     not answer the element."""
-    text = paraphrased(clause)
-    for word in asked:
-        for spot in [word, *(v for v, canon in _CANON.items() if canon == word)]:
-            at = text.find(spot)
-            if at >= 0 and _HEDGE.search(text[max(0, at - DENIAL_REACH) : at]):
-                return True
-    return False
+    return _before_asked(paraphrased(clause), asked, _HEDGE)
 
 
-def _denies_near(clause: str, asked: Sequence[str], colloquial: dict[str, list[str]] | None) -> bool:
+def _denies_near(clause: str, asked: Sequence[str]) -> bool:
     """Whether ``clause`` denies one of the ``asked`` words it says: a denial (没, 未, 不 …) in the few
     characters before it (不适合 elsewhere in the clause does not deny 试用期)."""
-    text = _NOT_DENIAL.sub("＿＿", paraphrased(clause))
-    for word in asked:
-        spots = [word, *(v for v, canon in _CANON.items() if canon == word)]
-        for spot in spots:
-            at = text.find(spot)
-            if at >= 0 and _DENIAL.search(text[max(0, at - DENIAL_REACH) : at]):
-                return True
-    return False
+    return _before_asked(_NOT_DENIAL.sub("＿＿", paraphrased(clause)), asked, _DENIAL)
 
 
 @dataclass(frozen=True)

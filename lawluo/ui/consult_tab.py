@@ -86,7 +86,7 @@ from ..llm import Deadline, LanguageModels
 from ..llm.cancel import Cancelled
 from ..tolc.builder import MAX_HEIGHT, MAX_K, drawn_elsewhere
 from . import consult_render as cr
-from .copy import UICopy
+from .copy import ADVANCED_LABEL, UICopy
 from .render import CSS, inert_links, notice
 from .views import KEEP, Keep, View, date_box
 from .visitors import (
@@ -1333,7 +1333,7 @@ def build_consult_tab(
                     label="改派领域 Change the domain",
                     elem_id="ll-domain",
                 )
-                with gr.Accordion("高级 / Advanced", open=False, elem_id="ll-use-tolc-accordion"):
+                with gr.Accordion(ADVANCED_LABEL, open=False, elem_id="ll-use-tolc-accordion"):
                     use_tolc = gr.Checkbox(
                         True, label="回答前先澄清 (ToLC) Clarify before answering", elem_id="ll-use-tolc"
                     )
@@ -1520,9 +1520,7 @@ def build_consult_tab(
 def _intro(copy: UICopy | None) -> tuple[str, str]:
     """The tab's intro (``consult.md``): what is shown above the consultation, and what is folded under
     使用说明 (after a line ``<!-- more -->``), so that on a phone the question box is on the first screen."""
-    text = copy.text("consult.md") if copy else ""
-    shown, _, more = text.partition(INTRO_FOLD)
-    return shown.strip(), more.strip()
+    return copy.split("consult.md", INTRO_FOLD) if copy else ("", "")
 
 
 def leave_later(visitors: Visitors, request: gr.Request) -> None:

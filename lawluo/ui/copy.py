@@ -38,11 +38,12 @@ class UICopy:
                 )
             return ""
 
-    def split(self, name: str) -> tuple[str, str]:
-        """The text for every visitor and the part after a line :data:`ADVANCED` (for researchers and
-        operators, shown folded under 高级 / Advanced), each stripped; ``("", "")`` for a missing file."""
-        shown, _, advanced = self.text(name).partition(ADVANCED)
-        return shown.strip(), advanced.strip()
+    def split(self, name: str, fold: str = ADVANCED) -> tuple[str, str]:
+        """The text before a line ``fold`` and the part after it, each stripped; ``("", "")`` for a missing
+        file. By default the fold is :data:`ADVANCED` (what follows is for researchers and operators, shown
+        folded under 高级 / Advanced)."""
+        shown, _, folded = self.text(name).partition(fold)
+        return shown.strip(), folded.strip()
 
     def json(self, name: str):
         raw = self.text(name)

@@ -17,6 +17,7 @@ from ..law import content_kinds
 from ..law.numerals import int_to_chinese
 from ..law.verdicts import BY_CODE, CONTENT_BEARING, HALLUCINATED, VERDICTS
 from ..retrieval.case_fit import NONE_FITS_CAUSE, UNKNOWN_KIND
+from .copy import ADVANCED_LABEL
 
 #: Facts longer than this are shown truncated, with the full text one click away.
 FACTS_PREVIEW_CHARS = 160
@@ -278,14 +279,19 @@ def nhsr_line(nhsr: float | None, counts: Mapping[str, int]) -> str:
     >>> nhsr_line(None, {"no_content": 2})
     'NHSR: no citation carries content (2 cited by name and number only)'
     """
-    total = sum(counts.values())
+    total, bearing, right = _tally(counts)
     if total == 0:
         return "NHSR: no statute citation found (cite like 《民法典》第一千零七十九条)"
-    bearing = sum(n for code, n in counts.items() if code in CONTENT_BEARING)
     if nhsr is None or bearing == 0:
         return f"NHSR: no citation carries content ({total} cited by name and number only)"
-    right = sum(n for code, n in counts.items() if code in CONTENT_BEARING and code not in HALLUCINATED)
     return f"NHSR {right}/{bearing} = {nhsr:.2f} over content-bearing citations"
+
+
+def _tally(counts: Mapping[str, int]) -> tuple[int, int, int]:
+    """Citations in all, those that bear content (NHSR's denominator), and those of them not hallucinated."""
+    bearing = sum(n for code, n in counts.items() if code in CONTENT_BEARING)
+    right = sum(n for code, n in counts.items() if code in CONTENT_BEARING and code not in HALLUCINATED)
+    return sum(counts.values()), bearing, right
 
 
 def plain_summary(counts: Mapping[str, int]) -> str:
@@ -294,11 +300,9 @@ def plain_summary(counts: Mapping[str, int]) -> str:
     >>> plain_summary({"verified": 1, "wrong_number": 1, "no_content": 2})
     '共找到 4 处法条引用：写出条文内容的 2 处中，1 处与条文相符；另有 2 处只写了法律名称和条号。'
     """
-    total = sum(counts.values())
+    total, bearing, right = _tally(counts)
     if total == 0:
         return "没有找到法条引用（请写成《民法典》第一千零七十九条这样的形式）。"
-    bearing = sum(n for code, n in counts.items() if code in CONTENT_BEARING)
-    right = sum(n for code, n in counts.items() if code in CONTENT_BEARING and code not in HALLUCINATED)
     parts = [f"共找到 {total} 处法条引用"]
     if bearing:
         parts.append(f"写出条文内容的 {bearing} 处中，{right} 处与条文相符")
@@ -317,7 +321,7 @@ def check_summary(nhsr: float | None, counts: Mapping[str, int], notices: Sequen
         "".join(notice(n, "warn") for n in notices)
         + f'<div class="ll-summary">{esc(plain_summary(counts))}</div>'
         + (f'<div class="ll-counts">{pills}</div>' if pills else "")
-        + '<details class="ll-advanced"><summary>高级 / Advanced</summary>'
+        + f'<details class="ll-advanced"><summary>{esc(ADVANCED_LABEL)}</summary>'
         + f'<div class="ll-meta ll-nhsr">{esc(nhsr_line(nhsr, counts))}</div></details>'
     )
 
