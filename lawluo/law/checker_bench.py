@@ -659,8 +659,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--held-out-from",
         metavar="DIR",
+        action="append",
         help="--build-controls: build a held-out set, by the same rules, from what the controls in DIR did not use "
-        "(judgments of --judge-data not in DIR, the other lawyer-llama consultations and the multi-turn ones)",
+        "(judgments of --judge-data not in DIR, the other lawyer-llama consultations and the multi-turn ones); "
+        "--build-other-laws: an earlier set whose positive rows' articles are used last (repeatable)",
+    )
+    parser.add_argument(
+        "--build-other-laws",
+        action="store_true",
+        help="build the held-out set over laws other than 刑法 and 民法典 into --controls from --data instead "
+        "(lawluo/law/controls_other_laws.py)",
     )
     parser.add_argument(
         "--controls-seed",
@@ -678,7 +686,7 @@ def command(args: argparse.Namespace, statutes_path: Path, command_line: str) ->
     from .database import StatuteDB
 
     folder = Path(args.controls) if args.controls else DEFAULT_CONTROLS
-    if args.build_controls:
+    if args.build_controls or getattr(args, "build_other_laws", False):
         return 0, _build(args, Path(args.statutes or statutes_path), folder)
     rows, notes = load_controls(folder)  # before the database loads: a wrong folder fails at once
     db = StatuteDB(args.statutes or statutes_path)
@@ -716,6 +724,8 @@ def _build(args: argparse.Namespace, statutes: Path, folder: Path) -> str:
     from . import controls
     from .database import StatuteDB
 
+    if getattr(args, "build_other_laws", False):
+        return _build_other_laws(args, statutes, folder)
     if not args.judge_data:  # the inputs are checked before the database loads
         raise ControlsError(
             "--build-controls needs --judge-data: JuDGE's data/test.json (git clone "
@@ -726,7 +736,9 @@ def _build(args: argparse.Namespace, statutes: Path, folder: Path) -> str:
     held_out = None
     needed = [judge, data / controls.LAWYER_LLAMA_FILE]
     if getattr(args, "held_out_from", None):
-        earlier = Path(args.held_out_from)
+        if len(args.held_out_from) > 1:
+            raise ControlsError("--build-controls takes one --held-out-from")
+        earlier = Path(args.held_out_from[0])
         if args.controls_seed is None or args.controls_seed == controls.SEED:
             raise ControlsError(
                 f"--held-out-from needs --controls-seed, other than the first set's {controls.SEED}"
@@ -748,6 +760,34 @@ def _build(args: argparse.Namespace, statutes: Path, folder: Path) -> str:
         digests = controls.write(folder, files, stats, force=args.force)
     except (controls.FrozenError, json.JSONDecodeError, KeyError, ValueError) as exc:
         raise ControlsError(str(exc)) from None
+    return _wrote(folder, files, digests)
+
+
+def _build_other_laws(args: argparse.Namespace, statutes: Path, folder: Path) -> str:
+    from . import controls, controls_other_laws
+    from .database import StatuteDB
+
+    earlier = [Path(p) for p in args.held_out_from or []]
+    data = Path(args.data)
+    for f in earlier:
+        if not controls.read_sums(f):
+            raise ControlsError(f"--held-out-from {f}: no frozen controls (SHA256SUMS) there")
+        if f.resolve() == folder.resolve():
+            raise ControlsError("--held-out-from names the folder being built")
+    for name in (*controls_other_laws.CITING_FILES, controls_other_laws.PROSE_FILE):
+        if not (data / name).is_file():
+            raise ControlsError(f"{data / name}: no such file")
+    db = StatuteDB(statutes)
+    seed = args.controls_seed if args.controls_seed is not None else controls_other_laws.SEED
+    try:
+        files, stats = controls_other_laws.build_other_laws(db, data, earlier, seed)
+        digests = controls.write(folder, files, stats, force=args.force)
+    except (controls.FrozenError, json.JSONDecodeError, KeyError, ValueError) as exc:
+        raise ControlsError(str(exc)) from None
+    return _wrote(folder, files, digests)
+
+
+def _wrote(folder: Path, files: dict[str, list[dict]], digests: dict[str, str]) -> str:
     lines = [f"{d}  {n}" for n, d in sorted(digests.items())]
     sizes = {n: sum(len(r["citations"]) for r in rows) for n, rows in files.items()}
     return (
