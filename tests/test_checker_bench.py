@@ -14,6 +14,7 @@ import pytest
 from lawluo.cli import main
 from lawluo.law import checker_bench as bench
 from lawluo.law import controls
+from tests.conftest import SHARED_DATA
 
 CONTROLS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "checker_controls"
 
@@ -261,9 +262,10 @@ def test_the_frozen_controls_match_their_checksums_and_validate():
 
 
 CONTROLS_V2 = CONTROLS.parent / "checker_controls_v2"
+CONTROLS_V3 = CONTROLS.parent / "checker_controls_v3"
 
 
-@pytest.mark.parametrize("folder", [CONTROLS, CONTROLS_V2], ids=["v1", "v2"])
+@pytest.mark.parametrize("folder", [CONTROLS, CONTROLS_V2, CONTROLS_V3], ids=["v1", "v2", "v3"])
 def test_frozen_control_files_match_their_sha256sums(folder):
     """v1 (development) and v2 (held out, frozen before the checker fixes of issue 40): no checker involved."""
     sums = controls.read_sums(folder)
@@ -292,6 +294,37 @@ def test_held_out_controls_validate_and_share_no_rows_with_v1():
     assert not {r["text"] for r in v1 if r["control"] == "negative"} & {r["text"] for r in rows}
     stats = json.loads((CONTROLS_V2 / "build_stats.json").read_text(encoding="utf-8"))
     assert stats["held_out_from"]["sums"] == controls.read_sums(CONTROLS)
+
+
+def test_other_laws_controls_are_held_out_from_v1_and_v2_and_rebuild_byte_for_byte(tmp_path, capsys):
+    """v3 (laws other than 刑法 and 民法典; frozen before the checker change it measures): the same files come
+    out of the builder, its rows validate, and no positive row is made from a v1/v2 article where another
+    was available (only drink_drunk, which has no others, and outdated_version reuse any)."""
+    rows, notes = bench.load_controls(CONTROLS_V3)  # the format check only
+    assert notes == []
+    keys = {c["key"] for r in rows if r["control"] == "negative" for c in r["citations"]}
+    assert keys and not keys & {"刑法", "民法典"}
+    earlier = controls._used_by(CONTROLS)["articles"] | controls._used_by(CONTROLS_V2)["articles"]
+    reused = [
+        r["kind"]
+        for r in rows
+        if r["control"] == "positive"
+        and (r["source"]["key"], r["source"]["version"], r["source"]["article"], r["source"]["suffix"])
+        in earlier
+    ]
+    assert set(reused) <= {"drink_drunk", "outdated_version"}
+    args = [
+        "bench",
+        "checker",
+        "--build-other-laws",
+        "--controls",
+        str(tmp_path / "v3"),
+        "--data",
+        str(SHARED_DATA),
+    ]
+    args += ["--held-out-from", str(CONTROLS), "--held-out-from", str(CONTROLS_V2)]
+    assert main(args) == 0, capsys.readouterr().err
+    assert controls.read_sums(tmp_path / "v3") == controls.read_sums(CONTROLS_V3)
 
 
 def test_a_few_control_rows_through_the_real_checker(checker):

@@ -74,6 +74,8 @@ CLEAR_MATCH = 85.0
 #: version's article this well and by this much more (a few words reworded by the amendment).
 OLDER_CLEARLY = 90.0
 OLDER_MARGIN = 8.0
+#: …or when, this long (normalised characters), it is word for word that version's text and not today's.
+OLDER_VERBATIM = 20
 MARGIN = 25.0
 #: A cited article this close to the quote cannot be beaten by MARGIN: no need to search the law.
 NEAR_EXACT = 100.0 - MARGIN + 10.0
@@ -370,10 +372,19 @@ class CitationChecker:
             changed = meaning.conflict(cit.quoted, self._clauses(art), normalise)
             if changed:  # every piece is in the article, but joined or worded to say something else
                 return Checked(cit, "content_mismatch", art, s_cited, changed)
+            verbatim_now = quoted_norm in self._article_norm(art)
             for old_law in older:  # the words of an older version, close to today's but not the same
                 old = self.db.article(old_law, cit.article, cit.suffix)
                 s_old = self.agreement(quoted_norm, old) if old is not None else 0.0
-                if s_old >= OLDER_CLEARLY and s_old >= s_cited + OLDER_MARGIN:
+                # a quote that is an older version's words and not today's (a few words the amendment
+                # changed), or that agrees with it clearly better
+                verbatim_then = (
+                    old is not None
+                    and not verbatim_now
+                    and len(quoted_norm) >= OLDER_VERBATIM
+                    and quoted_norm in self._article_norm(old)
+                )
+                if verbatim_then or (s_old >= OLDER_CLEARLY and s_old >= s_cited + OLDER_MARGIN):
                     return Checked(
                         cit, "outdated_version", old, s_old, f"matches the {old_law.version} version"
                     )

@@ -82,9 +82,12 @@ _PARAGRAPH_END = re.compile(
     r"|\n(?=\s*(?:同时|此外|另外|如果|若|建议|因此|所以|综上|总之|需要|请|您|你|我|本案|本院|被告人|公诉机关))"
 )
 _APPLICATION_START = re.compile(
-    r"(?:您|你|我|他|她|它|其|贵|因此|所以|故(?!意)|本案|这|那|即|也就是说|如|若|在本|题中|小[明王张李红刚]|甲|乙|丙|该[公人员单]|"
+    r"(?:您|你|我|他|她|它|其(?![中他余次])|贵|因此|所以|故(?!意)|本案|这|那|即|也就是说|如|若|在本|题中|小[明王张李红刚]|甲|乙|丙|该[公人员单]|"
     r"如果|只要|虽然|但|但是|可以看出|可见|可知|应该|需要|请|建议|一般|通常|具体|结合|针对|上述|以上|关于)"
 )
+#: 第X条规定，但是，…除外 — a partial quote may begin with the statute's own proviso (其中，… likewise: 其
+#: is the client only when it is not 其中/其他/其余/其次).
+_STATUTE_BUT = re.compile(r"但是[，,]")
 _COMMENTARY = re.compile(
     r"律师解答|律师分析|律师回答|律师提示|综上|因此|所以|由此可见|据此|回答[:：]|答[:：]|[，,]\s*(?:您|你)"
 )
@@ -278,7 +281,7 @@ class CitationExtractor:
             if (
                 "之规定" in lead.group(0)
                 or ("的规定" in lead.group(0) and intro in _APPLYING_VERBS)
-                or _APPLICATION_START.match(text, pos)
+                or (_APPLICATION_START.match(text, pos) and not _STATUTE_BUT.match(text, pos))
             ):
                 return None, "applied", end
             # 第X条规定，<what the statute says>。 — the content the answer attributes to the article.
