@@ -665,6 +665,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--build-other-laws: an earlier set whose positive rows' articles are used last (repeatable)",
     )
     parser.add_argument(
+        "--build-disc-judgments",
+        action="store_true",
+        help="build the held-out judgment-style negative control from DISC-LawLLM's court decisions into "
+        "--controls from --data instead (lawluo/law/controls_disc.py)",
+    )
+    parser.add_argument(
         "--build-other-laws",
         action="store_true",
         help="build the held-out set over laws other than 刑法 and 民法典 into --controls from --data instead "
@@ -686,7 +692,11 @@ def command(args: argparse.Namespace, statutes_path: Path, command_line: str) ->
     from .database import StatuteDB
 
     folder = Path(args.controls) if args.controls else DEFAULT_CONTROLS
-    if args.build_controls or getattr(args, "build_other_laws", False):
+    if (
+        args.build_controls
+        or getattr(args, "build_other_laws", False)
+        or getattr(args, "build_disc_judgments", False)
+    ):
         return 0, _build(args, Path(args.statutes or statutes_path), folder)
     rows, notes = load_controls(folder)  # before the database loads: a wrong folder fails at once
     db = StatuteDB(args.statutes or statutes_path)
@@ -726,6 +736,8 @@ def _build(args: argparse.Namespace, statutes: Path, folder: Path) -> str:
 
     if getattr(args, "build_other_laws", False):
         return _build_other_laws(args, statutes, folder)
+    if getattr(args, "build_disc_judgments", False):
+        return _build_disc_judgments(args, statutes, folder)
     if not args.judge_data:  # the inputs are checked before the database loads
         raise ControlsError(
             "--build-controls needs --judge-data: JuDGE's data/test.json (git clone "
@@ -781,6 +793,22 @@ def _build_other_laws(args: argparse.Namespace, statutes: Path, folder: Path) ->
     seed = args.controls_seed if args.controls_seed is not None else controls_other_laws.SEED
     try:
         files, stats = controls_other_laws.build_other_laws(db, data, earlier, seed)
+        digests = controls.write(folder, files, stats, force=args.force)
+    except (controls.FrozenError, json.JSONDecodeError, KeyError, ValueError) as exc:
+        raise ControlsError(str(exc)) from None
+    return _wrote(folder, files, digests)
+
+
+def _build_disc_judgments(args: argparse.Namespace, statutes: Path, folder: Path) -> str:
+    from . import controls, controls_disc
+    from .database import StatuteDB
+
+    data = Path(args.data)
+    if not (data / controls_disc.DISC_FILE).is_file():
+        raise ControlsError(f"{data / controls_disc.DISC_FILE}: no such file")
+    db = StatuteDB(statutes)
+    try:
+        files, stats = controls_disc.build_disc_judgments(db, data)
         digests = controls.write(folder, files, stats, force=args.force)
     except (controls.FrozenError, json.JSONDecodeError, KeyError, ValueError) as exc:
         raise ControlsError(str(exc)) from None
