@@ -263,9 +263,12 @@ def test_the_frozen_controls_match_their_checksums_and_validate():
 
 CONTROLS_V2 = CONTROLS.parent / "checker_controls_v2"
 CONTROLS_V3 = CONTROLS.parent / "checker_controls_v3"
+CONTROLS_JUDGMENTS = CONTROLS.parent / "checker_controls_judgments"
 
 
-@pytest.mark.parametrize("folder", [CONTROLS, CONTROLS_V2, CONTROLS_V3], ids=["v1", "v2", "v3"])
+@pytest.mark.parametrize(
+    "folder", [CONTROLS, CONTROLS_V2, CONTROLS_V3, CONTROLS_JUDGMENTS], ids=["v1", "v2", "v3", "judgments"]
+)
 def test_frozen_control_files_match_their_sha256sums(folder):
     """v1 (development) and v2 (held out, frozen before the checker fixes of issue 40): no checker involved."""
     sums = controls.read_sums(folder)
@@ -325,6 +328,26 @@ def test_other_laws_controls_are_held_out_from_v1_and_v2_and_rebuild_byte_for_by
     args += ["--held-out-from", str(CONTROLS), "--held-out-from", str(CONTROLS_V2)]
     assert main(args) == 0, capsys.readouterr().err
     assert controls.read_sums(tmp_path / "v3") == controls.read_sums(CONTROLS_V3)
+
+
+def test_disc_judgment_controls_rebuild_byte_for_byte_and_share_nothing_with_v1(tmp_path, capsys):
+    rows, notes = bench.load_controls(CONTROLS_JUDGMENTS)
+    assert (
+        notes == [] and {r["style"] for r in rows} == {"judgment"} and all(r["as_of"] is None for r in rows)
+    )
+    v1_texts = {r["text"][:200] for r in bench.load_controls(CONTROLS)[0] if r["style"] == "judgment"}
+    assert not v1_texts & {r["text"][:200] for r in rows}
+    args = [
+        "bench",
+        "checker",
+        "--build-disc-judgments",
+        "--controls",
+        str(tmp_path / "j"),
+        "--data",
+        str(SHARED_DATA),
+    ]
+    assert main(args) == 0, capsys.readouterr().err
+    assert controls.read_sums(tmp_path / "j") == controls.read_sums(CONTROLS_JUDGMENTS)
 
 
 def test_a_few_control_rows_through_the_real_checker(checker):

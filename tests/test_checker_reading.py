@@ -244,3 +244,44 @@ def test_reading_back_into_an_earlier_sentence_is_named(checker):
         "《刑法》第307条规定：“帮助当事人毁灭、伪造证据，情节严重的，处三年以上七年以下有期徒刑。”",
     )
     assert c.verdict == "content_mismatch" and "comes before" in c.note, c.note
+
+
+# -- court decisions no earlier control had (DISC-LawLLM; benchmarks/data/checker_controls_judgments) -------
+
+
+@pytest.mark.parametrize("verb", ["依照", "按照"])
+def test_a_citation_inside_the_courts_own_clause_is_applied(checker, verb):
+    c = only(
+        checker,
+        f"如果未按本判决指定的期间履行给付金钱义务，应当{verb}《中华人民共和国民事诉讼法》第二百六十条规定，加倍支付迟延履行期间的债务利息。",
+    )
+    assert (c.citation.content_kind, c.verdict) == ("applied", "no_content")
+
+
+def test_the_next_citations_verb_is_not_the_previous_articles_content(checker):
+    text = (
+        "依照《中华人民共和国劳动合同法》第二条、第八十二条，参照劳动和社会保障部《关于确立劳动关系有关事项的通知》的有关规定，"
+        "判决如下：一、原告支付被告二倍工资差额22400元。"
+    )
+    assert [c.verdict for c in checker.check(text).citations][:2] == ["no_content", "no_content"]
+
+
+def test_a_verb_inside_the_laws_title_does_not_make_the_quote_applied(checker):
+    """适用 in 《…适用法律若干问题的解释》 is part of the name, not the writer's clause."""
+    c = only(
+        checker,
+        "《最高人民法院关于审理人身损害赔偿案件适用法律若干问题的解释》第二十二条规定，本解释所称“城镇居民人均可支配收入”"
+        "“农村居民人均纯收入”“城镇居民人均消费性支出”“农村居民人均年生活消费支出”“职工平均工资”，按照政府统计部门公布的"
+        "各省、自治区、直辖市以及经济特区和计划单列市上一年度相关统计数据确定。",
+    )
+    assert c.citation.content_kind == "stated", c.citation.content_kind
+
+
+def test_a_full_stop_typed_as_a_dot_still_ends_the_sentence(checker):
+    c = only(
+        checker,
+        "《刑事诉讼法解释》第四百零四条规定:“第二审人民法院认为第一审判决事实不清、证据不足的,可以在查清事实后改判,也可以裁定撤销"
+        "原判,发回原审人民法院重新审判.有多名被告人的案件,部分被告人的犯罪事实不清、证据不足或者有新的犯罪事实需要追诉,且有关犯罪与"
+        "其他同案被告人没有关联的,第二审人民法院根据案件情况,可以对该部分被告人分案处理,将该部分被告人发回原审人民法院重新审判。”",
+    )
+    assert c.verdict == "verified", c.note

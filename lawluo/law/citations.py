@@ -85,6 +85,8 @@ _APPLICATION_START = re.compile(
     r"(?:您|你|我|他|她|它|其(?![中他余次])|贵|因此|所以|故(?!意)|本案|这|那|即|也就是说|如|若|在本|题中|小[明王张李红刚]|甲|乙|丙|该[公人员单]|"
     r"如果|只要|虽然|但|但是|可以看出|可见|可知|应该|需要|请|建议|一般|通常|具体|结合|针对|上述|以上|关于)"
 )
+#: The verb of the next citation, not content: 第二条、第八十二条，参照…《关于确立劳动关系有关事项的通知》
+_NEXT_CITATION = re.compile(r"(?:参照|依照|依据|根据|按照|适用)[^，。；,;\n《]{0,20}《")
 #: 第X条规定，但是，…除外 — a partial quote may begin with the statute's own proviso (其中，… likewise: 其
 #: is the client only when it is not 其中/其他/其余/其次).
 _STATUTE_BUT = re.compile(r"但是[，,]")
@@ -242,9 +244,12 @@ class CitationExtractor:
     # -- content ----------------------------------------------------------------------------
 
     @staticmethod
-    def _content_after(text: str, end: int, stop: int, intro: str = "") -> tuple[str | None, str, int]:
+    def _content_after(
+        text: str, end: int, stop: int, intro: str = "", embedded: bool = False
+    ) -> tuple[str | None, str, int]:
         """The content attributed to a citation ending at ``end``; ``stop`` is the next citation;
-        ``intro`` the verb that introduced the citation in its clause (依照, 根据, 符合…), if any."""
+        ``intro`` the verb that introduced the citation in its clause (依照, 根据, 符合…), if any, and
+        ``embedded`` whether the writer's own words precede that verb in the clause (应当依照…规定，加倍支付…)."""
         lead = _LEAD_IN.match(text, end)
         pos = lead.end() if lead else end
         said = bool(lead and re.search(r"规定|指出|载明|写道|[:：]", lead.group(0)))
@@ -279,8 +284,10 @@ class CitationExtractor:
             # 依照…第X条之规定，判决如下 / 根据…第X条，您可以… — the article is applied to the case, not
             # stated: nothing to compare.
             if (
-                "之规定" in lead.group(0)
+                _NEXT_CITATION.match(text, pos)  # 第八十二条，参照《…》的有关规定: the next citation's verb
+                or "之规定" in lead.group(0)
                 or ("的规定" in lead.group(0) and intro in _APPLYING_VERBS)
+                or (embedded and bool(intro))  # 应当依照…第二百六十条规定，加倍支付…
                 or (_APPLICATION_START.match(text, pos) and not _STATUTE_BUT.match(text, pos))
             ):
                 return None, "applied", end
@@ -373,8 +380,15 @@ class CitationExtractor:
                 if named is not None:
                     next_start = named.start
             intro = _INTRO_RE.search(text, max(0, group[0].start - 110), group[0].start)
+            title = text.rfind("《", 0, group[0].start)
+            embedded = bool(
+                intro
+                and intro.start() > 0
+                and (title == -1 or intro.start() < title)  # the verb, not 适用 inside the law's title
+                and re.match(r"[\u4e00-\u9fff]", text[intro.start() - 1])
+            )
             quoted, kind, content_end = self._content_after(
-                text, group[-1].end, next_start, intro.group(1) if intro else ""
+                text, group[-1].end, next_start, intro.group(1) if intro else "", embedded
             )
             if quoted is not None and len(re.sub(r"\W", "", quoted)) < _MIN_CONTENT:
                 quoted, kind = None, "none"

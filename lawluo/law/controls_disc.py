@@ -9,8 +9,10 @@ correct citations in a court's prose, never used to develop or tune the checker.
 The rows are built exactly as v1's judgment rows (:func:`lawluo.law.controls.judgment_row`: the court's
 citing formula read by a parser independent of the checker, the rule of what counts as a real citation,
 appendix entries whose quote is not the article's text removed), from the outputs that read as a court's
-decision (本院认为 / 判决如下 / 被告人). A judgment's date is not in the text, so ``as_of`` is the latest
-date of the facts (the question): the version in force then, or the oldest the database holds.
+decision (本院认为 / 判决如下). A decision's date is not in the text, so ``as_of`` is None (today's statute
+book); the latest date of the facts is kept in ``source.facts_date``. It is *not* the decision's date: the
+first build used it as ``as_of``, and a court that decided in 2022 under the 民法典 on facts of 2019 (as the
+时间效力 provisions let it) was then judged against the law of 2019 (see the README's dated note).
 
     python -m lawluo bench checker --build-disc-judgments --controls benchmarks/data/checker_controls_judgments
 """
@@ -25,7 +27,7 @@ from .database import StatuteDB
 
 DISC_FILE = "disc/qa_short_answer.jsonl"
 DISC_SOURCE = "FudanDISC/DISC-LawLLM eval/datasets/subjective/qa_short_answer.json @ f40d023"
-_COURT = re.compile(r"判决如下|本院认为|被告人")
+_COURT = re.compile(r"判决如下|本院认为")
 _DATE = re.compile(r"((?:19|20)\d\d)年(\d{1,2})月(\d{1,2})日")
 
 
@@ -51,7 +53,7 @@ def build_disc_judgments(db: StatuteDB, data_dir: Path) -> tuple[dict, dict]:
         if not _COURT.search(text):
             continue
         stats["court_outputs"] += 1
-        as_of = facts_date(src.get("input") or "")
+        as_of = None  # the decision's date is unknown (the facts' date is not it)
         kept, expected, excluded, removed = judgment_row(db, text, as_of)
         stats["entries_removed"] += removed
         stats["excluded"] += len(excluded)
@@ -66,7 +68,12 @@ def build_disc_judgments(db: StatuteDB, data_dir: Path) -> tuple[dict, dict]:
                 "as_of": as_of,
                 "citations": expected,
                 "excluded": excluded,
-                "source": {"file": DISC_FILE, "id": src.get("id"), "appendix_entries_removed": removed},
+                "source": {
+                    "file": DISC_FILE,
+                    "id": src.get("id"),
+                    "facts_date": facts_date(src.get("input") or ""),
+                    "appendix_entries_removed": removed,
+                },
             }
         )
         stats["expected"] += len(expected)

@@ -57,7 +57,9 @@ SLACK = 0.25
 COVERS = 0.8
 _MIN_CLAUSE = 3
 
-_SENTENCE_SPLIT = re.compile(r"[。；;！？!?\n]+")
+_SENTENCE_SPLIT = re.compile(
+    r"[。；;！？!?\n]+|(?<=[\u4e00-\u9fff])\.(?=[\u4e00-\u9fff])"
+)  # 。 or a . between words
 _CLAUSE_SPLIT = re.compile(r"[，,：:、]+")
 _NUMERAL = "零〇一二三四五六七八九十百千万亿两"
 #: A number counts when it counts something — a period, an amount, an age, a share — not in 一方 or 一并.
