@@ -44,6 +44,7 @@ from lawluo.ui.copy import UICopy
 from lawluo.ui.gate import GRADIO_QUEUE_SIZE, GateLimits, queue_gate_middleware
 from lawluo.ui.headers import security_headers_middleware
 from lawluo.ui.health import health_route
+from lawluo.ui.mcp_tools import build_mcp_tools, only_statute_tools
 from lawluo.ui.models_panel import build_models_panel
 from lawluo.ui.render import without_paths
 from lawluo.ui.statute_tab import build_statute_tab, build_unavailable_tab
@@ -130,6 +131,7 @@ def build_app(
                 with gr.Tab(CONSULT_TAB_LABEL, id="consult"):
                     gr.Markdown(firm)
             build_statute_tab(searcher, cases, checker, copy)
+            build_mcp_tools(settings, db, searcher, checker, firm if isinstance(firm, Firm) else None)
         annotation = _load_annotation(settings, checker)
         if isinstance(annotation, AnnotationService):
             build_annotate_tab(annotation, demo)
@@ -204,6 +206,8 @@ def launch_options(settings: Settings, sign_in: SignIn | None = None) -> dict:
     - ``css``: the page's :data:`CSS` (Gradio 6 takes it in ``launch``), and ``theme``: colours that meet
       WCAG 2.1 AA (``lawluo/ui/theme.py``).
     - ``routes``: ``GET /healthz`` (``lawluo/ui/health.py``), answered outside Gradio's queue.
+    - ``mcp_server``: the setting's (off by default); on, ``/gradio_api/mcp/`` serves the statute tools of
+      ``lawluo/ui/mcp_tools.py`` alone (the ``lifespan``; docs/mcp.md).
     """
     try:
         trusted = TrustedProxies.parse(settings.trusted_proxies)
@@ -221,9 +225,11 @@ def launch_options(settings: Settings, sign_in: SignIn | None = None) -> dict:
                 visitor_cookie_middleware(),
             ],
             "routes": [health_route(settings)],  # GET /healthz, beside Gradio's routes (lawluo/ui/health.py)
+            "lifespan": only_statute_tools,  # the MCP server offers lawluo/ui/mcp_tools.py's tools alone
         },
         "ssr_mode": False,
         "run_history": False,
+        "mcp_server": settings.mcp_server,  # off: not even $GRADIO_MCP_SERVER turns it on
         "max_file_size": settings.max_upload_mb * 1024 * 1024,
         "state_session_capacity": STATE_SESSIONS,
         "max_threads": MAX_THREADS,

@@ -326,6 +326,14 @@ class Settings:
             "help": "A Hugging Face dataset repo the annotation data is pushed to every 10 minutes (HF_TOKEN)."
         },
     )
+    mcp_server: bool = field(
+        default=False,
+        metadata={
+            "help": "Serve the statute tools (lookup_statute, search_statutes, check_citations, route_question) to "
+            "agents over MCP at /gradio_api/mcp/ (Gradio's MCP server, Streamable HTTP; docs/mcp.md). Off: "
+            "neither MCP tools nor their API endpoints exist."
+        },
+    )
     models: ModelsConfig = field(
         default_factory=ModelsConfig, metadata={"help": "The language model of each role."}
     )

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .zerogpu import SPACES_REQUIREMENT, spaces_installed
+
 QUANTIZATIONS = ("none", "4bit", "8bit")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 SYSTEM_MESSAGES = ("auto", "keep", "merge")
@@ -201,6 +203,21 @@ class TransformersOptions:
         default=1,
         metadata={"help": "Calls admitted at once; generation itself is serialised (one model, one GPU)."},
     )
+    zerogpu: bool | None = field(
+        default=None,
+        metadata={
+            "help": "Run generation inside spaces.GPU, for a Hugging Face Space on ZeroGPU hardware. Unset (auto): "
+            "on when SYSTEM=spaces (a Space) and the spaces package is installed; true: always (needs spaces); "
+            "false: never. When on, the model loads as the app starts (docs/deployment.md#zerogpu)."
+        },
+    )
+    zerogpu_duration_s: int = field(
+        default=60,
+        metadata={
+            "help": "Seconds of GPU each call asks ZeroGPU for (spaces.GPU(duration=…)): the slowest answer must "
+            "fit, and a visitor needs this much quota left; shorter requests are scheduled sooner."
+        },
+    )
 
     def __post_init__(self) -> None:
         stops = self.stop_tokens
@@ -236,6 +253,15 @@ class TransformersOptions:
         _check_generation(self.temperature, self.top_p, self.max_tokens)
         if self.stream_timeout <= 0 or self.concurrency < 1:
             raise ValueError("stream_timeout must be > 0 and concurrency >= 1")
+        if self.zerogpu_duration_s < 1:
+            raise ValueError(f"zerogpu_duration_s {self.zerogpu_duration_s} must be at least 1 (seconds)")
+        if self.zerogpu and self.device == "cpu":
+            raise ValueError("zerogpu: on runs generation on a lent GPU; with device: cpu set zerogpu: off")
+        if self.zerogpu and not spaces_installed():
+            raise ValueError(
+                f"zerogpu: on needs the spaces package, which is not installed: pip install {SPACES_REQUIREMENT} "
+                "(a Gradio Space installs it by itself), or leave zerogpu unset (auto)"
+            )
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,12 @@ an answer that ran to ``max_tokens`` comes back marked as cut (:mod:`.answer`). 
 decodes greedily. A stream runs ``generate`` in a worker thread feeding a ``TextIteratorStreamer``;
 closing the stream early stops generation after the current token.
 
+On a Hugging Face Space with ZeroGPU hardware (``zerogpu``, see :mod:`.zerogpu`) the two functions that
+do the GPU work, :meth:`TransformersBackend._answer_on_device` and the generator
+:meth:`TransformersBackend._pieces_on_device`, are wrapped in ``spaces.GPU(duration=zerogpu_duration_s)``
+when the backend is created, and the model is loaded then too (before the app launches); everywhere
+else the wrapping is the identity and the model loads on the first call.
+
 Reference: Hugging Face transformers, "Chat templates" and "Text generation strategies"
 (``TextIteratorStreamer``, ``StoppingCriteria``, ``stop_strings``); PEFT, ``PeftModel.from_pretrained``.
 """
@@ -24,12 +30,13 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from typing import Any
 
+from . import zerogpu
 from .answer import ChatAnswer, Finish
 from .base import ChatBackend
-from .errors import LLMTimeout
+from .errors import LLMError, LLMTimeout
 from .local_loading import (
     MODEL_CACHE,
     LoadedModel,
@@ -70,14 +77,40 @@ class TransformersBackend(ChatBackend):
         self.options: TransformersOptions = options
         self._key: LoadKey | None = None
         self._format: ChatFormat | None = None
+        self._startup_error: str | None = None
+        self.zerogpu = zerogpu.decide(options.zerogpu, options.device)
+        zerogpu.log_decision(self.describe(), self.zerogpu, options.zerogpu_duration_s)
+        # The functions that do the GPU work; spaces.GPU-wrapped on ZeroGPU, themselves elsewhere.
+        self._generate_answer = zerogpu.gpu_function(
+            self._answer_on_device, self.zerogpu, options.zerogpu_duration_s
+        )
+        self._generate_pieces = zerogpu.gpu_function(
+            self._pieces_on_device, self.zerogpu, options.zerogpu_duration_s
+        )
+        if self.zerogpu.on:
+            self._load_at_startup()
+
+    def _load_at_startup(self) -> None:
+        """Load the model and its chat format now (ZeroGPU: in the thread that imported ``spaces``, before
+        launch, so the weights are packed for the lent GPU). A failure is kept as the unavailable reason:
+        the app starts and says why, and the Space is restarted once the setting is fixed."""
+        if self.unavailable_reason() is not None:
+            return
+        try:
+            self.chat_format()  # loads the model first
+        except LLMError as exc:
+            self._startup_error = f"{exc} (the model loads at start-up on a Space: restart it after the fix)"
+            logger.error("%s: %s", self.describe(), self._startup_error)
 
     def unavailable_reason(self) -> str | None:
         # Only what is knowable without importing torch: a local path or file that plainly does not exist.
-        # Everything else (no GPU, no bitsandbytes, an unreachable hub) surfaces on the first call.
+        # Everything else (no GPU, no bitsandbytes, an unreachable hub) surfaces on the first call, or on
+        # ZeroGPU at start-up, where it is kept (_startup_error).
         o = self.options
         folder, gguf_file = gguf_location(o.model, o.gguf_file)
         return (
-            (missing_gguf_file(o.model, o.gguf_file) if gguf_file else missing_local_path("model", folder))
+            self._startup_error
+            or (missing_gguf_file(o.model, o.gguf_file) if gguf_file else missing_local_path("model", folder))
             or missing_local_path("adapter", o.adapter)
             or chat_template_problem(o.chat_template)
         )
@@ -113,7 +146,8 @@ class TransformersBackend(ChatBackend):
         return self._format
 
     def setup_notes(self) -> dict[str, str]:
-        """The template and stop tokens chosen, for ``python -m lawluo models --ping`` (loads the model)."""
+        """The template and stop tokens chosen (and ZeroGPU, when on), for ``python -m lawluo models --ping``
+        (loads the model)."""
         fmt = self.chat_format()
         template = self.options.chat_template
         if not template:
@@ -124,37 +158,81 @@ class TransformersBackend(ChatBackend):
                 if is_template_file(template)
                 else f"from the settings ({len(template)} characters)"
             )
-        return {
+        notes = {
             "chat_template": source,
             "stop_tokens": ", ".join(fmt.stop_tokens) or "only the model's end-of-sequence token",
         }
+        if self.zerogpu.on:
+            notes["zerogpu"] = (
+                f"spaces.GPU(duration={self.options.zerogpu_duration_s}); {self.zerogpu.reason}"
+            )
+        return notes
 
     # -- generation -----------------------------------------------------------------------------
+    # _chat and _stream run in the app's process; _answer_on_device and _pieces_on_device do the GPU work
+    # (self._generate_answer / self._generate_pieces: on ZeroGPU they run in spaces' worker process).
+    def _chat(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> str:
+        with zerogpu.translated_errors():
+            text, finish = zerogpu.unwrap(self._generate_answer(messages, gen))
+        return ChatAnswer(text, finish)
+
+    def _stream(
+        self, messages: list[dict[str, str]], gen: dict[str, Any]
+    ) -> Generator[str, None, Finish | None]:
+        with zerogpu.translated_errors():
+            pieces = iter(self._generate_pieces(messages, gen))
+            try:
+                for item in pieces:
+                    if isinstance(item, Finish):
+                        return item
+                    yield zerogpu.unwrap(item)
+            finally:
+                pieces.close()  # closed early: the generation stops (on ZeroGPU, at its next piece)
+        return None
+
+    def _answer_on_device(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> Any:
+        """The whole answer as ``(text, Finish)``, or :class:`~.zerogpu.Failed` carrying the exception."""
+        try:
+            import torch
+
+            loaded = self.load()
+            inputs = self._encode(loaded, messages)
+            kwargs = self._generate_kwargs(loaded, gen)
+            with loaded.lock:
+                if "seed" in gen:
+                    torch.manual_seed(int(gen["seed"]))
+                output = loaded.model.generate(**inputs, **kwargs)
+            new_tokens = output[0, inputs["input_ids"].shape[1] :]
+            text = loaded.tokenizer.decode(new_tokens, skip_special_tokens=True)
+            text, stopped = cut_at_stop(text, self._stops(gen))
+            return text, self._finish(loaded, new_tokens, kwargs["max_new_tokens"], stopped)
+        except Exception as exc:
+            return zerogpu.Failed(exc)
+
+    def _pieces_on_device(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> Iterator[Any]:
+        """The answer's pieces, then its :class:`Finish` (if known) as the last item; an exception comes as
+        a last :class:`~.zerogpu.Failed` item. Items, not a generator's return value: ``spaces`` passes on
+        only what is yielded."""
+        try:
+            finish = yield from self._stream_on_device(messages, gen)
+        except Exception as exc:
+            yield zerogpu.Failed(exc)
+        else:
+            if finish is not None:
+                yield finish
+
     def _encode(self, loaded: LoadedModel, messages: list[dict[str, str]]) -> Any:
         fmt = self.chat_format()
         template = fmt.template if self.options.chat_template else None  # None: the tokenizer's own
-        return encode_chat(loaded.tokenizer, messages, template).to(loaded.device)
+        # The model's own device: on ZeroGPU the GPU lent to this call, known only inside it.
+        device = getattr(loaded.model, "device", None) or loaded.device
+        return encode_chat(loaded.tokenizer, messages, template).to(device)
 
     def _stops(self, gen: dict[str, Any]) -> list[str]:
         """Strings an answer is cut at: the call's ``stop`` and the end-of-turn tokens, should one be decoded."""
         return requested_stops(gen) + list(self.chat_format().stop_tokens)
 
-    def _chat(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> str:
-        import torch
-
-        loaded = self.load()
-        inputs = self._encode(loaded, messages)
-        kwargs = self._generate_kwargs(loaded, gen)
-        with loaded.lock:
-            if "seed" in gen:
-                torch.manual_seed(int(gen["seed"]))
-            output = loaded.model.generate(**inputs, **kwargs)
-        new_tokens = output[0, inputs["input_ids"].shape[1] :]
-        text = loaded.tokenizer.decode(new_tokens, skip_special_tokens=True)
-        text, stopped = cut_at_stop(text, self._stops(gen))
-        return ChatAnswer(text, self._finish(loaded, new_tokens, kwargs["max_new_tokens"], stopped))
-
-    def _stream(
+    def _stream_on_device(
         self, messages: list[dict[str, str]], gen: dict[str, Any]
     ) -> Generator[str, None, Finish | None]:
         from transformers import StoppingCriteriaList, TextIteratorStreamer

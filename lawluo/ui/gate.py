@@ -289,7 +289,7 @@ class QueueGate:
             if joins:
                 self.owners.claim(session, owner)
         if not joins:
-            await self.app(scope, _replay(body), send)
+            await self.app(scope, _replay(body, receive), send)
             return
         model = self._is_model_event(scope, event, path)
         key = (address, model)
@@ -297,7 +297,7 @@ class QueueGate:
             self._check_places(scope, address, model, user)
             self._admitting[key] = self._admitting.get(key, 0) + 1
         try:
-            await self.app(scope, _replay(body), send)
+            await self.app(scope, _replay(body, receive), send)
         finally:
             with self._lock:
                 self._admitting[key] -= 1
@@ -421,17 +421,19 @@ async def _read_body(receive, limit: int) -> bytes:
             return b"".join(chunks)
 
 
-def _replay(body: bytes):
+def _replay(body: bytes, receive):
+    """The request's body, read by the gate, once; then the client's own messages (a streamed answer — an
+    MCP tool's event stream — waits on them to learn that the client left)."""
     sent = False
 
-    async def receive():
+    async def replay():
         nonlocal sent
         if not sent:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
-        return {"type": "http.disconnect"}
+        return await receive()
 
-    return receive
+    return replay
 
 
 def _counting(receive, limit: int):
