@@ -285,3 +285,19 @@ def test_a_full_stop_typed_as_a_dot_still_ends_the_sentence(checker):
         "其他同案被告人没有关联的,第二审人民法院根据案件情况,可以对该部分被告人分案处理,将该部分被告人发回原审人民法院重新审判。”",
     )
     assert c.verdict == "verified", c.note
+
+
+def test_a_courts_list_without_di_or_tiao_is_read_whole(checker):
+    text = (
+        "依照《中华人民共和国民法典》第一百七十八条、五百七十七条、第六百七十六、第六百八十八条，《中华人民共和国民事诉讼法》"
+        "第一百四十五条、一百四十七条之规定，判决如下：一、被告归还借款。"
+    )
+    got = [(c.citation.resolution.key, c.citation.article) for c in checker.check(text).citations]
+    assert got == [
+        ("民法典", 178),
+        ("民法典", 577),
+        ("民法典", 676),
+        ("民法典", 688),
+        ("民事诉讼法", 145),
+        ("民事诉讼法", 147),
+    ]

@@ -155,26 +155,41 @@ class _LawName(NamedTuple):
     start: int
 
 
+#: In a court's list the later articles may lack 第 (第一百七十八条、五百七十七条) or the first its 条
+#: (第六百七十六、第六百八十八条).
+_BARE_IN_LIST_RE = re.compile(rf"\s*、\s*({NUMERAL})\s*条(?:之({NUMERAL}))?")
+_NO_TIAO_RE = re.compile(rf"第\s*({NUMERAL})()(?=\s*、\s*第\s*{NUMERAL}\s*条)")
+
+
+def _mention_at(text: str, m: re.Match) -> _Mention | None:
+    """The mention of match ``m`` (groups: number, suffix), with the 款 and 项 that follow it."""
+    try:
+        number = chinese_to_int(m.group(1))
+        suffix = chinese_to_int(m.group(2)) if m.group(2) else 0
+    except ValueError:
+        return None
+    end = m.end()
+    mention = _Mention(m.start(1) if m.re is _BARE_IN_LIST_RE else m.start(), end, number, suffix)
+    p = _PARA_RE.match(text, end)
+    if p:
+        mention.paragraph = chinese_to_int(p.group(1))
+        end = p.end()
+    it = _ITEM_RE.match(text, end)
+    if it:
+        mention.item = chinese_to_int(it.group(1) or it.group(2))
+        end = it.end()
+    mention.end = end
+    return mention
+
+
 def _mentions(text: str) -> list[_Mention]:
     out = []
-    for m in _ARTICLE_RE.finditer(text):
-        try:
-            number = chinese_to_int(m.group(1))
-            suffix = chinese_to_int(m.group(2)) if m.group(2) else 0
-        except ValueError:
-            continue
-        end = m.end()
-        mention = _Mention(m.start(), end, number, suffix)
-        p = _PARA_RE.match(text, end)
-        if p:
-            mention.paragraph = chinese_to_int(p.group(1))
-            end = p.end()
-        it = _ITEM_RE.match(text, end)
-        if it:
-            mention.item = chinese_to_int(it.group(1) or it.group(2))
-            end = it.end()
-        mention.end = end
-        out.append(mention)
+    for m in sorted([*_ARTICLE_RE.finditer(text), *_NO_TIAO_RE.finditer(text)], key=lambda m: m.start()):
+        mention = _mention_at(text, m)
+        while mention is not None:
+            out.append(mention)
+            bare = _BARE_IN_LIST_RE.match(text, mention.end)  # 、五百七十七条 after it
+            mention = _mention_at(text, bare) if bare else None
     return out
 
 
