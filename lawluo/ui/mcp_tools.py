@@ -49,9 +49,10 @@ _json = partial(json.dumps, ensure_ascii=False)
 _ARTICLE = re.compile(rf"第?\s*({NUMERAL})\s*条?\s*(?:之\s*({NUMERAL}))?")
 
 
-def _description(fn) -> str:
-    """The tool's docstring without its Args (MCP lists those with each parameter), lines kept."""
-    doc = inspect.getdoc(fn) or ""
+def _description(fn, domains: str = "") -> str:
+    """The tool's docstring without its Args (MCP lists those with each parameter), lines kept; ``{domains}``
+    becomes the domain table's list (``assets``' domains file: the count is never written here)."""
+    doc = (inspect.getdoc(fn) or "").replace("{domains}", domains)
     head, _, rest = doc.partition("\nArgs:")
     return head.strip() + "\n\n" + rest[rest.find("Returns:") :].strip() if rest else doc
 
@@ -233,13 +234,13 @@ class StatuteTools:
         return _json(out)
 
     def route_question(self, question: str) -> str:
-        """Route a client's legal question to one of LawLuo's 16 consultation domains (婚姻家庭 marriage_family, 劳动纠纷 labor, 交通事故 traffic, 债权债务 debt, 刑事辩护 criminal, 合同纠纷 contract, 房产纠纷 real_estate, 侵权 tort, 公司法 company, 医疗纠纷 medical, 拆迁安置 demolition, 行政诉讼 administrative, 建设工程 construction, 知识产权 intellectual_property, 消费权益 consumer, 其他 other), as the firm's receptionist does. Below a confidence threshold the question goes to 其他 (other) with fallback true.
+        """Route a client's legal question to one of LawLuo's consultation domains ({domains}), as the firm's receptionist does. Below a confidence threshold the question goes to 其他 (other) with fallback true.
 
         Args:
             question: the client's question in Chinese, e.g. "公司拖欠我三个月工资怎么办" (at most 4,000 characters).
 
         Returns:
-            A JSON object {"domain" (id), "name" (Chinese), "confidence" (probability of the best domain), "fallback", "top": [{"domain", "name", "p"}] (the three best), "scores" (probability of each of the 16 domains)}. An empty or too long question is an error message.
+            A JSON object {"domain" (id), "name" (Chinese), "confidence" (probability of the best domain), "fallback", "top": [{"domain", "name", "p"}] (the three best), "scores" (probability of each domain)}. An empty or too long question is an error message.
             Example: route_question(question="公司拖欠我三个月工资怎么办") → {"domain": "labor", "name": "劳动纠纷", "confidence": 0.47, "fallback": false, …}.
         """
         if self.receptionist is None:
@@ -273,9 +274,10 @@ def build_mcp_tools(
     tools = StatuteTools(db, searcher, checker, domains, firm.receptionist if firm is not None else None)
     # Gradio warns of the page's events with a gr.State input: they are no tools here (only_statute_tools).
     warnings.filterwarnings("ignore", "This MCP server includes a tool that has a gr.State input")
+    listed = ", ".join(f"{d.name} {d.id}" for d in domains)
     for name in TOOL_NAMES:  # queue=False: Gradio's MCP fast path calls the function directly
         fn = getattr(tools, name)
-        gr.api(fn, api_name=f"mcp_{name}", api_description=_description(fn), queue=False)
+        gr.api(fn, api_name=f"mcp_{name}", api_description=_description(fn, listed), queue=False)
     return tools
 
 
