@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,3 +51,19 @@ def emit_report(text: str, out: str | None) -> None:
         from lawluo.files import write_atomically
 
         write_atomically(out, text if text.endswith("\n") else text + "\n")
+
+
+def wait_for(url: str, seconds: float, proc: subprocess.Popen | None = None) -> float:
+    """Seconds until ``url`` answers 200 (RuntimeError past ``seconds`` or when ``proc`` exits)."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"the process serving {url} exited with status {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if response.status == 200:
+                    return time.perf_counter() - start
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"{url} did not answer within {seconds:g} s")

@@ -23,9 +23,10 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
 from pathlib import Path
+
+from _common import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -46,20 +47,6 @@ def start_app(root: Path, port: int) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "app.py"], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-
-
-def wait_http(url: str, proc: subprocess.Popen) -> float:
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < START_TIMEOUT_S:
-        if proc.poll() is not None:
-            raise SystemExit(f"the app exited with {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return time.perf_counter() - t0
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit(f"no 200 from {url} in {START_TIMEOUT_S:.0f} s")
 
 
 def weigh(browser, url: str) -> dict:
@@ -121,7 +108,7 @@ def main() -> None:
     base = f"http://127.0.0.1:{port}"
     proc = start_app(args.root.resolve(), port)
     try:
-        start = wait_http(base + "/", proc)
+        start = wait_for(base + "/", START_TIMEOUT_S, proc)
         print(f"{args.root}: GET / answered 200 after {start:.1f} s")
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -36,31 +36,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-from _common import DATA, QUESTIONS, ROOT, read_jsonl
+from _common import DATA, QUESTIONS, ROOT, read_jsonl, wait_for
 
 from tests.fakes.live_app import free_port
 
 PERF = re.compile(r"(prompt eval|\s eval) time =\s*([\d.]+) ms /\s*(\d+) (?:tokens|runs)")
 LAWBENCH_CONSULT = DATA / "lawbench" / "consult.dev.jsonl"
-
-
-def wait_for(url: str, seconds: float, proc: subprocess.Popen | None = None) -> float:
-    """Seconds until ``url`` answers 200 (RuntimeError past ``seconds`` or when ``proc`` exits)."""
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"the process serving {url} exited with status {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                if response.status == 200:
-                    return time.perf_counter() - start
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise RuntimeError(f"{url} did not answer within {seconds:g} s")
 
 
 def stop(proc: subprocess.Popen | None) -> None:

@@ -767,12 +767,7 @@ def _build(args: argparse.Namespace, statutes: Path, folder: Path) -> str:
         if not path.is_file():
             raise ControlsError(f"{path}: no such file")
     db = StatuteDB(statutes)
-    try:
-        files, stats = controls.build(db, judge, data, held_out)
-        digests = controls.write(folder, files, stats, force=args.force)
-    except (controls.FrozenError, json.JSONDecodeError, KeyError, ValueError) as exc:
-        raise ControlsError(str(exc)) from None
-    return _wrote(folder, files, digests)
+    return _write_built(folder, args.force, lambda: controls.build(db, judge, data, held_out))
 
 
 def _build_other_laws(args: argparse.Namespace, statutes: Path, folder: Path) -> str:
@@ -791,25 +786,29 @@ def _build_other_laws(args: argparse.Namespace, statutes: Path, folder: Path) ->
             raise ControlsError(f"{data / name}: no such file")
     db = StatuteDB(statutes)
     seed = args.controls_seed if args.controls_seed is not None else controls_other_laws.SEED
-    try:
-        files, stats = controls_other_laws.build_other_laws(db, data, earlier, seed)
-        digests = controls.write(folder, files, stats, force=args.force)
-    except (controls.FrozenError, json.JSONDecodeError, KeyError, ValueError) as exc:
-        raise ControlsError(str(exc)) from None
-    return _wrote(folder, files, digests)
+    return _write_built(
+        folder, args.force, lambda: controls_other_laws.build_other_laws(db, data, earlier, seed)
+    )
 
 
 def _build_disc_judgments(args: argparse.Namespace, statutes: Path, folder: Path) -> str:
-    from . import controls, controls_disc
+    from . import controls_disc
     from .database import StatuteDB
 
     data = Path(args.data)
     if not (data / controls_disc.DISC_FILE).is_file():
         raise ControlsError(f"{data / controls_disc.DISC_FILE}: no such file")
     db = StatuteDB(statutes)
+    return _write_built(folder, args.force, lambda: controls_disc.build_disc_judgments(db, data))
+
+
+def _write_built(folder: Path, force: bool, build) -> str:
+    """Build the controls (``build()``: their files' rows and the statistics), write and freeze them."""
+    from . import controls
+
     try:
-        files, stats = controls_disc.build_disc_judgments(db, data)
-        digests = controls.write(folder, files, stats, force=args.force)
+        files, stats = build()
+        digests = controls.write(folder, files, stats, force=force)
     except (controls.FrozenError, json.JSONDecodeError, KeyError, ValueError) as exc:
         raise ControlsError(str(exc)) from None
     return _wrote(folder, files, digests)

@@ -513,41 +513,52 @@ def _expected(law: str, key: str, number: int, suffix: int, expect: str, verdict
     }
 
 
-def negative_judgment(
-    db: StatuteDB, judge_rows: Iterable[dict], judge_path: str = JUDGE_PATH
+def negative_row(n: int, style: str, text: str, as_of, citations: list, excluded: list, source: dict) -> dict:
+    """Row ``n`` of a negative control (every set, both styles)."""
+    return {
+        "id": f"neg-{style}-{n:04d}",
+        "control": "negative",
+        "style": style,
+        "text": text,
+        "as_of": as_of,
+        "citations": citations,
+        "excluded": excluded,
+        "source": source,
+    }
+
+
+def judgment_rows(
+    db: StatuteDB, judgments: Iterable[tuple[str, str | None, dict]]
 ) -> tuple[list[dict], dict]:
-    """Rows of the judgment style from JuDGE's judgments (``text_id``, ``fd``: the full judgment)."""
+    """Rows of the judgment style from (full text, as_of, source) triples (:func:`judgment_row` each)."""
     rows, stats = [], {"judgments": 0, "rows": 0, "expected": 0, "excluded": 0, "entries_removed": 0}
-    for src in judge_rows:
+    for full, as_of, source in judgments:
         stats["judgments"] += 1
-        full = src["fd"].strip()
-        as_of = written_on(full)
         text, expected, excluded, removed = judgment_row(db, full, as_of)
         stats["entries_removed"] += removed
         stats["excluded"] += len(excluded)
         if not expected:
             continue
-        rows.append(
-            {
-                "id": f"neg-judgment-{len(rows) + 1:04d}",
-                "control": "negative",
-                "style": "judgment",
-                "text": text,
-                "as_of": as_of,
-                "citations": expected,
-                "excluded": excluded,
-                "source": {
-                    "repository": JUDGE_REPO,
-                    "commit": JUDGE_COMMIT,
-                    "path": judge_path,
-                    "text_id": src["text_id"],
-                    "appendix_entries_removed": removed,
-                },
-            }
-        )
+        source = {**source, "appendix_entries_removed": removed}
+        rows.append(negative_row(len(rows) + 1, "judgment", text, as_of, expected, excluded, source))
         stats["expected"] += len(expected)
     stats["rows"] = len(rows)
     return rows, stats
+
+
+def negative_judgment(
+    db: StatuteDB, judge_rows: Iterable[dict], judge_path: str = JUDGE_PATH
+) -> tuple[list[dict], dict]:
+    """Rows of the judgment style from JuDGE's judgments (``text_id``, ``fd``: the full judgment)."""
+    source = {"repository": JUDGE_REPO, "commit": JUDGE_COMMIT, "path": judge_path}
+    return judgment_rows(
+        db,
+        (
+            (full, written_on(full), {**source, "text_id": src["text_id"]})
+            for src in judge_rows
+            for full in (src["fd"].strip(),)
+        ),
+    )
 
 
 # -- answer style --------------------------------------------------------------------------------
@@ -739,20 +750,12 @@ def negative_answer(
             _add(expected, kept[-1][0], "no_content", "bare_list")
         if len(prose) > 2:
             paras.append(prose[-1])
+        source = {
+            "file": counsel_rows[i].get("_file", LAWYER_LLAMA_FILE),
+            "line": counsel_rows[i].get("_line", i + 1),
+        }
         rows.append(
-            {
-                "id": f"neg-answer-{len(rows) + 1:04d}",
-                "control": "negative",
-                "style": "answer",
-                "text": "\n".join(paras),
-                "as_of": None,
-                "citations": list(expected.values()),
-                "excluded": [],
-                "source": {
-                    "file": counsel_rows[i].get("_file", LAWYER_LLAMA_FILE),
-                    "line": counsel_rows[i].get("_line", i + 1),
-                },
-            }
+            negative_row(len(rows) + 1, "answer", "\n".join(paras), None, list(expected.values()), [], source)
         )
         stats["expected"] += len(expected)
     stats["rows"] = len(rows)

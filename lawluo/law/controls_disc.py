@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .controls import judgment_row, read_jsonl_rows, sha256
+from .controls import judgment_rows, read_jsonl_rows, sha256
 from .database import StatuteDB
 
 DISC_FILE = "disc/qa_short_answer.jsonl"
@@ -45,39 +45,21 @@ def facts_date(text: str) -> str | None:
 
 def build_disc_judgments(db: StatuteDB, data_dir: Path) -> tuple[dict, dict]:
     """``negative_judgment.jsonl``'s rows and the build's statistics."""
-    rows: list[dict] = []
-    stats = {"outputs": 0, "court_outputs": 0, "rows": 0, "expected": 0, "excluded": 0, "entries_removed": 0}
-    for src in read_jsonl_rows(data_dir / DISC_FILE):
-        stats["outputs"] += 1
-        text = (src.get("output") or "").strip()
-        if not _COURT.search(text):
-            continue
-        stats["court_outputs"] += 1
-        as_of = None  # the decision's date is unknown (the facts' date is not it)
-        kept, expected, excluded, removed = judgment_row(db, text, as_of)
-        stats["entries_removed"] += removed
-        stats["excluded"] += len(excluded)
-        if not expected:
-            continue
-        rows.append(
-            {
-                "id": f"neg-judgment-{len(rows) + 1:04d}",
-                "control": "negative",
-                "style": "judgment",
-                "text": kept,
-                "as_of": as_of,
-                "citations": expected,
-                "excluded": excluded,
-                "source": {
-                    "file": DISC_FILE,
-                    "id": src.get("id"),
-                    "facts_date": facts_date(src.get("input") or ""),
-                    "appendix_entries_removed": removed,
-                },
-            }
-        )
-        stats["expected"] += len(expected)
-    stats["rows"] = len(rows)
+    outputs = list(read_jsonl_rows(data_dir / DISC_FILE))
+    court = [src for src in outputs if _COURT.search(src.get("output") or "")]
+    rows, stats = judgment_rows(
+        db,
+        (  # as_of None: the decision's date is unknown (the facts' date is not it)
+            (
+                src["output"].strip(),
+                None,
+                {"file": DISC_FILE, "id": src.get("id"), "facts_date": facts_date(src.get("input") or "")},
+            )
+            for src in court
+        ),
+    )
+    stats = {"outputs": len(outputs), "court_outputs": len(court), **stats}
+    stats.pop("judgments")
     stats["inputs"] = {
         "disc": {"path": DISC_FILE, "source": DISC_SOURCE, "sha256": sha256(data_dir / DISC_FILE)},
         "statute_db": {"sha256": sha256(db.path), "source": db.meta.get("source", "")},

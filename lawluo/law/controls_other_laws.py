@@ -38,6 +38,7 @@ from .controls import (
     _plain_sentences,
     _used_by,
     contained,
+    negative_row,
     plain,
     positive_rows,
     read_jsonl_rows,
@@ -104,17 +105,9 @@ def negative_rows(rng: random.Random, pool: list[Article], prose: list[str]) -> 
             _add(expected, src, verdict, form)
         if not expected:
             continue
+        source = {"file": PROSE_FILE, "laws": sorted({c["key"] for c in expected.values()})}
         rows.append(
-            {
-                "id": f"neg-answer-{n + 1:04d}",
-                "control": "negative",
-                "style": "answer",
-                "text": "\n".join(paras),
-                "as_of": None,
-                "citations": list(expected.values()),
-                "excluded": [],
-                "source": {"file": PROSE_FILE, "laws": sorted({c["key"] for c in expected.values()})},
-            }
+            negative_row(n + 1, "answer", "\n".join(paras), None, list(expected.values()), [], source)
         )
         stats["expected"] += len(expected)
     stats["rows"] = len(rows)
