@@ -302,7 +302,7 @@ class CitationExtractor:
                 _NEXT_CITATION.match(text, pos)  # 第八十二条，参照《…》的有关规定: the next citation's verb
                 or "之规定" in lead.group(0)
                 or ("的规定" in lead.group(0) and intro in _APPLYING_VERBS)
-                or (embedded and bool(intro))  # 应当依照…第二百六十条规定，加倍支付…
+                or embedded  # 应当依照…第二百六十条规定，加倍支付… (embedded implies a verb)
                 or (_APPLICATION_START.match(text, pos) and not _STATUTE_BUT.match(text, pos))
             ):
                 return None, "applied", end
