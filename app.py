@@ -20,14 +20,13 @@ import time
 
 import gradio as gr
 
-from eval_ui.adjudicate_tab import build_adjudicate_tab
+from eval_ui.admin_page import build_admin_page
 from eval_ui.annotate_tab import LAYOUT_CSS as ANNOTATE_CSS
 from eval_ui.annotate_tab import TAB_LABEL as ANNOTATE_TAB_LABEL
 from eval_ui.annotate_tab import build_annotate_tab
 from eval_ui.auth import UsersError, load_users
 from eval_ui.login import SignIn, SignInLimits
 from eval_ui.service import AnnotationService
-from eval_ui.stats_tab import build_stats_tab
 from eval_ui.store import StoreError, start_sync
 from lawluo.config import ConfigError, Settings, describe_settings
 from lawluo.firm import Firm
@@ -46,6 +45,7 @@ from lawluo.ui.headers import security_headers_middleware
 from lawluo.ui.health import health_route
 from lawluo.ui.mcp_tools import build_mcp_tools, only_statute_tools
 from lawluo.ui.models_panel import build_models_panel
+from lawluo.ui.pages import ADMIN, ANNOTATE, PAGE_PATHS, navbar
 from lawluo.ui.render import without_paths
 from lawluo.ui.statute_tab import build_statute_tab, build_unavailable_tab
 from lawluo.ui.theme import PAGE_CSS, build_theme
@@ -112,7 +112,8 @@ def build_app(
     copy = UICopy(settings.ui_copy_dir)
     # Gradio's copies of files served for download (reports, saved consultations) go after a session's life.
     ttl = int(settings.session_ttl_s)
-    with gr.Blocks(title="LawLuo 律罗", delete_cache=(min(ttl, 600), ttl)) as demo:
+    with gr.Blocks(title="LawLuo 律罗", delete_cache=(min(ttl, 600), ttl)) as demo:  # the visitors' page, /
+        navbar()
         gr.Markdown("# LawLuo 律罗 · 法律咨询与法条核查", elem_id="ll-title")
         try:
             db = StatuteDB(settings.statutes_path)
@@ -132,19 +133,25 @@ def build_app(
                     gr.Markdown(firm)
             build_statute_tab(searcher, cases, checker, copy)
             build_mcp_tools(settings, db, searcher, checker, firm if isinstance(firm, Firm) else None)
-        annotation = _load_annotation(settings, checker)
-        if isinstance(annotation, AnnotationService):
-            build_annotate_tab(annotation, demo)
-            build_adjudicate_tab(annotation, demo, sign_in)
-            build_stats_tab(annotation, demo)
-        else:
-            with gr.Tab(ANNOTATE_TAB_LABEL, id="annotate"):
-                gr.Markdown(annotation)
         with gr.Tab("关于 / About", id="about"):
             about = copy.text("about.md")
             if about:
                 gr.Markdown(about)
             build_models_panel(models, copy)
+    annotation = _load_annotation(settings, checker)
+    with demo.route(ANNOTATE.name, ANNOTATE.url):  # the lawyers' page; its item: /annotate?item=<id>
+        navbar()
+        if isinstance(annotation, AnnotationService):
+            build_annotate_tab(annotation, demo)
+        else:
+            with gr.Tab(ANNOTATE_TAB_LABEL, id="annotate"):
+                gr.Markdown(annotation)
+    with demo.route(ADMIN.name, ADMIN.url):  # the admins' page: adjudication, statistics
+        navbar()
+        if isinstance(annotation, AnnotationService):
+            build_admin_page(annotation, demo, sign_in)
+        else:
+            gr.Markdown(annotation)
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=GRADIO_QUEUE_SIZE)
     if not hasattr(demo, "warm_up"):  # no statute database: nothing to warm up
         demo.warm_up = lambda: None
@@ -219,7 +226,7 @@ def launch_options(settings: Settings, sign_in: SignIn | None = None) -> dict:
         + SignInLimits().notice(),
         "app_kwargs": {
             "middleware": [
-                security_headers_middleware(),  # outermost: the gate's refusals carry the headers too
+                security_headers_middleware(pages=PAGE_PATHS),  # outermost: refusals carry them too
                 client_address_middleware(trusted),
                 queue_gate_middleware(GateLimits.from_settings(settings), trusted),
                 visitor_cookie_middleware(),

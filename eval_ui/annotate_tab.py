@@ -19,9 +19,10 @@ at the top of the window while the annotator scrolls (:data:`LAYOUT_CSS`), so a 
 or key away whatever they are reading. Keys 1–4 work wherever the focus is, except in a text or
 number field. 跳过 Skip puts an item aside, 上一条 Back reopens their earlier labels to edit (the store
 keeps every version). An admin also imports items and exports labels (both in the audit log; the
-invitations and the log itself are in the admin's 裁决 / Adjudication tab); the admin's part of the tab is
-hidden from everyone else, and the tab shows no form when nobody can sign in. Nobody sees another
-annotator's labels.
+invitations and the log itself are in the admin's 裁决 / Adjudication tab, on ``/admin``); the admin's
+part of the tab is hidden from everyone else, and the tab shows no form when nobody can sign in. Nobody
+sees another annotator's labels. The tab is the page ``/annotate``; ``/annotate?item=<id>`` opens that
+item when it is the annotator's (:func:`open_linked`).
 
 A held-down key or a hasty second click labels one item, not the next one too: the page ignores key
 repeats, disables the verdict buttons while a label is being saved and for :data:`GRACE_MS` after a new
@@ -94,6 +95,9 @@ VERDICT_KEYS = {v.key: f"ann-verdict-{v.shown}" for v in verdicts.VERDICT_TABLE}
 MAX_IMPORT_BYTES = 20_000_000
 MAX_IMPORT_ITEMS = 20_000
 SCORE_FIELDS = ("left_rel", "left_tlc", "right_rel", "right_tlc")
+#: The query parameter of a deep link to an item (``/annotate?item=<item id>``), and the longest id read.
+ITEM_PARAM = "item"
+MAX_ITEM_ID_CHARS = 200
 
 ANNOTATE_CSS = (
     CSS
@@ -561,9 +565,9 @@ def _next(service: AnnotationService, who: Identity, message: str = "", kind: st
         )
         if who.is_admin and not assigned:
             text = (
-                "管理员不分配条目；导入、导出在下面的「管理 Admin」，分歧在「裁决 Adjudication」标签页。"
-                " Admins are not assigned items: import and export under Admin below; disagreements are"
-                " in the Adjudication tab."
+                "管理员不分配条目；导入、导出在下面的「管理 Admin」，分歧的裁决和统计在管理页 (/admin)。"
+                " Admins are not assigned items: import and export under Admin below; disagreements and"
+                " statistics are on the Admin page (/admin)."
             )
         return _blank(service, who, (message + " " if message else "") + text, kind)
     return _view(service, who, a, message, kind)
@@ -601,6 +605,50 @@ def open_annotation(
         return _blank(service, None, f"标注库出错 The annotation store failed: {exc}", "error")
     except Exception:
         logger.exception("annotation: open failed")
+        return _blank(service, None, "出错了 Something went wrong; see the server log.", "error")
+
+
+def linked_item(request: gr.Request | None) -> str | None:
+    """The item id of the page's deep link (``/annotate?item=<id>``: :data:`ITEM_PARAM`), or None. The
+    browser sends the page's query string with every event, so only the page-load event reads it."""
+    params = getattr(request, "query_params", None) if request is not None else None
+    value = params.get(ITEM_PARAM) if params is not None else None
+    value = (value or "").strip()
+    return value[:MAX_ITEM_ID_CHARS] if value else None
+
+
+def open_linked(
+    service: AnnotationService, request: gr.Request, profile: gr.OAuthProfile | None = None
+) -> AnnotationView:
+    """On page load: the item of the page's deep link (:func:`linked_item`) when it is assigned to the
+    annotator (labelled or not: a labelled one opens to edit, as 上一条 Back opens it), else their next item
+    with a message that the linked one is not theirs (whether it exists is not said). Without a link, or
+    for someone who is not signed in, what :func:`open_annotation` shows."""
+    item_id = linked_item(request)
+    if item_id is None:
+        return open_annotation(service, request, profile)
+    try:
+        who = identify(service, request, profile)
+        if who is None:
+            return open_annotation(service, request, profile)
+        try:
+            a = service.store.assignment(who.name, item_id)
+        except StoreError:  # no such item, or not assigned to them
+            a = None
+        if a is None or a.status == "unassigned":  # an admin may read any item, but labels only their own
+            shown = " ".join(item_id.split())[:60]
+            return _next(
+                service,
+                who,
+                f"链接里的条目「{shown}」不是分配给你的条目，下面是你的下一条。"
+                f" The linked item “{shown}” is not one of your items; here is your next one.",
+                "warn",
+            )
+        return _view(service, who, a, f"已打开链接的条目 Opened the linked item “{item_id}”.")
+    except (StoreError, UsersError) as exc:
+        return _blank(service, None, f"标注库出错 The annotation store failed: {exc}", "error")
+    except Exception:
+        logger.exception("annotation: open of a linked item failed")
         return _blank(service, None, "出错了 Something went wrong; see the server log.", "error")
 
 
@@ -1112,5 +1160,6 @@ def _build_form(service: AnnotationService, demo: gr.Blocks) -> None:
         bind(export_everything, service), None, [admin_message, exported_all], api_name="export_all"
     )
     refresh.click(bind(list_annotators, service), None, [admin_message, table], api_name="annotators")
-    demo.load(bind(open_annotation, service), None, outputs, api_name="annotation_open").then(None, **settled)
+    # the page's deep link (/annotate?item=<id>) is read here only: every event carries the page's query
+    demo.load(bind(open_linked, service), None, outputs, api_name="annotation_open").then(None, **settled)
     demo.load(bind(_admin_table_on_load, service), None, table, api_visibility="private")

@@ -1,5 +1,6 @@
-"""What the annotation browser tests share: items whose answers cite known statutes, signing in, opening
-a tab (on a phone through the tab bar's "more" menu), waiting for a label to be saved, screenshots.
+"""What the annotation browser tests share: items whose answers cite known statutes, signing in on the
+annotators' page (``/annotate``), opening the admins' page (``/admin``) and a tab of a page (on a phone
+through the tab bar's "more" menu), waiting for a label to be saved, screenshots.
 
 Chromium is Debian's, headless, driven by Playwright (``tests/fakes/live_app.py``).
 """
@@ -56,6 +57,18 @@ CHANGED_AND_SETTLED = """([selector, before]) => {
 }"""
 
 
+def page_url(app, path: str) -> str:
+    """The URL of the app's page ``path`` (``/``, ``/annotate``, ``/admin?…``)."""
+    return app.url.rstrip("/") + path
+
+
+def open_admin(page, app, tab: str = "裁决 / Adjudication") -> None:
+    """Go to the admins' page (``/admin``) and open its tab ``tab`` once the page shows it to the admin."""
+    page.goto(page_url(app, "/admin"))
+    page.get_by_role("tab", name=tab).first.wait_for(timeout=30_000)
+    open_tab(page, tab)
+
+
 def open_tab(page, name: str) -> None:
     """Click the tab ``name``; on a narrow screen it may sit in the tab bar's "more" menu."""
     page.wait_for_selector("[role=tablist] button[role=tab]")
@@ -74,14 +87,13 @@ def tab_names(page) -> list[str]:
 
 
 def sign_in(browser, app, name: str, password: str, viewport: dict | None = None, shots: str = "annotation"):
-    """A new browser context signed in as ``name`` on the annotation tab with an item shown."""
+    """A new browser context signed in as ``name`` on the annotators' page (``/annotate``), an item shown."""
     context = browser.new_context(viewport=viewport or DESKTOP, accept_downloads=True)
     page = context.new_page()
-    page.goto(app.url)
+    page.goto(page_url(app, "/annotate"))
     page.fill('input[data-testid="textbox"]', name)
     page.fill('input[data-testid="password"]', password)
     page.click("button:has-text('Login')")
-    open_tab(page, "标注 / Annotation")
     page.wait_for_selector("#ann-status:has-text('Progress')")
     folder = SHOTS / shots / re.sub(r"\W", "_", name)
     folder.mkdir(parents=True, exist_ok=True)

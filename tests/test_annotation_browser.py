@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from .annotation_pages import open_admin, page_url
 from .fakes.live_app import annotation_app, require_chromium
 
 SHOTS = Path(__file__).parent / "artifacts" / "screenshots" / "annotation"
@@ -38,11 +39,10 @@ def app(tmp_path_factory):
 def sign_in(browser, app, name: str, password: str):
     context = browser.new_context(viewport={"width": 1400, "height": 1100}, accept_downloads=True)
     page = context.new_page()
-    page.goto(app.url)
+    page.goto(page_url(app, "/annotate"))  # the annotators' page
     page.fill('input[data-testid="textbox"]', name)
     page.fill('input[data-testid="password"]', password)
     page.click("button:has-text('Login')")
-    page.get_by_role("tab", name="标注 / Annotation").click()
     page.wait_for_selector("#ann-status:has-text('Progress')")
     folder = SHOTS / name
     shutil.rmtree(folder, ignore_errors=True)
@@ -265,11 +265,10 @@ def test_text_in_items_comments_and_names_never_fetches_a_remote_resource(browse
     requests: list[str] = []
     page = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
     page.on("request", lambda r: requests.append(r.url))
-    page.goto(hostile_app.url)
+    page.goto(page_url(hostile_app, "/annotate"))
     page.fill('input[data-testid="textbox"]', HOSTILE_NAME)
     page.fill('input[data-testid="password"]', "pw")
     page.click("button:has-text('Login')")
-    page.get_by_role("tab", name="标注 / Annotation").click()
     page.wait_for_selector("#ann-question:has-text('leak.invalid')")
     for summary in page.locator("#ann-reference, .ann-statute summary").all():
         if summary.is_visible():
@@ -281,10 +280,10 @@ def test_text_in_items_comments_and_names_never_fetches_a_remote_resource(browse
     page.wait_for_selector("#ann-message:has-text('Editing your label')")
     assert page.input_value("#ann-comment textarea") == HOSTILE
     page.click("#ann-admin")  # the annotators table names the admin
-    page.get_by_role("tab", name="统计 / Statistics").click()
+    assert "leak.invalid" in page.inner_text("#ann-question")  # shown, as text
+    open_admin(page, hostile_app, "统计 / Statistics")  # the admins' page, /admin
     page.click("#st-compute")
     page.wait_for_selector("#st-report .st-note")
-    page.wait_for_function(SETTLED_AND_READY)
-    assert "leak.invalid" in page.inner_text("#ann-question")  # shown, as text
+    page.wait_for_function("() => document.querySelectorAll('[class*=\"pending\"]').length === 0")
     assert [u for u in requests if "leak" in u] == []
     page.context.close()

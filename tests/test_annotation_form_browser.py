@@ -32,7 +32,7 @@ from .annotation_pages import (
     card_keys,
     checked,
     citing_items,
-    open_tab,
+    page_url,
     shown_item,
     sign_in,
     tab_names,
@@ -201,10 +201,16 @@ def test_none_of_these_is_wrong_fills_the_unlabelled_and_the_rest_stay_unlabelle
 def test_annotators_see_no_admin_tools_and_the_admin_does(browser, app):
     alice = page_for(browser, app, "alice")
     assert not alice.locator("#ann-admin").is_visible()
-    assert "裁决 / Adjudication" not in tab_names(alice)
+    alice.goto(page_url(app, "/admin"))  # the admins' page: a clear message, no admin tab
+    alice.wait_for_selector("#admin-notice:has-text('This page is for admins')", timeout=30_000)
+    assert "/annotate" in alice.inner_text("#admin-notice")
+    for tab in ("裁决 / Adjudication", "统计 / Statistics"):
+        assert not any(t.is_visible() for t in alice.get_by_role("tab", name=tab).all()), tab
     root = sign_in(browser, app, "root", "rootpw", shots="annotation-form")
     root.wait_for_selector("#ann-admin", state="visible")
-    assert "裁决 / Adjudication" in tab_names(root)
+    root.goto(page_url(app, "/admin"))
+    root.wait_for_selector("#admin-notice", state="hidden", timeout=30_000)
+    assert {"裁决 / Adjudication", "统计 / Statistics"} <= set(tab_names(root))
     for page in (alice, root):
         page.context.close()
 
@@ -223,8 +229,7 @@ def test_sign_out_ends_the_session(browser, app):
 def test_without_sign_in_the_tab_says_so_once_and_shows_no_form(browser, tmp_path):
     with live_app(model=False, LAWLUO_ANNOTATION_DIR=str(tmp_path)) as app:
         page = browser.new_context(viewport=DESKTOP).new_page()
-        page.goto(app.url)
-        open_tab(page, "标注 / Annotation")
+        page.goto(page_url(app, "/annotate"))
         page.wait_for_selector("#ann-not-configured")
         text = page.inner_text("body")
         assert text.count("Annotation is not set up") == 1 and text.count("标注尚未开放") == 1

@@ -9,7 +9,7 @@ import pytest
 from eval_ui.service import STORE_FILE
 from eval_ui.store import AnnotationStore
 
-from .annotation_pages import citing_items, open_tab, sign_in
+from .annotation_pages import citing_items, open_admin, sign_in
 from .fakes.live_app import annotation_app, require_chromium
 
 require_chromium()
@@ -31,7 +31,7 @@ def app(tmp_path_factory):
 
 def test_the_admin_invites_in_the_page_and_reads_the_log_as_text(browser, app):
     root = sign_in(browser, app, "root", "rootpw", shots="annotation-invites")
-    open_tab(root, "裁决 / Adjudication")
+    open_admin(root, app)  # the admins' page, /admin
     root.click("#adj-access button:has-text('邀请与审计')")
     root.wait_for_selector("#adj-audit:has-text('import')", timeout=20000)
     assert "<img src=x onerror=" in root.inner_text("#adj-audit")  # the file name, as text

@@ -30,6 +30,7 @@ from .annotation_pages import (
     checked,
     citing_items,
     open_tab,
+    page_url,
     shown_item,
     sign_in,
     wait_ready,
@@ -103,8 +104,7 @@ def test_a_reload_mid_item_loses_no_label_score_or_comment(browser, app, viewpor
     page.wait_for_selector("#ann-draft:has-text('Draft kept')")
     page.shot(f"{screen(viewport)}-draft-kept", full=False)
 
-    page.reload()  # F5
-    open_tab(page, "标注 / Annotation")
+    page.reload()  # F5: the annotators' page again
     wait_ready(page)
     assert shown_item(app.store, name, page).item.id == a.item.id
     assert checked(page, "left", 1) == "wrong_number"
@@ -198,7 +198,7 @@ def test_the_statistics_name_the_cause_compare_systems_that_met_and_show_charts_
     browser, stats_app, viewport
 ):
     page = browser.new_context(viewport=viewport).new_page()
-    page.goto(stats_app.url)
+    page.goto(page_url(stats_app, "/admin"))  # the admins' page
     page.fill('input[data-testid="textbox"]', "root")
     page.fill('input[data-testid="password"]', "rootpw")
     page.click("button:has-text('Login')")

@@ -39,7 +39,9 @@ from .annotation_pages import (
     DESKTOP,
     PHONE,
     card_keys,
+    open_admin,
     open_tab,
+    page_url,
     shown_item,
     sign_in,
     wait_ready,
@@ -376,7 +378,7 @@ def test_three_annotators_and_an_admin_until_every_statistic_has_a_value(browser
 
     # the admin resolves the first disagreement
     root = sign_in(browser, app, "root", "rootpw", DESKTOP, SHOTS)
-    open_tab(root, "裁决 / Adjudication")
+    open_admin(root, app)  # the admins' page, /admin
     root.wait_for_selector("#adj-comparison .adj-table")
     pending = next(i for i in app.store.disagreements() if not i["adjudication"])  # the tab opens it first
     assert pending["item_id"] in root.inner_text("#adj-comparison")
@@ -411,7 +413,8 @@ def test_three_annotators_and_an_admin_until_every_statistic_has_a_value(browser
     root.shot("statistics")
 
     # every export file, row by row against the store
-    open_tab(root, "标注 / Annotation")
+    root.goto(page_url(app, "/annotate"))
+    root.wait_for_selector("#ann-admin", state="visible", timeout=30_000)
     root.click("#ann-admin")
     root.click("#ann-export-all")
     links = root.locator("#ann-exported-all a")

@@ -2,10 +2,12 @@
 
     python docs/img/screenshots.py            # writes docs/img/consultation.png and docs/img/annotation.png
 
-The consultation is the app with no language model (what a fresh clone shows): a labour question, its
-first two tree elements marked 是, the facts submitted, the lawyer's extract with its citations checked.
-The annotation tab is the demo store, signed in as an annotator. Each image is reduced to 128 colours
-(the text stays sharp; each file ≤ 300 KB, which tests/test_docs_links.py checks).
+Both are what a desktop window (1366×768) shows, the navbar of the app's pages at the top. The visitors'
+page, ``/``, is the app with no language model (what a fresh clone shows): a labour question, its first
+two tree elements marked 是, the facts submitted, the lawyer's extract with its citations checked, the
+window scrolled back to the top. The lawyers' page, ``/annotate``, is the demo store, signed in as an
+annotator. Each image is reduced to 128 colours (the text stays sharp; each file ≤ 300 KB, which
+tests/test_docs_links.py checks).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 QUESTION = "公司一直没和我签劳动合同，干了一年多现在把我辞退了，我能要求什么赔偿？"
-VIEWPORT = {"width": 1280, "height": 800}
+VIEWPORT = {"width": 1366, "height": 768}
 
 
 def save(png: bytes, path: Path, height: int | None = None) -> None:
@@ -57,14 +59,15 @@ def main() -> None:
             page.click("#ll-submit")
             page.wait_for_selector("#ll-citations .ll-badge", timeout=90_000)
             time.sleep(2)  # let the chat finish scrolling
-            save(page.screenshot(full_page=True), out / "consultation.png", height=1620)
+            page.evaluate("window.scrollTo(0, 0)")
+            time.sleep(0.5)
+            save(page.screenshot(), out / "consultation.png")
         with annotation_app(tempfile.mkdtemp(), "root:rootpw:admin,alice:alicepw,bob:bobpw") as app:
             page = browser.new_page(viewport=VIEWPORT)
-            page.goto(app.url)
+            page.goto(app.url.rstrip("/") + "/annotate")  # the lawyers' page
             page.fill('input[data-testid="textbox"]', "alice")
             page.fill('input[data-testid="password"]', "alicepw")
             page.click("button:has-text('Login')")
-            page.get_by_role("tab", name="标注 / Annotation").click()
             page.wait_for_selector("#ann-status:has-text('Progress')")
             time.sleep(2)
             save(page.screenshot(), out / "annotation.png")

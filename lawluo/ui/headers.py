@@ -70,8 +70,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 #: Who may show the app in a frame: the app itself, and a Hugging Face Space's page
 #: (``huggingface.co/spaces/<owner>/<name>`` frames ``https://<owner>-<name>.hf.space``).
 DEFAULT_FRAME_ANCESTORS: tuple[str, ...] = ("'self'", "https://huggingface.co", "https://*.hf.space")
-#: The paths whose HTML is Gradio's page template (``GET /``): only there are inline scripts hashed and
-#: allowed. Any other HTML (an uploaded file served back, an error page) runs no inline script at all.
+#: The paths whose HTML is Gradio's page template (``GET /``; the app passes its routed pages too:
+#: ``lawluo/ui/pages.py``): only there are inline scripts hashed and allowed. Any other HTML (an uploaded
+#: file served back, an error page) runs no inline script at all.
 PAGE_PATHS: tuple[str, ...] = ("/",)
 #: A page larger than this is not held back to be hashed: it gets the policy without hashes (its inline
 #: scripts are refused, so the failure shows; Gradio's page is about 0.2 MB for this app).
@@ -250,12 +251,15 @@ class SecurityHeadersMiddleware:
             raise
 
 
-def security_headers_middleware(frame_ancestors: Sequence[str] = DEFAULT_FRAME_ANCESTORS) -> Middleware:
+def security_headers_middleware(
+    frame_ancestors: Sequence[str] = DEFAULT_FRAME_ANCESTORS, pages: Sequence[str] = PAGE_PATHS
+) -> Middleware:
     """:class:`SecurityHeadersMiddleware` for ``launch(app_kwargs={"middleware": [...]})``; the app may be
     framed by ``frame_ancestors`` (CSP source expressions; ``["'none'"]``: by nobody; a bare ``*``, which
-    would let any site frame it, is refused)."""
+    would let any site frame it, is refused). ``pages``: the paths of the app's pages (``demo.route``'s
+    too: each is Gradio's page template, whose inline scripts must be allowed)."""
     content_security_policy(frame_ancestors)  # a bad source fails here, at launch, not on a request
-    return Middleware(SecurityHeadersMiddleware, frame_ancestors=tuple(frame_ancestors))
+    return Middleware(SecurityHeadersMiddleware, frame_ancestors=tuple(frame_ancestors), pages=tuple(pages))
 
 
 __all__ = [
