@@ -43,9 +43,10 @@ from lawluo.ui.copy import UICopy
 from lawluo.ui.gate import GRADIO_QUEUE_SIZE, GateLimits, queue_gate_middleware
 from lawluo.ui.headers import security_headers_middleware
 from lawluo.ui.health import health_route
+from lawluo.ui.i18n import LANG_CSS, LOCALE_HEAD, t, translations
 from lawluo.ui.mcp_tools import build_mcp_tools, only_statute_tools
 from lawluo.ui.models_panel import build_models_panel
-from lawluo.ui.pages import ADMIN, ANNOTATE, PAGE_PATHS, navbar
+from lawluo.ui.pages import ADMIN, ANNOTATE, HOME, NAV_CSS, PAGE_PATHS, navbar
 from lawluo.ui.render import without_paths
 from lawluo.ui.statute_tab import build_statute_tab, build_unavailable_tab
 from lawluo.ui.theme import PAGE_CSS, build_theme
@@ -64,6 +65,8 @@ CSS = (
     + CONSULT_CSS
     + ANNOTATE_CSS
     + PAGE_CSS
+    + LANG_CSS
+    + NAV_CSS
 )
 
 
@@ -113,8 +116,8 @@ def build_app(
     # Gradio's copies of files served for download (reports, saved consultations) go after a session's life.
     ttl = int(settings.session_ttl_s)
     with gr.Blocks(title="LawLuo 律罗", delete_cache=(min(ttl, 600), ttl)) as demo:  # the visitors' page, /
-        navbar()
-        gr.Markdown("# LawLuo 律罗 · 法律咨询与法条核查", elem_id="ll-title")
+        navbar(HOME)
+        gr.Markdown("# " + t("app.title"), elem_id="ll-title")
         try:
             db = StatuteDB(settings.statutes_path)
             searcher = StatuteSearcher.from_settings(settings, db, background=True)
@@ -133,21 +136,22 @@ def build_app(
                     gr.Markdown(firm)
             build_statute_tab(searcher, cases, checker, copy)
             build_mcp_tools(settings, db, searcher, checker, firm if isinstance(firm, Firm) else None)
-        with gr.Tab("关于 / About", id="about"):
+        with gr.Tab(t("tab.about"), id="about"):
             about = copy.text("about.md")
             if about:
                 gr.Markdown(about)
             build_models_panel(models, copy)
     annotation = _load_annotation(settings, checker)
-    with demo.route(ANNOTATE.name, ANNOTATE.url):  # the lawyers' page; its item: /annotate?item=<id>
-        navbar()
+    # the lawyers' page; its item: /annotate?item=<id>
+    with demo.route("Annotate", ANNOTATE.url, show_in_navbar=False):
+        navbar(ANNOTATE)
         if isinstance(annotation, AnnotationService):
             build_annotate_tab(annotation, demo)
         else:
             with gr.Tab(ANNOTATE_TAB_LABEL, id="annotate"):
                 gr.Markdown(annotation)
-    with demo.route(ADMIN.name, ADMIN.url):  # the admins' page: adjudication, statistics
-        navbar()
+    with demo.route("Admin", ADMIN.url, show_in_navbar=False):  # the admins' page: adjudication, statistics
+        navbar(ADMIN)
         if isinstance(annotation, AnnotationService):
             build_admin_page(annotation, demo, sign_in)
         else:
@@ -211,7 +215,9 @@ def launch_options(settings: Settings, sign_in: SignIn | None = None) -> dict:
       (``FIRM_CONCURRENCY``, each may wait on a model) and every other event at once, so a model-free
       event never waits for a thread that a hung model holds;
     - ``css``: the page's :data:`CSS` (Gradio 6 takes it in ``launch``), and ``theme``: colours that meet
-      WCAG 2.1 AA (``lawluo/ui/theme.py``).
+      WCAG 2.1 AA (``lawluo/ui/theme.py``);
+    - ``i18n``: the catalogue of the pages' texts in Chinese and English (``lawluo/ui/i18n.py``; the
+      language script goes first in each page's ``<head>`` with the security headers).
     - ``routes``: ``GET /healthz`` (``lawluo/ui/health.py``), answered outside Gradio's queue.
     - ``mcp_server``: the setting's (off by default); on, ``/gradio_api/mcp/`` serves the statute tools of
       ``lawluo/ui/mcp_tools.py`` alone (the ``lifespan``; docs/mcp.md).
@@ -226,7 +232,8 @@ def launch_options(settings: Settings, sign_in: SignIn | None = None) -> dict:
         + SignInLimits().notice(),
         "app_kwargs": {
             "middleware": [
-                security_headers_middleware(pages=PAGE_PATHS),  # outermost: refusals carry them too
+                # outermost: refusals carry them too; the pages' language settled before Gradio's bundle runs
+                security_headers_middleware(pages=PAGE_PATHS, head=LOCALE_HEAD),
                 client_address_middleware(trusted),
                 queue_gate_middleware(GateLimits.from_settings(settings), trusted),
                 visitor_cookie_middleware(),
@@ -242,6 +249,7 @@ def launch_options(settings: Settings, sign_in: SignIn | None = None) -> dict:
         "max_threads": MAX_THREADS,
         "css": CSS,
         "theme": build_theme(),
+        "i18n": translations(),
     }
 
 

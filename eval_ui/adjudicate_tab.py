@@ -32,6 +32,7 @@ from typing import Any
 
 import gradio as gr
 
+from lawluo.ui.i18n import t
 from lawluo.ui.render import esc, notice
 from lawluo.ui.views import KEEP, Keep, View
 
@@ -44,7 +45,7 @@ from .store import AnswerLabel, StoreError, StoreWriteError, iso_utc, short_name
 
 logger = logging.getLogger(__name__)
 
-TAB_LABEL = "裁决 / Adjudication"
+TAB_LABEL = t("tab.adjudicate")
 #: A verdict in the item's own orientation, as the admin reads it.
 ITEM_VERDICT_NAMES = {
     "A": "A 更好 A better",

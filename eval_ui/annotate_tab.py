@@ -64,6 +64,7 @@ from typing import Any, get_type_hints
 import gradio as gr
 
 from lawluo.jsonl import JSONLError
+from lawluo.ui.i18n import t
 from lawluo.ui.render import CSS, esc, notice
 from lawluo.ui.views import KEEP, Keep, View
 
@@ -86,7 +87,7 @@ from .store import (
 
 logger = logging.getLogger(__name__)
 
-TAB_LABEL = "标注 / Annotation"
+TAB_LABEL = t("tab.annotate")
 #: The verdict buttons (shown verdict, text with its key) and names, from eval_ui/verdicts.py.
 VERDICT_BUTTONS = tuple((v.shown, f"{v.label} [{v.key}]") for v in verdicts.VERDICT_TABLE)
 SHOWN_NAMES = {v.shown: v.label.strip("⬅➡ ") for v in verdicts.VERDICT_TABLE}

@@ -29,6 +29,7 @@ from typing import Any
 
 import gradio as gr
 
+from lawluo.ui.i18n import t
 from lawluo.ui.render import CSS, esc, notice
 
 from .annotate_tab import bind, identify
@@ -38,7 +39,7 @@ from .service import AnnotationService
 
 logger = logging.getLogger(__name__)
 
-TAB_LABEL = "统计 / Statistics"
+TAB_LABEL = t("tab.stats")
 AUTO_DIR = "auto"
 AUTO_FILES = ("details.jsonl", "pairwise.jsonl")
 MAX_AUTO_BYTES = 100_000_000

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from eval_ui.items import Item
+from tests.fakes.live_app import LOGIN_BUTTON
 
 SHOTS = Path(__file__).parent / "artifacts" / "screenshots"
 DESKTOP = {"width": 1366, "height": 768}
@@ -62,7 +63,7 @@ def page_url(app, path: str) -> str:
     return app.url.rstrip("/") + path
 
 
-def open_admin(page, app, tab: str = "裁决 / Adjudication") -> None:
+def open_admin(page, app, tab: str = "裁决") -> None:
     """Go to the admins' page (``/admin``) and open its tab ``tab`` once the page shows it to the admin."""
     page.goto(page_url(app, "/admin"))
     page.get_by_role("tab", name=tab).first.wait_for(timeout=30_000)
@@ -93,7 +94,7 @@ def sign_in(browser, app, name: str, password: str, viewport: dict | None = None
     page.goto(page_url(app, "/annotate"))
     page.fill('input[data-testid="textbox"]', name)
     page.fill('input[data-testid="password"]', password)
-    page.click("button:has-text('Login')")
+    page.click(LOGIN_BUTTON)
     page.wait_for_selector("#ann-status:has-text('Progress')")
     folder = SHOTS / shots / re.sub(r"\W", "_", name)
     folder.mkdir(parents=True, exist_ok=True)

@@ -149,14 +149,15 @@ def firm_services(statute_searcher, case_searcher, checker, receptionist):
 
 @pytest.fixture(scope="session")
 def browser():
-    """Debian's Chromium, headless, driven by Playwright (browser tests call ``require_chromium`` first)."""
+    """Debian's Chromium, headless, driven by Playwright (browser tests call ``require_chromium`` first);
+    its pages are in Chinese unless a test asks ``new_page(locale="en-US")``."""
     from playwright.sync_api import sync_playwright
 
-    from .fakes.live_app import CHROMIUM, CHROMIUM_ARGS
+    from .fakes.live_app import CHROMIUM, CHROMIUM_ARGS, LocaleBrowser
 
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
+        yield LocaleBrowser(b)  # pages in Chinese, the app's default, unless a test names a locale
         b.close()
 
 

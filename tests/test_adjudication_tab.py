@@ -1,4 +1,4 @@
-"""The 裁决 / Adjudication tab: the admin sees items where annotators disagree, side by side, and records
+"""The 裁决 tab: the admin sees items where annotators disagree, side by side, and records
 the resolved label, kept apart from the annotators' labels. Through the HTTP API (gradio_client) with
 Gradio's login, and its rendering called directly.
 """

@@ -36,7 +36,7 @@ from .annotation_pages import (
     wait_ready,
     wait_saved,
 )
-from .fakes.live_app import annotation_app, require_chromium
+from .fakes.live_app import LOGIN_BUTTON, annotation_app, require_chromium
 
 require_chromium()
 
@@ -201,10 +201,10 @@ def test_the_statistics_name_the_cause_compare_systems_that_met_and_show_charts_
     page.goto(page_url(stats_app, "/admin"))  # the admins' page
     page.fill('input[data-testid="textbox"]', "root")
     page.fill('input[data-testid="password"]', "rootpw")
-    page.click("button:has-text('Login')")
+    page.click(LOGIN_BUTTON)
     page.wait_for_selector("[role=tablist] button[role=tab]")
-    page.wait_for_function("() => document.body.innerText.includes('统计 / Statistics')", timeout=30_000)
-    open_tab(page, "统计 / Statistics")
+    page.wait_for_function("() => document.body.innerText.includes('统计')", timeout=30_000)
+    open_tab(page, "统计")
     page.click("#st-compute")
     page.wait_for_selector("#st-report .st-section", timeout=60_000)
     report = page.inner_text("#st-report")

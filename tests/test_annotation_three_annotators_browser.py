@@ -7,7 +7,7 @@ and differ, per-statute labels given one by one or with 这些都没问题, scor
 each round the statistics report is computed through its public function
 (:func:`eval_ui.consistency.report_from_store`, with the checker's verdicts and the automatic results
 of ``lawluo evaluate`` kept next to the store) until every statistic in it has a value. Then the admin
-resolves a disagreement in the 裁决 / Adjudication tab, computes the statistics in the page, and
+resolves a disagreement in the 裁决 tab, computes the statistics in the page, and
 exports every file; each file is checked row by row against the store, and the store against what
 the annotators did in the page. Nothing typed or imported as HTML runs or fetches anything.
 
@@ -404,7 +404,7 @@ def test_three_annotators_and_an_admin_until_every_statistic_has_a_value(browser
     assert {s: saved["answer_labels"][s]["statutes"] for s in ("a", "b")} == resolved
 
     # the admin's statistics in the page: every statistic has a value
-    open_tab(root, "统计 / Statistics")
+    open_tab(root, "统计")
     root.click("#st-compute")
     root.wait_for_function(
         "() => document.querySelector('#st-report').innerText.trim().length > 50", timeout=60000

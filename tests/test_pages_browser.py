@@ -16,10 +16,12 @@ import pytest
 
 from eval_ui.service import STORE_FILE
 from eval_ui.store import AnnotationStore
+from lawluo.i18n import EN, ZH, text
+from lawluo.ui.i18n import LOCALES
 from lawluo.ui.pages import ADMIN, ANNOTATE, HOME
 
 from .annotation_pages import DESKTOP, PHONE, citing_items, page_url, shown_item, tab_names, wait_ready
-from .fakes.live_app import live_app, require_chromium
+from .fakes.live_app import LOGIN_BUTTON, live_app, require_chromium
 
 require_chromium()
 
@@ -50,13 +52,13 @@ def app(tmp_path_factory):
             running.store.close()
 
 
-def open_signed_in(browser, app, path: str, name: str, viewport: dict = DESKTOP):
+def open_signed_in(browser, app, path: str, name: str, viewport: dict = DESKTOP, locale: str = "zh-CN"):
     """A new context: ``path`` of the app, signed in as ``name`` on the login form Gradio shows there."""
-    page = browser.new_context(viewport=viewport).new_page()
+    page = browser.new_context(viewport=viewport, locale=locale).new_page()
     page.goto(page_url(app, path))
     page.fill('input[data-testid="textbox"]', name)
     page.fill('input[data-testid="password"]', f"{name}pw")
-    page.click("button:has-text('Login')")
+    page.click(LOGIN_BUTTON)
     return page
 
 
@@ -75,8 +77,8 @@ def more_tabs_visible(page) -> bool:
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 def test_home_is_the_visitors_page_without_the_annotation_form(browser, app, viewport):
     page = open_signed_in(browser, app, "/", "alice", viewport)
-    page.get_by_role("tab", name="法律咨询 / Consultation").first.wait_for(timeout=30_000)
-    assert {"法律咨询 / Consultation", "法条检索 / Statute lookup", "关于 / About"} <= set(tab_names(page))
+    page.get_by_role("tab", name="法律咨询").first.wait_for(timeout=30_000)
+    assert {"法律咨询", "法条检索", "关于"} <= set(tab_names(page))
     assert page.locator("#ll-question textarea").is_visible()
     ids = page.evaluate(ELEM_IDS)
     assert "ll-question" in ids
@@ -92,7 +94,7 @@ def test_annotate_is_the_lawyers_page_in_view_on_a_phone_too(browser, app, viewp
     assert page.url.endswith("/annotate")  # the login brought the annotator back to the page they asked for
     assert page.locator("#ann-verdict-left").is_visible() and page.locator("#ann-question").is_visible()
     assert not more_tabs_visible(page)  # nothing of the page hides behind the tab bar's "•••"
-    assert page.get_by_role("tab", name="标注 / Annotation").first.is_visible()
+    assert page.get_by_role("tab", name="标注").first.is_visible()
     assert page.locator("#ll-question").count() == 0  # no consultation on the lawyers' page
     page.context.close()
 
@@ -102,33 +104,36 @@ def test_admin_is_the_admins_page_and_says_so_to_anyone_else(browser, app, viewp
     alice = open_signed_in(browser, app, "/admin", "alice", viewport)
     alice.wait_for_selector("#admin-notice:has-text('This page is for admins')", timeout=30_000)
     assert "alice" in alice.inner_text("#admin-notice") and "/annotate" in alice.inner_text("#admin-notice")
-    for tab in ("裁决 / Adjudication", "统计 / Statistics"):
+    for tab in ("裁决", "统计"):
         assert not any(t.is_visible() for t in alice.get_by_role("tab", name=tab).all()), tab
     assert alice.locator("#adj-comparison").count() == 0 or not alice.locator("#adj-comparison").is_visible()
     alice.context.close()
 
     root = open_signed_in(browser, app, "/admin", "root", viewport)
-    root.get_by_role("tab", name="裁决 / Adjudication").first.wait_for(timeout=30_000)
+    root.get_by_role("tab", name="裁决").first.wait_for(timeout=30_000)
     root.wait_for_selector("#admin-notice", state="hidden", timeout=30_000)
-    assert {"裁决 / Adjudication", "统计 / Statistics"} <= set(tab_names(root))
+    assert {"裁决", "统计"} <= set(tab_names(root))
     assert not more_tabs_visible(root)
-    root.get_by_role("tab", name="统计 / Statistics").first.click()
+    root.get_by_role("tab", name="统计").first.click()
     root.wait_for_selector("#st-compute", state="visible")
     root.context.close()
 
 
-def test_the_navbar_names_each_page_and_links_to_it(browser, app):
-    page = open_signed_in(browser, app, "/", "alice")
-    page.get_by_role("tab", name="法律咨询 / Consultation").first.wait_for(timeout=30_000)
-    nav = page.locator("nav").first
-    assert [t.strip() for t in nav.locator("a").all_inner_texts()] == [HOME.name, ANNOTATE.name, ADMIN.name]
-    nav.get_by_text(ANNOTATE.name).click()
+@pytest.mark.parametrize("lang", [ZH, EN])
+def test_the_navbar_names_each_page_in_the_pages_language_and_links_to_it(browser, app, lang):
+    page = open_signed_in(browser, app, "/", "alice", locale=LOCALES[lang])
+    page.locator("#ll-question textarea").wait_for(timeout=30_000)
+    nav = page.locator("#ll-navbar nav")
+    names = [text(p.name_key, lang) for p in (HOME, ANNOTATE, ADMIN)]
+    assert [t.strip() for t in nav.locator("a").all_inner_texts()] == names  # one language, the page's
+    assert nav.locator("a[aria-current=page]").inner_text().strip() == names[0]
+    nav.get_by_text(names[1], exact=True).click()
     page.wait_for_url("**/annotate")
     wait_ready(page)
-    page.locator("nav").first.get_by_text(ADMIN.name).click()
+    page.locator("#ll-navbar nav").get_by_text(names[2], exact=True).click()
     page.wait_for_url("**/admin")
-    page.wait_for_selector("#admin-notice:has-text('This page is for admins')", timeout=30_000)
-    page.locator("nav").first.get_by_text(HOME.name).click()
+    page.wait_for_selector("#admin-notice", timeout=30_000)
+    page.locator("#ll-navbar nav").get_by_text(names[0], exact=True).click()
     page.wait_for_url(page_url(app, "/"))
     page.locator("#ll-question textarea").wait_for(timeout=30_000)
     page.context.close()

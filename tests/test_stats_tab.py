@@ -158,7 +158,7 @@ CHART_SIZES = """() => [...document.querySelectorAll('[id^="st-chart-"]')].map(s
 @pytest.mark.browser
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_in_the_browser_annotators_never_see_the_tab_and_the_admin_sees_whole_charts(tmp_path, request):
-    from .fakes.live_app import annotation_app, require_chromium
+    from .fakes.live_app import LOGIN_BUTTON, annotation_app, require_chromium
 
     require_chromium()
     shutil.rmtree(SHOTS, ignore_errors=True)
@@ -181,19 +181,17 @@ def test_in_the_browser_annotators_never_see_the_tab_and_the_admin_sees_whole_ch
                 page.goto(app.url.rstrip("/") + "/admin")  # the admins' page
                 page.fill('input[data-testid="textbox"]', name)
                 page.fill('input[data-testid="password"]', password)
-                page.click("button:has-text('Login')")
+                page.click(LOGIN_BUTTON)
                 pages[name] = page
             root = pages["root"]
-            root.get_by_role("tab", name="统计 / Statistics").wait_for(timeout=30_000)
+            root.get_by_role("tab", name="统计").wait_for(timeout=30_000)
             # The annotator reads that the page is for admins, and has no Statistics tab at all.
             pages["alice"].wait_for_selector(
                 "#admin-notice:has-text('This page is for admins')", timeout=30_000
             )
-            assert not any(
-                t.is_visible() for t in pages["alice"].get_by_role("tab", name="统计 / Statistics").all()
-            )
+            assert not any(t.is_visible() for t in pages["alice"].get_by_role("tab", name="统计").all())
             pages["alice"].screenshot(path=str(SHOTS / "annotator-no-statistics-tab.png"))
-            root.get_by_role("tab", name="统计 / Statistics").click()
+            root.get_by_role("tab", name="统计").click()
             root.click("#st-compute")
             root.wait_for_selector("#st-report .st-section", timeout=60_000)
             root.wait_for_selector("#st-chart-pairs img", state="attached", timeout=30_000)

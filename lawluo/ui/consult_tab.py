@@ -87,6 +87,7 @@ from ..llm.cancel import Cancelled
 from ..tolc.builder import MAX_HEIGHT, MAX_K, drawn_elsewhere
 from . import consult_render as cr
 from .copy import ADVANCED_LABEL, UICopy
+from .i18n import t
 from .render import CSS, inert_links, notice
 from .views import KEEP, Keep, View, date_box
 from .visitors import (
@@ -104,7 +105,7 @@ from .visitors import (
 
 logger = logging.getLogger(__name__)
 
-TAB_LABEL = "法律咨询 / Consultation"
+TAB_LABEL = t("tab.consult")
 MAX_QUESTION_CHARS = MAX_TURN_CHARS
 MAX_SAVED_BYTES = 2_000_000
 #: Events that may call language models run this many at a time per app. Each visitor runs one at a time

@@ -82,6 +82,7 @@ MAX_SCRIPT_HASHES = 32
 SOURCE = re.compile(r"'self'|'none'|[a-z][a-z0-9+.-]*:(//(\*\.)?[A-Za-z0-9.-]+(:(\d+|\*))?(/[^\s;,']*)?)?")
 INLINE_SCRIPT = re.compile(rb"<script\b([^>]*)>(.*?)</script\s*>", re.I | re.S)
 HAS_SRC = re.compile(rb"\ssrc\s*=", re.I)
+HEAD_TAG = re.compile(rb"<head\b[^>]*>", re.I)
 
 
 def content_security_policy(
@@ -152,12 +153,19 @@ def _is_html(message: Message) -> bool:
     )
 
 
+def _with_length(message: Message, length: int) -> Message:
+    headers = [(n, v) for n, v in message.get("headers", []) if n.lower() != b"content-length"]
+    return {**message, "headers": [*headers, (b"content-length", str(length).encode("ascii"))]}
+
+
 class SecurityHeadersMiddleware:
     """ASGI middleware adding ``headers`` (default :data:`SECURITY_HEADERS`, its policy built for
     ``frame_ancestors``) to every HTTP response.
 
-    - The page (``GET`` of a path in ``pages``, HTML) is held until its body is complete, and its policy
-      allows exactly its inline scripts (:func:`inline_script_hashes`).
+    - The page (``GET`` of a path in ``pages``, HTML) is held until its body is complete, ``head`` (HTML:
+      a script that must run before Gradio's bundle, which adds ``launch(head=…)`` only once it runs) is
+      put first in its ``<head>``, and its policy allows exactly its inline scripts
+      (:func:`inline_script_hashes`).
     - A route that raises before its response started gets a plain 500 with the headers here, then the
       exception goes on up: Starlette's ``ServerErrorMiddleware`` wraps every user middleware and would
       otherwise send its own 500 through the server's ``send``, past this one; it sees the response
@@ -172,8 +180,10 @@ class SecurityHeadersMiddleware:
         *,
         frame_ancestors: Sequence[str] = DEFAULT_FRAME_ANCESTORS,
         pages: Sequence[str] = PAGE_PATHS,
+        head: str = "",
     ) -> None:
         self.app = app
+        self.head = head.encode("utf-8")
         self.frame_ancestors = tuple(frame_ancestors)
         chosen = dict(SECURITY_HEADERS if headers is None else headers)
         if headers is None:
@@ -225,13 +235,17 @@ class SecurityHeadersMiddleware:
             if more and size <= MAX_PAGE_BYTES:
                 return
             policy = None
+            start, held = held, None
+            page_body = b"".join(body)
             if not more:
-                hashes = inline_script_hashes(b"".join(body))
+                if self.head:
+                    page_body = HEAD_TAG.sub(lambda m: m.group(0) + self.head, page_body, count=1)
+                    start = _with_length(start, len(page_body))
+                hashes = inline_script_hashes(page_body)
                 if len(hashes) <= MAX_SCRIPT_HASHES:
                     policy = content_security_policy(self.frame_ancestors, hashes).encode("latin-1")
-            start, held = held, None
             await send_start(start, policy)
-            await send({"type": "http.response.body", "body": b"".join(body), "more_body": more})
+            await send({"type": "http.response.body", "body": page_body, "more_body": more})
 
         try:
             await self.app(scope, receive, send_with_headers)
@@ -252,14 +266,19 @@ class SecurityHeadersMiddleware:
 
 
 def security_headers_middleware(
-    frame_ancestors: Sequence[str] = DEFAULT_FRAME_ANCESTORS, pages: Sequence[str] = PAGE_PATHS
+    frame_ancestors: Sequence[str] = DEFAULT_FRAME_ANCESTORS,
+    pages: Sequence[str] = PAGE_PATHS,
+    head: str = "",
 ) -> Middleware:
     """:class:`SecurityHeadersMiddleware` for ``launch(app_kwargs={"middleware": [...]})``; the app may be
     framed by ``frame_ancestors`` (CSP source expressions; ``["'none'"]``: by nobody; a bare ``*``, which
     would let any site frame it, is refused). ``pages``: the paths of the app's pages (``demo.route``'s
-    too: each is Gradio's page template, whose inline scripts must be allowed)."""
+    too: each is Gradio's page template, whose inline scripts must be allowed); ``head``: HTML put first in
+    each page's ``<head>`` (the app's: :data:`lawluo.ui.i18n.LOCALE_HEAD`)."""
     content_security_policy(frame_ancestors)  # a bad source fails here, at launch, not on a request
-    return Middleware(SecurityHeadersMiddleware, frame_ancestors=tuple(frame_ancestors), pages=tuple(pages))
+    return Middleware(
+        SecurityHeadersMiddleware, frame_ancestors=tuple(frame_ancestors), pages=tuple(pages), head=head
+    )
 
 
 __all__ = [

@@ -33,6 +33,7 @@ from ..retrieval.cases import CaseSearcher
 from ..retrieval.statutes import QueryError, StatuteSearcher, clean_query
 from . import render
 from .copy import ADVANCED_LABEL, UICopy
+from .i18n import t
 from .views import date_box
 
 logger = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ logger = logging.getLogger(__name__)
 MAX_TEXT_CHARS = 200_000
 MAX_K = 20
 DEFAULT_K = 5
-TAB_LABEL = "法条检索 / Statute lookup"
+TAB_LABEL = t("tab.statutes")
 EMPTY_ANSWER_MESSAGE = (
     "Paste an answer that cites statutes, e.g. 根据《民法典》第一千零七十九条规定：“……” — "
     "请粘贴一段引用了法条的回答，再点击“核查引用”。"

@@ -32,6 +32,29 @@ CHROMIUM_ARGS = [
 ]
 
 
+#: Gradio's login form's button, in any language (Gradio translates its own "Login").
+LOGIN_BUTTON = "form button[type=submit], button:has-text('Login'), button:has-text('登录')"
+#: The browser's language in the tests unless one names another: the app's default, Chinese.
+LOCALE = "zh-CN"
+
+
+class LocaleBrowser:
+    """A Playwright browser whose pages and contexts are in :data:`LOCALE` unless given a ``locale``
+    (Playwright's own default is ``en-US``, which the app would show in English)."""
+
+    def __init__(self, browser, locale: str = LOCALE) -> None:
+        self._browser, self._locale = browser, locale
+
+    def new_context(self, **kwargs):
+        return self._browser.new_context(**{"locale": self._locale, **kwargs})
+
+    def new_page(self, **kwargs):
+        return self._browser.new_page(**{"locale": self._locale, **kwargs})
+
+    def __getattr__(self, name):
+        return getattr(self._browser, name)
+
+
 #: Every test client comes from 127.0.0.1, so the per-address limits of a public deployment (issue 38) would
 #: count a whole test module as one visitor: live apps lift them unless a test sets one (the tests of the
 #: limits themselves: tests/test_queue_gate.py, tests/test_visitor_budgets.py, tests/test_gate_browser.py).

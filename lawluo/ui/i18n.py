@@ -1,0 +1,109 @@
+"""The pages in the visitor's language: Chinese by default, English when the browser asks for it or the
+visitor switches (the footer's 设置 / Settings → Language).
+
+Two kinds of text, one catalogue (:mod:`lawluo.i18n`, ``lawluo/strings/*.yaml``):
+
+- **fixed texts** — a label, a button, a placeholder, a tab, a page's Markdown — are Gradio's ``gr.I18n``
+  keys (:func:`t`): the browser picks the language and switching needs no request;
+- **texts built while the app runs** — a status line, a warning, a message of the library
+  (:class:`~lawluo.i18n.Message`), a rendered table — are sent in both languages, each in an element of
+  its own (:func:`say`, :func:`say_block`); :data:`LANG_CSS` shows the one of the page's language
+  (``<html lang>``, which Gradio sets) and hides the other (``display: none``: not read, not read out).
+  The server never needs to know the language, and a switch applies to what is already on the page.
+
+Gradio chooses the language from ``navigator.language`` and falls back to English for a language it does
+not know (a browser that says only ``zh`` would get English). :data:`LOCALE_HEAD` runs before Gradio's
+bundle and settles it by the project's rule: the first of the browser's languages that is Chinese or
+English decides; neither → Chinese.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import json
+from typing import Any
+
+import gradio as gr
+
+from ..i18n import EN, LANGUAGES, ZH, Message, catalogue, text
+
+#: Gradio's locale for each language of the catalogue.
+LOCALES: dict[str, str] = {ZH: "zh-CN", EN: "en"}
+
+
+@functools.cache
+def translations() -> gr.I18n:
+    """The catalogue as Gradio's ``I18n`` (``launch(i18n=…)``): one dictionary per locale."""
+    table = catalogue()
+    return gr.I18n(
+        **{LOCALES[lang]: {key: texts[lang] for key, texts in table.items()} for lang in LANGUAGES}
+    )
+
+
+def t(key: str) -> Any:
+    """A fixed text of the page (a label, a button, a placeholder, a Markdown value) by its key, translated
+    in the browser. An unknown key raises ``KeyError`` when the page is built."""
+    catalogue()[key]  # noqa: B018 - fail while building the page, not by showing a key
+    return translations()(key)
+
+
+class Html(str):
+    """A field that is already HTML (escaped where it came from the outside): :func:`say` keeps it."""
+
+
+def _fill(key_or_message: str | Message, lang: str, fields: dict[str, Any]) -> str:
+    if isinstance(key_or_message, Message):
+        fields = {**key_or_message.fields, **fields}
+        key_or_message = key_or_message.key
+    filled = {}
+    for name, value in fields.items():
+        if isinstance(value, Message):
+            value = value.text(lang)
+        filled[name] = value if isinstance(value, Html) else html.escape(str(value), quote=False)
+    return text(key_or_message, lang, **filled)
+
+
+def say(key_or_message: str | Message, **fields: Any) -> Html:
+    """An inline text built while the app runs, in both languages, each in its own ``<span lang>``: the page
+    shows the one of its language. Fields are escaped unless wrapped in :class:`Html`; a field may be a
+    :class:`~lawluo.i18n.Message` (rendered in each language)."""
+    return Html(
+        "".join(
+            f'<span class="ll-lang-{lang}" lang="{LOCALES[lang]}">{_fill(key_or_message, lang, fields)}</span>'
+            for lang in LANGUAGES
+        )
+    )
+
+
+def say_block(key_or_message: str | Message, **fields: Any) -> Html:
+    """A block of Markdown built while the app runs, in both languages: each language's text in a ``<div
+    lang>`` with blank lines around it, so that the Markdown inside is still read as Markdown."""
+    return Html(
+        "\n".join(
+            f'<div class="ll-lang-{lang}" lang="{LOCALES[lang]}">\n\n{_fill(key_or_message, lang, fields)}\n\n</div>'
+            for lang in LANGUAGES
+        )
+    )
+
+
+#: Show the elements of the page's language, hide the other's (:func:`say`). Chinese unless the page is
+#: English, as :data:`LOCALE_HEAD` decides.
+LANG_CSS = """
+html[lang^="en"] .ll-lang-zh, html:not([lang^="en"]) .ll-lang-en { display: none !important; }
+"""
+
+#: Before Gradio reads ``navigator.language``: the first of the browser's languages that is Chinese or English
+#: (``zh-TW`` and ``zh`` too) decides, Chinese if neither. Gradio's language switch still works after it.
+LOCALE_HEAD = (
+    "<script>(function(){try{var l=(navigator.languages&&navigator.languages.length?navigator.languages:"
+    "[navigator.language||'']).map(function(x){return String(x).toLowerCase();})"
+    ".filter(function(x){return x.slice(0,2)==='zh'||x.slice(0,2)==='en';})[0]||'zh';"
+    f"var pick=l.slice(0,2)==='en'?{json.dumps(LOCALES[EN])}:{json.dumps(LOCALES[ZH])};"
+    "Object.defineProperty(navigator,'language',{get:function(){return pick;},configurable:true});"
+    "Object.defineProperty(navigator,'languages',{get:function(){return [pick];},configurable:true});"
+    "}catch(e){}})();</script>"
+)
+
+
+__all__ = ["LANG_CSS", "LOCALES", "LOCALE_HEAD", "Html", "say", "say_block", "t", "translations"]
