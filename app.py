@@ -30,6 +30,7 @@ from eval_ui.service import AnnotationService
 from eval_ui.store import StoreError, start_sync
 from lawluo.config import ConfigError, Settings, describe_settings
 from lawluo.firm import Firm
+from lawluo.i18n import EN, LANGUAGES, ZH, Message, message, text
 from lawluo.law.checker import CitationChecker
 from lawluo.law.database import StatuteDB, StatuteDBError
 from lawluo.llm import LanguageModels
@@ -39,15 +40,15 @@ from lawluo.ui.client_address import TrustedProxies, client_address_middleware
 from lawluo.ui.consult_tab import LAYOUT_CSS as CONSULT_CSS
 from lawluo.ui.consult_tab import TAB_LABEL as CONSULT_TAB_LABEL
 from lawluo.ui.consult_tab import build_consult_tab
-from lawluo.ui.copy import UICopy
+from lawluo.ui.copy import UICopy, both_markdown
 from lawluo.ui.gate import GRADIO_QUEUE_SIZE, GateLimits, queue_gate_middleware
 from lawluo.ui.headers import security_headers_middleware
 from lawluo.ui.health import health_route
-from lawluo.ui.i18n import LANG_CSS, LOCALE_HEAD, t, translations
+from lawluo.ui.i18n import LANG_CSS, LOCALE_HEAD, LOCALES, Html, say, t, translations
 from lawluo.ui.mcp_tools import build_mcp_tools, only_statute_tools
 from lawluo.ui.models_panel import build_models_panel
 from lawluo.ui.pages import ADMIN, ANNOTATE, HOME, NAV_CSS, PAGE_PATHS, navbar
-from lawluo.ui.render import without_paths
+from lawluo.ui.render import esc, without_paths
 from lawluo.ui.statute_tab import build_statute_tab, build_unavailable_tab
 from lawluo.ui.theme import PAGE_CSS, build_theme
 from lawluo.ui.visitors import VisitorLimits, limit_malloc_arenas, visitor_cookie_middleware
@@ -70,15 +71,27 @@ CSS = (
 )
 
 
-def _missing_db_message(
-    exc: Exception | str, title: str = "The statute database is not available 法规库不可用"
-) -> str:
-    return (
-        f"## {title}\n\n"
-        f"{without_paths(str(exc))}\n\n"  # the full message, path included, is in the server log
-        "Build the assets from the repository root, then restart the app 请先构建数据再重启:\n\n"
-        f"```\n{BUILD_COMMAND}\n```\n\n"
-        "`DIR` holds the public sources (`data/SOURCES.md` says which, and how to fetch them)."
+def _detail(text: str) -> Html:
+    """An error's own words (the library's, in English or Chinese), escaped, in an element of their language."""
+    lang = LOCALES[ZH] if any("\u3400" <= c <= "\u9fff" for c in text) else LOCALES[EN]
+    return Html(f'<span lang="{lang}">{esc(text)}</span>')
+
+
+def _missing_db_message(exc: Exception | str | Message, title: str = "app.db_missing_title") -> str:
+    """What a tab shows when its data cannot be loaded: ``title`` (a key), the error, how to build the
+    assets — Markdown in both languages (the page shows its own)."""
+    if isinstance(getattr(exc, "message", None), Message):  # StatuteDBError: without the file's path
+        exc = exc.message
+    if isinstance(exc, Message):
+        errors = {lang: exc.text(lang) for lang in LANGUAGES}  # fields already safe (or plain words)
+    else:  # the full message, path included, is in the server log
+        errors = dict.fromkeys(LANGUAGES, _detail(without_paths(str(exc))))
+    return both_markdown(
+        {
+            lang: f"## {text(title, lang)}\n\n{errors[lang]}\n\n{text('app.db_missing_build', lang)}\n\n"
+            f'<pre lang="en"><code>{esc(BUILD_COMMAND)}</code></pre>\n\n{text("app.db_missing_sources", lang)}'
+            for lang in LANGUAGES
+        }
     )
 
 
@@ -137,7 +150,7 @@ def build_app(
             build_statute_tab(searcher, cases, checker, copy)
             build_mcp_tools(settings, db, searcher, checker, firm if isinstance(firm, Firm) else None)
         with gr.Tab(t("tab.about"), id="about"):
-            about = copy.text("about.md")
+            about, _ = copy.markdown("about.md")
             if about:
                 gr.Markdown(about)
             build_models_panel(models, copy)
@@ -170,7 +183,12 @@ def _load_annotation(settings: Settings, checker: CitationChecker | None) -> Ann
         service = AnnotationService.from_settings(settings, checker)
     except (UsersError, StoreError, OSError) as exc:
         logger.error("annotation disabled: %s", exc)
-        return f"## 标注不可用 Annotation is not available\n\n{without_paths(str(exc))}"
+        return both_markdown(
+            {
+                lang: f"## {text('app.annotation_missing_title', lang)}\n\n{_detail(without_paths(str(exc)))}"
+                for lang in LANGUAGES
+            }
+        )
     if settings.annotation_sync_repo:
         start_sync(settings.annotation_dir, settings.annotation_sync_repo, cited=service.statute_keys)
     return service
@@ -228,8 +246,11 @@ def launch_options(settings: Settings, sign_in: SignIn | None = None) -> dict:
         raise ConfigError(str(exc)) from None
     return {
         "auth": launch_auth(settings, sign_in),
-        "auth_message": "LawLuo 标注 · Sign in with the name and password your admin gave you. "
-        + SignInLimits().notice(),
+        # Gradio's login page is not the app's page: its own CSS, not the app's, hence LANG_CSS with the text
+        "auth_message": f"<style>{LANG_CSS}</style>"
+        + say("app.sign_in")
+        + " "
+        + say(SignInLimits().notice_message()),
         "app_kwargs": {
             "middleware": [
                 # outermost: refusals carry them too; the pages' language settled before Gradio's bundle runs
@@ -270,19 +291,16 @@ def _warm_up(searcher: StatuteSearcher, cases: CaseSearcher | None) -> None:
 def _load_firm(settings, models, searcher, cases, checker) -> Firm | str:
     """The firm, or (when the case bank or the receptionist cannot be loaded) the message to show instead."""
     if cases is None:
-        return _missing_db_message(
-            "The case bank of the clarification tree is missing or corrupt; see the log.",
-            "The consultation is not available 咨询功能不可用",
-        )
+        return _missing_db_message(message("app.case_tree_missing"), "app.consult_missing_title")
     try:
         return Firm.from_settings(
             settings, models=models, statute_searcher=searcher, case_searcher=cases, checker=checker
         )
     except (OSError, ValueError) as exc:
         logger.error("consultation disabled: %s", exc)
+        error = Html(_detail(without_paths(str(exc))))
         return _missing_db_message(
-            f"The receptionist model could not be loaded: {exc}",
-            "The consultation is not available 咨询功能不可用",
+            Message("app.receptionist_missing", {"error": error}), "app.consult_missing_title"
         )
 
 

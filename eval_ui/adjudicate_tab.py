@@ -19,6 +19,13 @@ changes, imports, exports, released reservations), newest first. Names are check
 
 The tab is hidden from everyone but admins, and every handler checks the role again, so the HTTP API
 refuses the same people.
+
+Languages: fixed texts are ``gr.I18n`` keys (:func:`lawluo.ui.i18n.t`; the verdict's and the role's choices
+too: Gradio translates a choice's key); messages are in both languages (:func:`~lawluo.ui.i18n.say`);
+data (names, questions, answers, comments, item ids) sit in an element that says their language
+(:func:`data`). Gradio 6.31 does not translate a key in a Dataframe's header, so the invitations and the
+audit log keep their Dataframes for the HTTP API (neutral headers, hidden) and the page shows them as HTML
+tables with headers in its language (:func:`rows_html`).
 """
 
 # no `from __future__ import annotations`: Gradio reads the handlers' gr.Request / gr.OAuthProfile hints at runtime
@@ -32,8 +39,10 @@ from typing import Any
 
 import gradio as gr
 
-from lawluo.ui.i18n import t
-from lawluo.ui.render import esc, notice
+from lawluo.i18n import Message
+from lawluo.i18n import message as msg
+from lawluo.ui.i18n import Html, say, say_block, t
+from lawluo.ui.render import esc, without_paths
 from lawluo.ui.views import KEEP, Keep, View
 
 from . import label_form, verdicts
@@ -46,12 +55,8 @@ from .store import AnswerLabel, StoreError, StoreWriteError, iso_utc, short_name
 logger = logging.getLogger(__name__)
 
 TAB_LABEL = t("tab.adjudicate")
-#: A verdict in the item's own orientation, as the admin reads it.
-ITEM_VERDICT_NAMES = {
-    "A": "A 更好 A better",
-    "B": "B 更好 B better",
-    **{v.code: v.label.strip("⬅➡ ") for v in verdicts.VERDICT_TABLE if v.code not in ("A", "B")},
-}
+#: A verdict in the item's own orientation, as the admin reads it: its key (``adjudicate.verdict.<code>``).
+ITEM_VERDICT_NAMES = {v.code: f"adjudicate.verdict.{v.code}" for v in verdicts.VERDICT_TABLE}
 ADJUDICATE_CSS = (
     ANNOTATE_CSS
     + """
@@ -60,21 +65,75 @@ ADJUDICATE_CSS = (
 .adj-table th { background: #f3f4f6; }
 .adj-table tr.adj-differs td { background: #fff6e5; }
 .adj-reasons { color: #7f1d1d; margin: 4px 0; }
+.adj-scroll { overflow: auto; max-height: 500px; max-width: 100%; }
 """
 )
 SIDES = ("a", "b")
 SLOT_WIDTHS = {"a_slots": 3 * SLOTS, "b_slots": 3 * SLOTS}
-#: The roles an invitation gives (label, value).
-INVITE_ROLES = (("标注员 annotator", "annotator"), ("管理员 admin", "admin"))
-INVITATION_HEADERS = ["用户名 name", "角色 role", "邀请人 invited by", "时间 invited at (UTC)"]
-AUDIT_HEADERS = ["时间 at (UTC)", "谁 actor", "操作 action", "对象 subject", "详情 details"]
+#: The roles an invitation gives (label key, value).
+INVITE_ROLES = (("adjudicate.role.annotator", "annotator"), ("adjudicate.role.admin", "admin"))
+#: The columns of the invitations and of the audit log (keys). The API's tables keep these neutral
+#: headers; the page shows the rows as HTML tables with the headers in its language (:func:`rows_html`):
+#: Gradio 6.31 does not translate an I18n key in a Dataframe header.
+INVITATION_COLUMNS = ("name", "role", "invited_by", "invited_at")
+AUDIT_COLUMNS = ("at", "actor", "action", "subject", "details")
+INVITATION_HEADERS = list(INVITATION_COLUMNS)
+AUDIT_HEADERS = list(AUDIT_COLUMNS)
 #: Rows of the audit log the tab shows (``python -m eval_ui audit --limit N`` reads further back).
 AUDIT_ROWS = 200
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
 
 
+def notice_html(html: str, kind: str = "info") -> str:
+    """A message box (:func:`lawluo.ui.render.notice`'s markup) around HTML already safe, e.g. :func:`say`."""
+    kind = kind if kind in ("info", "warn", "error") else "info"
+    return f'<div class="ll-notice {kind}" role="status">{html}</div>'
+
+
+def say_notice(key: str | Message, kind: str = "info", **fields: Any) -> str:
+    """``say(key, **fields)`` in a message box."""
+    return notice_html(say(key, **fields), kind)
+
+
+def error_text(exc: BaseException) -> Message | Html:
+    """What an exception says, for a field of :func:`say`: its ``.message`` (a :class:`Message`) when it
+    has one, else its text without the server's paths, in an element of its language (:func:`data`)."""
+    found = getattr(exc, "message", None)
+    return found if isinstance(found, Message) else Html(data(without_paths(str(exc))))
+
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def data(value: object) -> str:
+    """Text from the data (a name, a question, a comment, an item id), escaped, in an element that says its
+    language: Chinese when it has a Chinese character, else English (names like ``alice``, ``sysA``)."""
+    text = "" if value is None else str(value)
+    lang = "zh-CN" if _CJK.search(text) else "en"
+    return f'<span lang="{lang}">{esc(text)}</span>'
+
+
+def say_error(key: str, exc: BaseException) -> Html:
+    """``say(key, error=…)`` for an exception: its ``.message`` in each language; a plain text (the store's
+    own words, in whatever language they are) shown once after the key's words, not once per language."""
+    found = error_text(exc)
+    if isinstance(found, Message):
+        return say(key, error=found)
+    return Html(f"{say(key, error=Html(''))} {found}")
+
+
+def error_html(exc: BaseException) -> str:
+    """An exception's own words as HTML: its ``.message`` in both languages, else its text (escaped)."""
+    found = error_text(exc)
+    return say(found) if isinstance(found, Message) else found
+
+
 def _only_admin() -> str:
-    return notice("只有管理员可以裁决 Only an admin can adjudicate.", "error")
+    return say_notice("adjudicate.only_admin", "error")
+
+
+def _store_failed(exc: BaseException) -> str:
+    return notice_html(say_error("adjudicate.store_failed", exc), "error")
 
 
 def _admin(service: AnnotationService, request: gr.Request | None, profile: Any) -> Identity | None:
@@ -92,7 +151,7 @@ def sign_in_locks(
     """List the sign-in locks, or lift those of ``who`` (a name, an address, ``name address``, or ``*``);
     admins only. Plain text: names are whatever visitors typed (shown in a read-only textbox)."""
     if _admin(service, request, profile) is None:
-        return "只有管理员可以解锁 Only an admin can unlock sign-ins."
+        return str(msg("adjudicate.only_admin_unlock"))
     return unlock(who or "")
 
 
@@ -100,12 +159,14 @@ def sign_in_locks(
 
 
 def verdict_name(code: str | None, item: Mapping[str, Any]) -> str:
-    """A verdict with the winning system's name: ``A 更好 A better (sysA)``."""
+    """A verdict with the winning system's name, in both languages (:func:`say`): ``A 更好 (sysA)``."""
     if code is None:
         return "—"
-    name = ITEM_VERDICT_NAMES.get(code, str(code))
+    if code not in ITEM_VERDICT_NAMES:
+        return esc(str(code))
     system = {"A": item.get("system_a"), "B": item.get("system_b")}.get(code)
-    return f"{name} ({system})" if system else name
+    name = say(ITEM_VERDICT_NAMES[code])
+    return f"{name} ({data(system)})" if system else name
 
 
 def _score(value: Any) -> str:
@@ -113,9 +174,12 @@ def _score(value: Any) -> str:
 
 
 def _statute_label(code: str | None) -> str:
+    """A statute label in both languages (HTML); an unknown code as itself."""
     if code is None:
-        return "未标 —"
-    return verdicts.STATUTE_NAMES.get(code, str(code))
+        return say("adjudicate.statute.none")
+    if code in verdicts.STATUTE_NAMES:
+        return say(f"adjudicate.statute.{code}")
+    return esc(str(code))
 
 
 def _side_keys(service: AnnotationService, item: Mapping[str, Any], side: str) -> list[str]:
@@ -128,45 +192,75 @@ def _side_keys(service: AnnotationService, item: Mapping[str, Any], side: str) -
     return keys
 
 
+def reasons_html(item: Mapping[str, Any]) -> str:
+    """What the annotators disagree on (as :func:`eval_ui.store.AnnotationStore.disagreements` finds it),
+    from their labels, in both languages: their verdicts, and each statute labelled both correct and wrong."""
+    labels = item["labels"]
+    reasons = []
+    if len({label["verdict"] for label in labels}) > 1:
+        given = ", ".join(
+            f"{data(label['annotator'])} {verdict_name(label['verdict'], {})}" for label in labels
+        )
+        reasons.append(say("adjudicate.reason.verdicts", given=Html(given)))
+    for side in SIDES:
+        flags: dict[str, set[bool]] = {}
+        for label in labels:
+            for key, code in ((label["answer_labels"].get(side) or {}).get("statutes") or {}).items():
+                flag = verdicts.STATUTE_HALLUCINATED.get(code)
+                if flag is not None:
+                    flags.setdefault(key, set()).add(flag)
+        reasons += [
+            say("adjudicate.reason.statute", side=side.upper(), statute=Html(data(key)))
+            for key, seen in flags.items()
+            if len(seen) > 1
+        ]
+    return "; ".join(reasons)
+
+
 def comparison_html(service: AnnotationService, item: Mapping[str, Any]) -> str:
     """The question, what the annotators disagree on, and their labels side by side (all escaped)."""
     labels = item["labels"]
     names = [label["annotator"] for label in labels]
-    head = "".join(f"<th>{esc(n)}</th>" for n in names)
+    head = "".join(f"<th>{data(n)}</th>" for n in names)
     parts = [
-        f'<div class="adj-reasons">分歧 Disagreement: {esc("; ".join(item.get("reasons") or []))}</div>',
-        f'<div class="ann-head">问题 Question · {esc(item["item_id"])}</div>',
-        f'<div class="ann-text">{esc(item["question"])}</div>',
-        '<table class="adj-table"><tr><th>标注员 Annotator</th><th>结论 Verdict</th>'
-        "<th>A Rel / T_LC</th><th>B Rel / T_LC</th><th>备注 Comment</th></tr>",
+        f'<div class="adj-reasons">{say("adjudicate.disagreement", reasons=Html(reasons_html(item)))}</div>',
+        f'<div class="ann-head">{say("adjudicate.question", item_id=Html(data(item["item_id"])))}</div>',
+        f'<div class="ann-text">{data(item["question"])}</div>',
+        f'<table class="adj-table"><tr><th>{say("adjudicate.col.annotator")}</th>'
+        f"<th>{say('adjudicate.col.verdict')}</th>"
+        f"<th>{say('adjudicate.col.scores', side='A')}</th><th>{say('adjudicate.col.scores', side='B')}</th>"
+        f"<th>{say('adjudicate.col.comment')}</th></tr>",
     ]
     verdict_set = {label["verdict"] for label in labels}
     for label in labels:
         a, b = (label["answer_labels"].get(s) or {} for s in SIDES)
         differs = ' class="adj-differs"' if len(verdict_set) > 1 else ""
         parts.append(
-            f"<tr{differs}><td>{esc(label['annotator'])}</td><td>{esc(verdict_name(label['verdict'], item))}</td>"
+            f"<tr{differs}><td>{data(label['annotator'])}</td><td>{verdict_name(label['verdict'], item)}</td>"
             f"<td>{_score(a.get('rel'))} / {_score(a.get('tlc'))}</td>"
             f"<td>{_score(b.get('rel'))} / {_score(b.get('tlc'))}</td>"
-            f"<td>{esc(label.get('comment') or '')}</td></tr>"
+            f"<td>{data(label.get('comment') or '')}</td></tr>"
         )
     parts.append("</table>")
     for side in SIDES:
         system = item["system_a"] if side == "a" else item["system_b"]
         keys = _side_keys(service, item, side)
-        parts.append(f'<div class="ann-head">{side.upper()} · {esc(system)} · 法条标注 Statute labels</div>')
+        parts.append(
+            f'<div class="ann-head">{side.upper()} · {data(system)} · '
+            f"{say('adjudicate.statute_labels')}</div>"
+        )
         if not keys:
-            parts.append('<div class="ann-note">没有引用法条 No statute cited.</div>')
+            parts.append(f'<div class="ann-note">{say("adjudicate.no_statute")}</div>')
             continue
-        parts.append(f'<table class="adj-table"><tr><th>法条 Statute</th>{head}</tr>')
+        parts.append(f'<table class="adj-table"><tr><th>{say("adjudicate.col.statute")}</th>{head}</tr>')
         for key in keys:
             codes = [
                 ((label["answer_labels"].get(side) or {}).get("statutes") or {}).get(key) for label in labels
             ]
             flags = {verdicts.STATUTE_HALLUCINATED.get(c) for c in codes} - {None}
             differs = ' class="adj-differs"' if len(flags) > 1 else ""
-            cells = "".join(f"<td>{esc(_statute_label(c))}</td>" for c in codes)
-            parts.append(f"<tr{differs}><td>{esc(key)}</td>{cells}</tr>")
+            cells = "".join(f"<td>{_statute_label(c)}</td>" for c in codes)
+            parts.append(f"<tr{differs}><td>{data(key)}</td>{cells}</tr>")
         parts.append("</table>")
     return "".join(parts)
 
@@ -188,9 +282,11 @@ def consensus(item: Mapping[str, Any], side: str) -> dict[str, str]:
 
 
 def _choice(item: Mapping[str, Any]) -> tuple[str, str]:
-    mark = "✓ 已裁决" if item.get("adjudication") else "• 待裁决"
+    """An item of the drop-down: adjudicated or not (a mark, no words: a choice is one string, shown in
+    either language), the question's start (Chinese, the data's language) and the item id."""
+    mark = "✓" if item.get("adjudication") else "•"
     question = " ".join(str(item["question"]).split())
-    return f"{mark} · {question[:36]}{'…' if len(question) > 36 else ''} · {item['item_id'][:60]}", item[
+    return f"{mark} {question[:36]}{'…' if len(question) > 36 else ''} · {item['item_id'][:60]}", item[
         "item_id"
     ]
 
@@ -238,8 +334,9 @@ API_OUTPUTS = tuple(
 
 
 def _empty(message: str, kind: str = "info", choices: list | None = None) -> AdjudicationView:
+    """Nothing open; ``message`` is HTML (:func:`say`) or empty."""
     return AdjudicationView(
-        message=notice(message, kind) if message else "",
+        message=notice_html(message, kind) if message else "",
         pick=gr.update(choices=choices or [], value=None),
         form=gr.update(visible=False),
         comparison="", a="", b="", a_note="", b_note="",
@@ -258,9 +355,7 @@ def _item_view(
 ) -> AdjudicationView:
     item = next((i for i in items if i["item_id"] == item_id), None)
     if item is None:
-        return _empty(
-            "这个条目已没有分歧 This item has no disagreement now.", "warn", [_choice(i) for i in items]
-        )
+        return _empty(say("adjudicate.no_longer"), "warn", [_choice(i) for i in items])
     stored = service.store.item(item_id)
     earlier = item.get("adjudication")
     cited, labels, notes = {}, {}, {}
@@ -272,18 +367,17 @@ def _item_view(
             labels[side] = consensus(item, side)
         notes[side] = label_form.slots_note(cited[side])
     if earlier and not just_saved:
-        message = (message + " " if message else "") + (
-            f"已有裁决（第 {earlier['version']} 版，{earlier['admin']}）；再次记录即修改。"
-            f" Adjudicated already (version {earlier['version']}, by {earlier['admin']}); recording again changes it."
+        message = (message + " " if message else "") + say(
+            "adjudicate.already", version=earlier["version"], admin=Html(data(earlier["admin"]))
         )
     answers = {side: getattr(stored, f"answer_{side}", "") if stored else "" for side in SIDES}
     return AdjudicationView(
-        message=notice(message, kind) if message else "",
+        message=notice_html(message, kind) if message else "",
         pick=gr.update(choices=[_choice(i) for i in items], value=item_id),
         form=gr.update(visible=True),
         comparison=comparison_html(service, item),
-        a=f'<div class="ann-head">A · {esc(item["system_a"])}</div><div class="ann-text">{esc(answers["a"])}</div>',
-        b=f'<div class="ann-head">B · {esc(item["system_b"])}</div><div class="ann-text">{esc(answers["b"])}</div>',
+        a=f'<div class="ann-head">A · {data(item["system_a"])}</div><div class="ann-text">{data(answers["a"])}</div>',
+        b=f'<div class="ann-head">B · {data(item["system_b"])}</div><div class="ann-text">{data(answers["b"])}</div>',
         a_note=notes["a"],
         b_note=notes["b"],
         a_slots=label_form.fill_slots(cited["a"], labels["a"], service.show_checker),
@@ -316,15 +410,15 @@ def list_disagreements(
             return AdjudicationView(message=_only_admin())
         items = service.store.disagreements()
         if not items:
-            return _empty("目前没有分歧 No item has disagreeing labels yet.")
+            return _empty(say("adjudicate.none"))
         current = (state or {}).get("item_id")
         if current not in {i["item_id"] for i in items}:
             current = next((i["item_id"] for i in items if not i.get("adjudication")), items[0]["item_id"])
         pending = sum(1 for i in items if not i.get("adjudication"))
-        message = f"{len(items)} 个条目有分歧，{pending} 个待裁决 {len(items)} items disagree; {pending} not adjudicated."
+        message = say("adjudicate.count", n=len(items), pending=pending)
         return _item_view(service, items, current, message)
     except StoreError as exc:
-        return AdjudicationView(message=notice(f"标注库出错 The annotation store failed: {exc}", "error"))
+        return AdjudicationView(message=_store_failed(exc))
 
 
 def show_item(
@@ -341,15 +435,27 @@ def show_item(
             return AdjudicationView()
         return _item_view(service, service.store.disagreements(), item_id)
     except StoreError as exc:
-        return AdjudicationView(message=notice(f"标注库出错 The annotation store failed: {exc}", "error"))
+        return AdjudicationView(message=_store_failed(exc))
+
+
+#: A verdict's problem as a field's validation message, in no language: the codes it may be.
+VERDICT_PROBLEM = "? " + " | ".join(verdicts.VERDICTS)
 
 
 def resolution_problems(verdict: str | None, note: str | None) -> list[str]:
-    """The verdict's problem and the note's (empty strings where there is none)."""
+    """The verdict's problem and the note's, in no language (a field's validation message: the field it
+    marks and its counter say it); empty strings where there is none."""
     return [
-        "" if verdict in verdicts.VERDICTS else "请选择裁决的结论 Choose the resolved verdict.",
-        label_form.text_problem(note, MAX_NOTE_CHARS, "说明 The note"),
+        "" if verdict in verdicts.VERDICTS else VERDICT_PROBLEM,
+        label_form.text_problem(note, MAX_NOTE_CHARS),
     ]
+
+
+def resolution_messages(verdict: str | None, note: str | None) -> list[Message]:
+    """:func:`resolution_problems` in words (messages)."""
+    found = [] if verdict in verdicts.VERDICTS else [msg("adjudicate.choose_verdict")]
+    too_long = label_form.text_message(note, MAX_NOTE_CHARS, "adjudicate.the_note")
+    return found + ([too_long] if too_long is not None else [])
 
 
 def validate_resolution(
@@ -376,10 +482,11 @@ def record_adjudication(
             return AdjudicationView(message=_only_admin())
         item_id = (state or {}).get("item_id")
         if not item_id:
-            return AdjudicationView(message=notice("请先选择一个条目 Pick an item first.", "warn"))
-        problems = [p for p in resolution_problems(verdict, note) if p]
+            return AdjudicationView(message=say_notice("adjudicate.pick_first", "warn"))
+        problems = resolution_messages(verdict, note)
         if problems:
-            return AdjudicationView(message=notice("没有保存 Not saved: " + " ".join(problems), "error"))
+            said = Html(" ".join(say(p) for p in problems))
+            return AdjudicationView(message=say_notice("adjudicate.not_saved", "error", error=said))
         marks = tuple(marks) + (None,) * (2 * SLOTS - len(marks))
         answers, unlabelled = {}, 0
         for n, side in enumerate(SIDES):
@@ -392,19 +499,15 @@ def record_adjudication(
         )
     except StoreWriteError as exc:
         logger.error("adjudication not saved: %s", exc.__cause__)
-        return AdjudicationView(message=notice(str(exc), "error"))
+        return AdjudicationView(message=notice_html(error_html(exc), "error"))
     except (StoreError, ValueError) as exc:
-        return AdjudicationView(message=notice(f"没有保存 Not saved: {exc}", "error"))
+        return AdjudicationView(message=notice_html(say_error("adjudicate.not_saved", exc), "error"))
     except Exception:
         logger.exception("adjudication failed")
-        return AdjudicationView(
-            message=notice("没有保存，出错了 Not saved: something went wrong; see the server log.", "error")
-        )
-    message = f"已记录裁决 Resolution recorded ({ITEM_VERDICT_NAMES[verdict]}, version {saved['version']})."
+        return AdjudicationView(message=say_notice("adjudicate.not_saved_bug", "error"))
+    message = say("adjudicate.recorded", verdict=msg(ITEM_VERDICT_NAMES[verdict]), version=saved["version"])
     if unlabelled:
-        message += (
-            f" {unlabelled} 条法条未标注 {unlabelled} statute{'s' * (unlabelled != 1)} left unlabelled."
-        )
+        message += " " + say("adjudicate.unlabelled", n=unlabelled)
     kind = "warn" if unlabelled else "info"
     return _item_view(service, service.store.disagreements(), item_id, message, kind, just_saved=True)
 
@@ -443,28 +546,29 @@ def audit_table(service: AnnotationService, limit: int = AUDIT_ROWS) -> list[lis
     ]
 
 
+def _md_name(name: str) -> str:
+    """A name inside Markdown, as literal text in an element of its language (:func:`data`)."""
+    return f'<span lang="{"zh-CN" if _CJK.search(name) else "en"}">{md_text(name)}</span>'
+
+
 def access_help(service: AnnotationService) -> str:
     """Who may sign in, in a few lines of Markdown (names escaped)."""
-    if service.sign_in == "password":
-        how = (
-            "登录方式：用户名单（名单里的人即受邀）。 Sign-in: the users file (being in it is the invitation); "
-            "the invitations below count only for Hugging Face sign-in on a Space."
-        )
-    else:
-        how = (
-            "Hugging Face 登录：只有受邀的账号、下列组织的成员和管理员可以标注。 Hugging Face sign-in: "
-            "only invited accounts, members of the organisations below and the admins may annotate."
-        )
-    admins = ", ".join(md_text(n) for n in sorted(service.admins)) or "—"
-    orgs = ", ".join(md_text(n) for n in sorted(service.orgs)) or "—"
-    return (
-        f"{how}\n\n管理员 Admins (LAWLUO_ANNOTATION_ADMINS): {admins} · "
-        f"组织 Organisations (LAWLUO_ANNOTATION_ORGS): {orgs}"
+    how = "adjudicate.access.password" if service.sign_in == "password" else "adjudicate.access.oauth"
+    admins = ", ".join(_md_name(n) for n in sorted(service.admins)) or "—"
+    orgs = ", ".join(_md_name(n) for n in sorted(service.orgs)) or "—"
+    return say_block(
+        "adjudicate.access.help",
+        how=msg(how),
+        admins=Html(admins),
+        orgs=Html(orgs),
+        admins_var=Html(data("LAWLUO_ANNOTATION_ADMINS")),
+        orgs_var=Html(data("LAWLUO_ANNOTATION_ORGS")),
     )
 
 
 def _access(service: AnnotationService, message: str = "", kind: str = "info") -> tuple[str, list, list]:
-    return (notice(message, kind) if message else "", invitations_table(service), audit_table(service))
+    """The message (HTML: :func:`say`) above the tables, and the tables' rows."""
+    return (notice_html(message, kind) if message else "", invitations_table(service), audit_table(service))
 
 
 def access_tables(
@@ -476,34 +580,30 @@ def access_tables(
             return _only_admin(), [], []
         return _access(service)
     except StoreError as exc:
-        return notice(f"标注库出错 The annotation store failed: {exc}", "error"), [], []
+        return _store_failed(exc), [], []
 
 
 def _access_change(
     service: AnnotationService,
     request: gr.Request | None,
     profile: Any,
-    refused: tuple[str, str],
+    refused: str,
     change: Callable[[Identity], str],
 ) -> tuple[str, list, list]:
-    """An admin's change of who may annotate: ``change(admin)`` returns the message shown above the tables;
-    a store that refuses is said in ``refused`` (Chinese, English) words, never as a traceback."""
+    """An admin's change of who may annotate: ``change(admin)`` returns the message (HTML) shown above the
+    tables; a store that refuses is said with the key ``refused`` (``{error}``), never as a traceback."""
     try:
         who = _admin(service, request, profile)
         if who is None:
             return _only_admin(), [], []
         return _access(service, change(who))
     except StoreWriteError as exc:
-        return _access(service, str(exc), "error")
+        return _access(service, error_html(exc), "error")
     except StoreError as exc:
-        return _access(service, f"{refused[0]} {refused[1]}: {exc}", "error")
+        return _access(service, say_error(refused, exc), "error")
     except Exception:
-        logger.exception("%s failed", refused[1])
-        return (
-            notice(f"{refused[0]}，出错了 {refused[1]}: something went wrong; see the server log.", "error"),
-            [],
-            [],
-        )
+        logger.exception("%s failed", refused)
+        return say_notice(refused, "error", error=msg("adjudicate.went_wrong")), [], []
 
 
 def invite_account(
@@ -517,16 +617,17 @@ def invite_account(
     if role not in dict((v, k) for k, v in INVITE_ROLES):
         if _admin(service, request, profile) is None:
             return _only_admin(), [], []
-        return _access(service, "请选择角色 Choose a role: annotator or admin.", "warn")
+        return _access(service, say("adjudicate.choose_role"), "warn")
 
     def change(who: Identity) -> str:
         invitation = service.invite(name, role, who.name)
-        message = f"已邀请 Invited {short_name(invitation['name'])} as {invitation['role']}."
+        role_name = msg(dict((v, k) for k, v in INVITE_ROLES)[invitation["role"]])
+        message = say("adjudicate.invited", name=short_name(invitation["name"]), role=role_name)
         if service.sign_in != "oauth":
-            message += " 提示：邀请只对 Hugging Face 登录有效。 Note: invitations count for Hugging Face sign-in only."
+            message += " " + say("adjudicate.invited_oauth_only")
         return message
 
-    return _access_change(service, request, profile, ("没有邀请", "Not invited"), change)
+    return _access_change(service, request, profile, "adjudicate.not_invited", change)
 
 
 def uninvite_account(
@@ -536,15 +637,29 @@ def uninvite_account(
 
     def change(who: Identity) -> str:
         released = service.uninvite(name, who.name)
-        message = (
-            f"已取消邀请 Invitation withdrawn: {short_name(str(name).strip())}; {released} 条未标注的条目转给别人"
-            f" {released} unlabelled item(s) released to others; their labels are kept."
-        )
+        message = say("adjudicate.withdrawn", name=short_name(str(name).strip()), n=released)
         if str(name).strip() in service.admins:
-            message += " 仍是管理员 Still an admin through LAWLUO_ANNOTATION_ADMINS."
+            message += " " + say("adjudicate.still_admin", var=Html(data("LAWLUO_ANNOTATION_ADMINS")))
         return message
 
-    return _access_change(service, request, profile, ("没有取消", "Not withdrawn"), change)
+    return _access_change(service, request, profile, "adjudicate.not_withdrawn", change)
+
+
+def rows_html(columns: Sequence[str], rows: Any) -> str:
+    """A table of the page: the headers in both languages (``adjudicate.col.<column>``), each cell as text
+    in the language of its content (:func:`data`); "none yet" for no row."""
+    if rows is not None and hasattr(rows, "values") and hasattr(rows, "columns"):
+        rows = rows.values.tolist()
+    rows = [r for r in (rows or []) if any(str(c).strip() for c in r)]
+    head = "".join(f"<th>{say(f'adjudicate.col.{c}')}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{data(c)}</td>" for c in row) + "</tr>" for row in rows)
+    empty = "" if rows else f'<div class="ann-note">{say("adjudicate.no_rows")}</div>'
+    return f'<div class="adj-scroll"><table class="adj-table"><tr>{head}</tr>{body}</table>{empty}</div>'
+
+
+def tables_html(invitations: Any, audit: Any) -> tuple[str, str]:
+    """The page's invitations and audit log from the API's tables (after each of their events)."""
+    return rows_html(INVITATION_COLUMNS, invitations), rows_html(AUDIT_COLUMNS, audit)
 
 
 # --------------------------------------------------------------------------- layout
@@ -556,21 +671,19 @@ def build_adjudicate_tab(service: AnnotationService, demo: gr.Blocks, sign_in: S
     if service.sign_in is None:
         return
     with gr.Tab(TAB_LABEL, id="adjudicate", visible=False) as tab:
-        gr.Markdown(
-            "标注员意见不一致的条目。左右对照各人的标注，记录裁决后的标签（不改动标注员的标注）。"
-            " Items where annotators disagree, side by side; record the resolved label (the annotators' "
-            "labels are kept as they are). Statistics and exports can use either."
-        )
+        gr.Markdown(t("adjudicate.intro"))
         message = gr.HTML("", css_template=ADJUDICATE_CSS, elem_id="adj-message")
         with gr.Row(equal_height=True):
             pick = gr.Dropdown(
                 [],
                 value=None,
-                label="有分歧的条目 Items where annotators disagree",
+                label=t("adjudicate.pick"),
                 elem_id="adj-pick",
                 scale=4,
             )
-            refresh = gr.Button("刷新 Refresh", size="sm", elem_id="adj-refresh", scale=0, min_width=90)
+            refresh = gr.Button(
+                t("adjudicate.refresh"), size="sm", elem_id="adj-refresh", scale=0, min_width=90
+            )
         with gr.Column(visible=False, elem_id="adj-form") as form:
             comparison = gr.HTML("", css_template=ADJUDICATE_CSS, elem_id="adj-comparison")
             answers: dict[str, gr.HTML] = {}
@@ -581,65 +694,80 @@ def build_adjudicate_tab(service: AnnotationService, demo: gr.Blocks, sign_in: S
                         answers[side] = gr.HTML("", css_template=ADJUDICATE_CSS, elem_id=f"adj-{side}")
                         slots[side] = label_form.build_slots(f"adj-{side}", side.upper())
             verdict = gr.Radio(
-                [(name, code) for code, name in ITEM_VERDICT_NAMES.items()],
+                [(t(key), code) for code, key in ITEM_VERDICT_NAMES.items()],
                 value=None,
-                label="裁决结论 Resolved verdict (A and B as above: not swapped)",
+                label=t("adjudicate.verdict"),
                 elem_id="adj-verdict",
             )
             note = gr.Textbox(
-                label=f"说明 Note (optional, up to {MAX_NOTE_CHARS:,} characters)",
+                label=t("adjudicate.note"),
                 lines=2,
                 elem_id="adj-note",
             )
             label_form.counter("#adj-note textarea", "adj-note-count", MAX_NOTE_CHARS)
-            save = gr.Button("记录裁决 Record the resolution", variant="primary", elem_id="adj-save")
+            save = gr.Button(t("adjudicate.save"), variant="primary", elem_id="adj-save")
         state = gr.State({})
-        with gr.Accordion("邀请与审计 Invitations and audit log", open=False, elem_id="adj-access"):
+        with gr.Accordion(t("adjudicate.access"), open=False, elem_id="adj-access"):
             gr.Markdown(access_help(service), elem_id="adj-access-help")
             with gr.Row(equal_height=True):
                 invite_name = gr.Textbox(
-                    label="Hugging Face 用户名 Hugging Face username",
+                    label=t("adjudicate.invite_name"),
                     max_lines=1,
                     max_length=100,
                     elem_id="adj-invite-name",
                     scale=3,
                 )
                 invite_role = gr.Radio(
-                    list(INVITE_ROLES),
+                    [(t(key), value) for key, value in INVITE_ROLES],
                     value="annotator",
-                    label="角色 Role",
+                    label=t("adjudicate.role"),
                     elem_id="adj-invite-role",
                     scale=2,
                 )
             with gr.Row():
                 do_invite = gr.Button(
-                    "邀请 Invite", variant="primary", elem_id="adj-invite", scale=0, min_width=120
+                    t("adjudicate.invite"), variant="primary", elem_id="adj-invite", scale=0, min_width=120
                 )
-                do_uninvite = gr.Button("取消邀请 Withdraw", elem_id="adj-uninvite", scale=0, min_width=170)
+                do_uninvite = gr.Button(
+                    t("adjudicate.uninvite"), elem_id="adj-uninvite", scale=0, min_width=170
+                )
                 refresh_access = gr.Button(
-                    "刷新 Refresh", size="sm", elem_id="adj-access-refresh", scale=0, min_width=90
+                    t("adjudicate.refresh"), size="sm", elem_id="adj-access-refresh", scale=0, min_width=90
                 )
             access_message = gr.HTML("", css_template=ADJUDICATE_CSS, elem_id="adj-access-message")
+            # the HTTP API's tables (neutral headers; hidden), and the page's (headers in its language)
             invitations = gr.Dataframe(
-                headers=INVITATION_HEADERS, interactive=False, elem_id="adj-invitations", wrap=True
+                headers=INVITATION_HEADERS,
+                interactive=False,
+                elem_id="adj-invitations",
+                wrap=True,
+                visible=False,
             )
-            gr.Markdown(
-                f"审计日志（只读，最新的 {AUDIT_ROWS} 条在前） Audit log (read-only, newest {AUDIT_ROWS} first)"
+            invitations_html = gr.HTML(
+                rows_html(INVITATION_COLUMNS, []),
+                css_template=ADJUDICATE_CSS,
+                elem_id="adj-invitations-table",
             )
+            gr.Markdown(say_block("adjudicate.audit", n=AUDIT_ROWS))
             audit = gr.Dataframe(
-                headers=AUDIT_HEADERS, interactive=False, elem_id="adj-audit", wrap=True, max_height=500
+                headers=AUDIT_HEADERS, interactive=False, elem_id="adj-audit", wrap=True, max_height=500,
+                visible=False,
+            )  # fmt: skip
+            audit_html = gr.HTML(
+                rows_html(AUDIT_COLUMNS, []), css_template=ADJUDICATE_CSS, elem_id="adj-audit-table"
             )
         if sign_in is not None:
-            with gr.Accordion("登录锁定 Sign-in locks", open=False, elem_id="adj-locks-accordion"):
+            with gr.Accordion(t("adjudicate.locks"), open=False, elem_id="adj-locks-accordion"):
                 unlock_who = gr.Textbox(
-                    label="用户名、地址、“用户名 地址”或 *（留空：只列出）Name, address, 'name address' or * "
-                    "(empty: list)",
+                    label=t("adjudicate.unlock_who"),
                     max_lines=1,
                     max_length=300,
                     elem_id="adj-unlock-who",
                 )
-                do_unlock = gr.Button("解锁 / 列出 Unlock / list", size="sm", elem_id="adj-unlock")
-                locks_out = gr.Textbox(label="锁定 Locks", interactive=False, lines=8, elem_id="adj-locks")
+                do_unlock = gr.Button(t("adjudicate.unlock"), size="sm", elem_id="adj-unlock")
+                locks_out = gr.Textbox(
+                    label=t("adjudicate.locks_out"), interactive=False, lines=8, elem_id="adj-locks"
+                )
     views = dict(
         message=message, pick=pick, form=form, comparison=comparison, a=answers["a"], b=answers["b"],
         a_note=slots["a"].note, b_note=slots["b"].note, verdict=verdict, note=note, state=state,
@@ -659,14 +787,20 @@ def build_adjudicate_tab(service: AnnotationService, demo: gr.Blocks, sign_in: S
     )
     access = [access_message, invitations, audit]
     once_access = {"trigger_mode": "once", "concurrency_id": "invitations"}
+    shown = {"fn": tables_html, "inputs": [invitations, audit], "outputs": [invitations_html, audit_html],
+             "api_visibility": "private"}  # fmt: skip
     do_invite.click(
         bind(invite_account, service), [invite_name, invite_role], access, api_name="invite", **once_access
-    )
+    ).then(**shown)
     do_uninvite.click(
         bind(uninvite_account, service), [invite_name], access, api_name="uninvite", **once_access
+    ).then(**shown)
+    refresh_access.click(
+        bind(access_tables, service), None, access, api_name="invitations", **once_access
+    ).then(**shown)
+    tab.select(bind(access_tables, service), None, access, api_visibility="private", **once_access).then(
+        **shown
     )
-    refresh_access.click(bind(access_tables, service), None, access, api_name="invitations", **once_access)
-    tab.select(bind(access_tables, service), None, access, api_visibility="private", **once_access)
     if sign_in is not None:
         do_unlock.click(
             bind(sign_in_locks, service, unlock_form(sign_in)),

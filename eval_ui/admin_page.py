@@ -1,4 +1,4 @@
-"""The admins' page (``/admin``): the 裁决 / Adjudication and 统计 / Statistics tabs, for admins only.
+"""The admins' page (``/admin``): the adjudication (裁决) and statistics (统计) tabs, for admins only.
 
 Both tabs stay hidden until the page-load events find an admin (each tab's own check:
 :func:`eval_ui.adjudicate_tab.tab_visibility`, :func:`eval_ui.stats_tab.show_tab`); everyone else reads
@@ -13,15 +13,21 @@ from typing import Any
 
 import gradio as gr
 
-from lawluo.ui.render import notice
+from lawluo.i18n import Message
+from lawluo.ui.i18n import Html, say
 
-from .adjudicate_tab import build_adjudicate_tab
+from .adjudicate_tab import build_adjudicate_tab, data, notice_html
 from .annotate_tab import ANNOTATE_CSS, NOT_CONFIGURED, bind, identify, refusal
 from .login import SignIn
 from .service import AnnotationService
 from .stats_tab import build_stats_tab
 
-CHECKING = "正在确认你的权限… Checking that you are an admin…"
+CHECKING = say("admin.checking")
+
+
+def _why(text: Any) -> Any:
+    """What :func:`eval_ui.annotate_tab.refusal` says, as a field of :func:`say`: a message, HTML, or text."""
+    return text if isinstance(text, Message | Html) else str(text)
 
 
 def admin_notice(
@@ -32,14 +38,10 @@ def admin_notice(
     if who is not None and who.is_admin:
         return gr.update(value="", visible=False)
     if who is None:
-        text = "此页仅供管理员 This page is for admins. " + refusal(service, request, profile)
+        text = say("admin.for_admins", why=_why(refusal(service, request, profile)))
     else:
-        text = (
-            f"此页仅供管理员；你以「{who.name}」登录，是标注员，你的条目在「律师标注」页 (/annotate)。"
-            f" This page is for admins. You are signed in as “{who.name}”, an annotator: your items are on"
-            " the Annotate page (/annotate)."
-        )
-    return gr.update(value=notice(text, "warn"), visible=True)
+        text = say("admin.annotator", name=Html(data(who.name)), path=Html(data("/annotate")))
+    return gr.update(value=notice_html(text, "warn"), visible=True)
 
 
 def build_admin_page(service: AnnotationService, demo: gr.Blocks, sign_in: SignIn | None = None) -> None:
@@ -47,7 +49,7 @@ def build_admin_page(service: AnnotationService, demo: gr.Blocks, sign_in: SignI
     if service.sign_in is None:
         gr.Markdown(NOT_CONFIGURED, elem_id="admin-not-configured")
         return
-    message = gr.HTML(notice(CHECKING), css_template=ANNOTATE_CSS, elem_id="admin-notice")
+    message = gr.HTML(notice_html(CHECKING), css_template=ANNOTATE_CSS, elem_id="admin-notice")
     if service.sign_in == "oauth":
         gr.LoginButton(size="sm")
     build_adjudicate_tab(service, demo, sign_in)

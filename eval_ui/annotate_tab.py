@@ -12,7 +12,10 @@ by the checker as cited, as correct in one click (never an article that does not
 unlabelled is saved as unlabelled (missing data, never "correct"), and the message after saving says
 how many. What the annotator marks and types is kept as their draft of the item (:func:`keep_draft`,
 in the store) and shown again with it, e.g. after a reload, until the label is saved. Rel and T_LC (0–10) are optional; an out-of-range score or an
-over-long comment is refused on its own field (in Chinese and English) and nothing is cut.
+over-long comment is refused on its own field (in numbers: Gradio shows a field's message untranslated)
+and nothing is cut. Every text is in the reader's language (``annotate.*`` in lawluo/strings/annotate.yaml:
+fixed texts as ``gr.I18n`` keys, messages with :func:`~lawluo.ui.i18n.say`); the items' questions, answers
+and statutes, legal content, stay Chinese in an element that says so.
 
 The verdict bar (status, verdict buttons, keys 1–4, back/skip/next, sign-out, the last message) stays
 at the top of the window while the annotator scrolls (:data:`LAYOUT_CSS`), so a verdict is one click
@@ -63,9 +66,11 @@ from typing import Any, get_type_hints
 
 import gradio as gr
 
+from lawluo.i18n import Message, message
 from lawluo.jsonl import JSONLError
-from lawluo.ui.i18n import t
-from lawluo.ui.render import CSS, esc, notice
+from lawluo.ui.copy import both_markdown, languages
+from lawluo.ui.i18n import Html, say, t
+from lawluo.ui.render import CSS, esc, without_paths
 from lawluo.ui.views import KEEP, Keep, View
 
 from . import label_form, verdicts
@@ -88,9 +93,10 @@ from .store import (
 logger = logging.getLogger(__name__)
 
 TAB_LABEL = t("tab.annotate")
-#: The verdict buttons (shown verdict, text with its key) and names, from eval_ui/verdicts.py.
-VERDICT_BUTTONS = tuple((v.shown, f"{v.label} [{v.key}]") for v in verdicts.VERDICT_TABLE)
-SHOWN_NAMES = {v.shown: v.label.strip("⬅➡ ") for v in verdicts.VERDICT_TABLE}
+#: The verdict buttons (shown verdict, text with its key: a ``gr.I18n`` key, one per button) and each
+#: verdict's name in messages (a catalogue key), from eval_ui/verdicts.py.
+VERDICT_BUTTONS = tuple((v.shown, t(f"{v.name_key}.button")) for v in verdicts.VERDICT_TABLE)
+SHOWN_NAMES = {v.shown: v.short_key for v in verdicts.VERDICT_TABLE}
 #: key → the id of the verdict button it presses (read by KEYS_JS)
 VERDICT_KEYS = {v.key: f"ann-verdict-{v.shown}" for v in verdicts.VERDICT_TABLE}
 MAX_IMPORT_BYTES = 20_000_000
@@ -300,16 +306,71 @@ def bind(fn: Callable[..., Any], *bound: Any) -> Callable[..., Any]:
 # --------------------------------------------------------------------------- rendering
 
 
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def data_lang(value: object) -> str:
+    """The language of a text from the data (a question, an answer, a name): ``zh-CN`` when it has a
+    Chinese character, else ``en`` (names like ``alice``, ids like ``q-7``)."""
+    return "zh-CN" if _CJK.search("" if value is None else str(value)) else "en"
+
+
+def data(value: object) -> Html:
+    """A text from the data (a name, an item id, a file's name) escaped, in an element that says its
+    language (:func:`data_lang`): it is shown as it is on either page."""
+    return Html(f'<span lang="{data_lang(value)}">{esc(value)}</span>')
+
+
+def md_data(value: object) -> Html:
+    """:func:`data` inside Markdown (the status line): Markdown's punctuation backslashed too."""
+    return Html(f'<span lang="{data_lang(value)}">{md_text(value)}</span>')
+
+
+def notice_html(html_text: str, kind: str = "info") -> str:
+    """A message box around HTML already escaped (:func:`~lawluo.ui.i18n.say`'s output); ``kind`` is
+    ``info``, ``warn`` or ``error``."""
+    kind = kind if kind in ("info", "warn", "error") else "info"
+    return f'<div class="ll-notice {kind}" role="status">{html_text}</div>'
+
+
+def error_text(exc: BaseException) -> Message | str:
+    """What an exception says, for a field of :func:`say`: its ``message`` (a :class:`Message`) when it
+    has one, else its text without the server's paths."""
+    found = getattr(exc, "message", None)
+    return found if isinstance(found, Message) else without_paths(str(exc))
+
+
+def error_field(exc: BaseException) -> Message | Html:
+    """:func:`error_text` as a field: a message, or the exception's own text in an element of its
+    language (a technical text is not translated)."""
+    found = error_text(exc)
+    return found if isinstance(found, Message) else data(found)
+
+
+def _join(*parts: str) -> Html:
+    """Messages (:func:`say`'s HTML) side by side."""
+    return Html(" ".join(p for p in parts if p))
+
+
 def _text_block(title: str, text: str) -> str:
-    return f'<div class="ann-head">{esc(title)}</div><div class="ann-text">{esc(text)}</div>'
+    """A heading (HTML: :func:`say`) over a text from the data (the question, an answer), which keeps its
+    language on either page."""
+    return (
+        f'<div class="ann-head">{title}</div><div class="ann-text" lang="{data_lang(text)}">{esc(text)}</div>'
+    )
+
+
+def _say_md(msg: Message) -> Html:
+    """A message for a Markdown value (the status line): its text fields shown as they are."""
+    return say(msg.key, **{k: md_data(v) if isinstance(v, str) else v for k, v in msg.fields.items()})
 
 
 def _status(who: Identity | None, service: AnnotationService) -> str:
     if who is None:
-        return md_text(sign_in_help(service))
+        return _say_md(sign_in_help(service))
     done, assigned = service.store.progress(who.name)
-    role = "管理员 admin" if who.is_admin else "标注员 annotator"
-    return f"**{md_text(who.name)}** ({role}) · 进度 Progress: **{done} / {assigned}**"
+    role = message("annotate.role.admin" if who.is_admin else "annotate.role.annotator")
+    return say("annotate.status", name=md_data(who.name), role=role, done=done, assigned=assigned)
 
 
 def md_text(value: object) -> str:
@@ -324,46 +385,33 @@ def md_text(value: object) -> str:
 
 _MD_PUNCTUATION = re.compile(r"[\\`*_{}\[\]()#+\-.!|~]")  # `<>&"'` are escaped as HTML
 
-#: What the tab shows, once and instead of the form, when nobody can sign in (plain Markdown).
-NOT_CONFIGURED = (
-    "### 标注尚未开放 Annotation is not set up\n\n"
-    "标注员要先登录才能标注，但这个应用还没有配置登录方式。"
-    "Annotators sign in before they label, and this app has no sign-in set up.\n\n"
-    "管理员请给应用一份标注员名单（每行 名字:密码，管理员加 :admin），放在文件里或设置 "
-    "LAWLUO_ANNOTATION_USERS 中，然后重启；在 Hugging Face Space 上也可以打开 Hugging Face 登录。"
-    "For the admin: give the app a list of annotators (one name:password per line, :admin after an "
-    "admin's password) in a file or in the setting LAWLUO_ANNOTATION_USERS, then restart it; on a "
-    "Hugging Face Space, Hugging Face sign-in can be turned on instead. The README's annotation "
-    "section shows how."
-)
+#: What the tab shows, once and instead of the form, when nobody can sign in (a Markdown value: a
+#: ``gr.I18n`` key, translated in the browser).
+NOT_CONFIGURED = t("annotate.not_configured")
 
 
-def not_invited(name: str) -> str:
-    """What a Hugging Face account that is signed in but not invited reads (Chinese first)."""
+def not_invited(name: str) -> Message:
+    """What a Hugging Face account that is signed in but not invited reads (``str()``: in Chinese)."""
     shown = " ".join(str(name).split())[:60]  # one line, no control characters, not a flood
-    return (
-        f"您尚未受邀参加标注，请联系管理员，把您的 Hugging Face 用户名「{shown}」告诉他。"
-        f" You have not been invited to annotate: ask the admin to invite your Hugging Face account "
-        f"“{shown}”, then reload this page."
-    )
+    return message("annotate.not_invited", name=shown)
 
 
-def refusal(service: AnnotationService, request: gr.Request | None, profile: Any = None) -> str:
+def refusal(service: AnnotationService, request: gr.Request | None, profile: Any = None) -> Message:
     """Why a request :func:`identify` refused is refused: not invited (signed in with Hugging Face), or
-    how to sign in."""
+    how to sign in (a :class:`Message`: ``say()`` renders it, ``str()`` is its Chinese text)."""
     oauth_name = getattr(profile, "username", None) if profile is not None else None
     if service.not_invited(oauth_name):
         return not_invited(oauth_name)
     return sign_in_help(service)
 
 
-def sign_in_help(service: AnnotationService) -> str:
+def sign_in_help(service: AnnotationService) -> Message:
     """One plain sentence: how to sign in, or (not configured) what the admin has to do."""
     if service.sign_in == "oauth":
-        return "请用 Hugging Face 账号登录 Sign in with Hugging Face to annotate."
+        return message("annotate.sign_in.oauth")
     if service.sign_in == "password":
-        return "请登录 Sign in to annotate (your name is not in the list of annotators)."
-    return "标注尚未开放：没有配置登录方式 Annotation is not set up: no sign-in is configured."
+        return message("annotate.sign_in.password")
+    return message("annotate.sign_in.none")
 
 
 # --------------------------------------------------------------------------- views
@@ -427,11 +475,11 @@ def _blank(
     kind: str = "info",
     status: str | None = None,
 ) -> AnnotationView:
-    """No item: the status (``status`` in place of the usual line) and the message; the form is hidden and
-    emptied."""
+    """No item: the status (``status`` in place of the usual line) and the message (HTML: :func:`say`);
+    the form is hidden and emptied."""
     return AnnotationView(
         status=_status(who, service) if status is None else status,
-        message=notice(message, kind) if message else "",
+        message=notice_html(message, kind) if message else "",
         verdict_row=gr.update(visible=False), form=gr.update(visible=False),
         question="", reference="", left="", right="", left_note="", right_note="",
         left_slots=label_form.blank_slots(), right_slots=label_form.blank_slots(),
@@ -447,9 +495,10 @@ def _sides(a: Assignment) -> tuple[str, str]:
 
 
 def _view(
-    service: AnnotationService, who: Identity, a: Assignment, message: str = "", kind: str = "info"
+    service: AnnotationService, who: Identity, a: Assignment, text: str = "", kind: str = "info"
 ) -> AnnotationView:
-    """Show assignment ``a``; pre-filled from the annotator's current label when there is one."""
+    """Show assignment ``a``; pre-filled from the annotator's current label when there is one. ``message``
+    is HTML (:func:`say`)."""
     label = service.store.label(who.name, a.item.id)
     left_side, right_side = _sides(a)
     fill: dict[str, Any] = {"left_labels": {}, "right_labels": {}, "comment": ""}
@@ -461,23 +510,15 @@ def _view(
             fill[f"{shown}_labels"] = dict(mine.get("statutes") or {})
             fill[f"{shown}_rel"], fill[f"{shown}_tlc"] = mine.get("rel"), mine.get("tlc")
         fill["comment"] = label["comment"] or ""
-        earlier = SHOWN_NAMES[a.to_shown(label["verdict"])]
-        message = (message + " " if message else "") + (
-            f"正在修改你的标注（第 {label['version']} 版，当时选择：{earlier}）。选一个结论即保存修改。"
-            f" Editing your label (version {label['version']}, verdict: {earlier}); a verdict button saves the change."
-        )
+        earlier = message(SHOWN_NAMES[a.to_shown(label["verdict"])])
+        text = _join(text, say("annotate.editing", version=label["version"], verdict=earlier))
         if labels.get("legacy"):
-            message += (
-                " 这是旧版表单的标注：当时没有勾选的法条现在显示为未标注。"
-                " This label comes from the old tick-only form: statutes not ticked then show as unlabelled."
-            )
-    restored = _restore_draft(service, who, a, fill, (left_side, right_side))
-    if restored:
-        message = (message + " " if message else "") + restored
-    position = ""
+            text = _join(text, say("annotate.legacy"))
+    text = _join(text, _restore_draft(service, who, a, fill, (left_side, right_side)))
     done, assigned = service.store.progress(who.name)
+    heading = say("annotate.question")
     if label is None:
-        position = f"第 {min(done + 1, assigned)} / {assigned} 条 · "
+        heading = say("annotate.question_at", n=min(done + 1, assigned), assigned=assigned)
     state = {
         "item_id": a.item.id,
         "shown_at": time.time(),
@@ -491,9 +532,9 @@ def _view(
     }
     reference = ""
     if a.item.reference or a.item.statutes:
-        reference = _text_block("参考答案 Reference answer", a.item.reference or "—")
+        reference = _text_block(say("annotate.reference_answer"), a.item.reference or "—")
         if a.item.statutes:
-            reference += _text_block("参考法条 Reference statutes", "\n".join(a.item.statutes))
+            reference += _text_block(say("annotate.reference_statutes"), "\n".join(a.item.statutes))
     slots = {
         shown: label_form.fill_slots(cited[shown], fill[f"{shown}_labels"], service.show_checker)
         for shown in ("left", "right")
@@ -504,13 +545,13 @@ def _view(
     }
     return AnnotationView(
         status=_status(who, service),
-        message=notice(message, kind) if message else "",
+        message=notice_html(text, kind) if text else "",
         verdict_row=gr.update(visible=True),
         form=gr.update(visible=True),
-        question=_text_block(f"{position}问题 Question", a.item.question),
+        question=_text_block(heading, a.item.question),
         reference=reference,
-        left=_text_block("左 Left", a.left),
-        right=_text_block("右 Right", a.right),
+        left=_text_block(say("annotate.left"), a.left),
+        right=_text_block(say("annotate.right"), a.right),
         left_note=notes["left"],
         right_note=notes["right"],
         left_slots=slots["left"],
@@ -547,36 +588,33 @@ def _restore_draft(
         fill[f"{shown}_rel"], fill[f"{shown}_tlc"] = mine["rel"], mine["tlc"]
     fill["comment"] = draft["comment"]
     when = time.strftime("%H:%M", time.gmtime(draft["updated_at"]))
-    return (
-        f"已恢复你未保存的草稿（{when} UTC）：法条标注、评分和备注。选一个结论即保存。"
-        f" Restored your unsaved draft from {when} UTC (statute labels, scores, comment); a verdict button saves it."
-    )
+    return say("annotate.draft_restored", when=when)
 
 
-def _next(service: AnnotationService, who: Identity, message: str = "", kind: str = "info") -> AnnotationView:
+def _next(service: AnnotationService, who: Identity, text: str = "", kind: str = "info") -> AnnotationView:
+    """The annotator's next item (``text``: a message before it, HTML), or why there is none."""
     a = service.store.next_item(who.name)
     if a is None and service.top_up(who):  # out of items: any short of annotators or left idle by others
         a = service.store.next_item(who.name)
     if a is None:
         done, assigned = service.store.progress(who.name)
-        text = (
-            f"全部完成，谢谢！All {assigned} of your items are labelled. 用「上一条 Back」可以修改。"
-            if assigned
-            else "目前没有分配给你的条目 No items are assigned to you yet."
-        )
-        if who.is_admin and not assigned:
-            text = (
-                "管理员不分配条目；导入、导出在下面的「管理 Admin」，分歧的裁决和统计在管理页 (/admin)。"
-                " Admins are not assigned items: import and export under Admin below; disagreements and"
-                " statistics are on the Admin page (/admin)."
-            )
-        return _blank(service, who, (message + " " if message else "") + text, kind)
-    return _view(service, who, a, message, kind)
+        if assigned:
+            why = say("annotate.all_done", assigned=assigned)
+        elif who.is_admin:
+            why = say("annotate.admin_not_assigned")
+        else:
+            why = say("annotate.none_assigned")
+        return _blank(service, who, _join(text, why), kind)
+    return _view(service, who, a, text, kind)
 
 
-def _keep(message: str, kind: str = "error") -> AnnotationView:
-    """A message; every other component keeps what it shows (nothing typed is lost)."""
-    return AnnotationView(message=notice(message, kind))
+def _keep(text: str, kind: str = "error") -> AnnotationView:
+    """A message (HTML: :func:`say`); every other component keeps what it shows (nothing typed is lost)."""
+    return AnnotationView(message=notice_html(text, kind))
+
+
+def _store_failed(exc: BaseException) -> Html:
+    return say("annotate.store_failed", error=error_field(exc))
 
 
 def identify(service: AnnotationService, request: gr.Request | None, profile: Any = None) -> Identity | None:
@@ -600,13 +638,13 @@ def open_annotation(
         who = identify(service, request, profile)
         if who is None:
             why = refusal(service, request, profile)
-            return _blank(service, None, why, "warn", status=md_text(why))
+            return _blank(service, None, say(why), "warn", status=_say_md(why))
         return _next(service, who)
     except (StoreError, UsersError) as exc:
-        return _blank(service, None, f"标注库出错 The annotation store failed: {exc}", "error")
+        return _blank(service, None, _store_failed(exc), "error")
     except Exception:
         logger.exception("annotation: open failed")
-        return _blank(service, None, "出错了 Something went wrong; see the server log.", "error")
+        return _blank(service, None, say("annotate.went_wrong"), "error")
 
 
 def linked_item(request: gr.Request | None) -> str | None:
@@ -638,27 +676,29 @@ def open_linked(
             a = None
         if a is None or a.status == "unassigned":  # an admin may read any item, but labels only their own
             shown = " ".join(item_id.split())[:60]
-            return _next(
-                service,
-                who,
-                f"链接里的条目「{shown}」不是分配给你的条目，下面是你的下一条。"
-                f" The linked item “{shown}” is not one of your items; here is your next one.",
-                "warn",
-            )
-        return _view(service, who, a, f"已打开链接的条目 Opened the linked item “{item_id}”.")
+            return _next(service, who, say("annotate.link_not_yours", item=data(shown)), "warn")
+        return _view(service, who, a, say("annotate.link_opened", item=data(item_id)))
     except (StoreError, UsersError) as exc:
-        return _blank(service, None, f"标注库出错 The annotation store failed: {exc}", "error")
+        return _blank(service, None, _store_failed(exc), "error")
     except Exception:
         logger.exception("annotation: open of a linked item failed")
-        return _blank(service, None, "出错了 Something went wrong; see the server log.", "error")
+        return _blank(service, None, say("annotate.went_wrong"), "error")
 
 
 def form_problems(scores: Sequence[Any], comment: str | None) -> list[str]:
     """The problem of each score field (Rel, T_LC of the left answer, then the right) and of the
-    comment; an empty string where there is none."""
+    comment, in no language (a field's validation message: :func:`label_form.score_problem`); an empty
+    string where there is none."""
     return [label_form.score_problem(v) for v in scores] + [
         label_form.text_problem(comment, MAX_COMMENT_CHARS)
     ]
+
+
+def form_messages(scores: Sequence[Any], comment: str | None) -> list[Message]:
+    """The form's problems (:func:`form_problems`) in words, for the message after a refused save."""
+    found = [label_form.score_message(v) for v in scores]
+    found.append(label_form.text_message(comment, MAX_COMMENT_CHARS))
+    return [m for m in found if m is not None]
 
 
 def validate_form(
@@ -697,13 +737,13 @@ def submit_label(
     try:
         who = identify(service, request, profile)
         if who is None:
-            return _keep(refusal(service, request, profile), "warn")
+            return _keep(say(refusal(service, request, profile)), "warn")
         item_id = (state or {}).get("item_id")
         if not item_id:
-            return _keep("没有正在标注的条目 No item is open; reload the page.", "warn")
-        problems = [p for p in form_problems([left_rel, left_tlc, right_rel, right_tlc], comment) if p]
+            return _keep(say("annotate.no_item_open"), "warn")
+        problems = form_messages([left_rel, left_tlc, right_rel, right_tlc], comment)
         if problems:
-            return _keep("没有保存 Not saved: " + " ".join(problems))
+            return _keep(say("annotate.not_saved", why=_join(*(say(m) for m in problems))))
         a = service.store.assignment(who.name, item_id)
         left_side, right_side = _sides(a)
         scores = [None if v in (None, "") else float(v) for v in (left_rel, left_tlc, right_rel, right_tlc)]
@@ -726,22 +766,23 @@ def submit_label(
         saved = service.store.save_label(
             who.name, item_id, label, str(state.get("submission_id") or uuid.uuid4().hex)
         )
-    except StoreWriteError as exc:  # the disk refused: the message says so in both languages
+    except StoreWriteError as exc:  # the disk refused: the message says so in the reader's language
         logger.error("annotation: a label was not saved: %s", exc.__cause__)
-        return _keep(str(exc))
+        return _keep(say(error_text(exc)) if exc.message is not None else _store_failed(exc))
     except (StoreError, ValueError) as exc:
-        return _keep(f"没有保存 Not saved: {exc}")
+        found = error_text(exc)
+        return _keep(say(found) if isinstance(found, Message) else say("annotate.not_saved", why=data(found)))
     except Exception:
         logger.exception("annotation: saving a label failed")
-        return _keep("没有保存，出错了 Not saved: something went wrong; see the server log.")
+        return _keep(say("annotate.not_saved_wrong"))
     if saved.duplicate:
-        note = "已保存（重复提交已忽略）Saved (the repeated click was ignored)."
+        note = say("annotate.saved_duplicate")
     elif not saved.changed:
-        note = "已保存，没有改动 Saved; nothing changed."
+        note = say("annotate.saved_unchanged")
     else:
-        note = f"已保存 Saved ({SHOWN_NAMES[verdict_shown]}, version {saved.version})."
+        note = say("annotate.saved", verdict=message(SHOWN_NAMES[verdict_shown]), version=saved.version)
     if unlabelled and not saved.duplicate:
-        note += f" 其中 {unlabelled} 条法条未标注 {unlabelled} cited statute{'s' * (unlabelled != 1)} left unlabelled."
+        note = _join(note, say("annotate.saved_unlabelled", n=unlabelled))
     return _next(service, who, note, "warn" if unlabelled else "info")
 
 
@@ -780,21 +821,19 @@ def keep_draft(
         draft = Draft(answers["left"], answers["right"], comment or "")
         kept = service.store.save_draft(who.name, item_id, draft, int((state or {}).get("version") or 0))
     except (StoreError, ValueError) as exc:
-        return _draft_note(f"草稿没有保存 The draft was not kept: {exc}", "over")
+        return _draft_note(say("annotate.draft_not_kept", why=error_field(exc)), "over")
     except Exception:
         logger.exception("annotation: keeping a draft failed")
-        return _draft_note(
-            "草稿没有保存 The draft was not kept: something went wrong; see the server log.", "over"
-        )
+        return _draft_note(say("annotate.draft_not_kept_wrong"), "over")
     if not kept:
         return ""
     if draft.is_empty():
         return _draft_note("")
     when = time.strftime("%H:%M:%S", time.gmtime())
     left_out = sum(1 for v in (left_rel, left_tlc, right_rel, right_tlc) if label_form.score_problem(v))
-    note = f"草稿已自动保存 Draft kept ({when} UTC): 刷新页面也不会丢失 a reload keeps it."
+    note = say("annotate.draft_kept", when=when)
     if left_out:
-        note += f" 超出 0–10 的评分未存入草稿 {left_out} score(s) outside 0–10 left out."
+        note = _join(note, say("annotate.draft_scores_left_out", n=left_out))
     return _draft_note(note)
 
 
@@ -806,7 +845,7 @@ def _draft_form(form: str | None) -> tuple:
     ('7', '', None, '11', '再查')
     """
     if not isinstance(form, str) or len(form.encode("utf-8")) > 2 * MAX_DRAFT_BYTES:
-        raise ValueError("表单数据无效 the form's data was not understood")
+        raise FormError(message("annotate.form_not_understood"))
     data = json.loads(form)
     shape = (
         isinstance(data, dict)
@@ -820,13 +859,21 @@ def _draft_form(form: str | None) -> tuple:
         and all(v is None or isinstance(v, str) for v in data["marks"])
     )
     if not shape:
-        raise ValueError("表单数据无效 the form's data was not understood")
+        raise FormError(message("annotate.form_not_understood"))
     return (*data["scores"], data["comment"], tuple(data["marks"]))
 
 
+class FormError(ValueError):
+    """The page's form data that is not what :data:`DRAFT_FORM_JS` sends; ``message`` says so."""
+
+    def __init__(self, msg: Message) -> None:
+        super().__init__(str(msg))
+        self.message = msg
+
+
 def _draft_note(text: str, kind: str = "") -> str:
-    """The line under the comment about the draft (``over``: red)."""
-    return f'<div class="ann-count {kind}" id="ann-draft-text">{esc(text)}</div>' if text else ""
+    """The line under the comment about the draft (``text``: HTML, :func:`say`; ``over``: red)."""
+    return f'<div class="ann-count {kind}" id="ann-draft-text">{text}</div>' if text else ""
 
 
 def skip_item(
@@ -839,13 +886,13 @@ def skip_item(
     try:
         who = identify(service, request, profile)
         if who is None:
-            return _keep(refusal(service, request, profile), "warn")
+            return _keep(say(refusal(service, request, profile)), "warn")
         item_id = (state or {}).get("item_id")
         if item_id and not (state or {}).get("editing"):
             service.store.skip(who.name, item_id)
-        return _next(service, who, "已跳过 Skipped." if item_id else "")
+        return _next(service, who, say("annotate.skipped") if item_id else "")
     except StoreError as exc:
-        return _keep(str(exc))
+        return _keep(_store_failed(exc))
 
 
 def go_back(
@@ -858,21 +905,21 @@ def go_back(
     try:
         who = identify(service, request, profile)
         if who is None:
-            return _keep(refusal(service, request, profile), "warn")
+            return _keep(say(refusal(service, request, profile)), "warn")
         done = service.store.done_items(who.name)
         if not done:
-            return _keep("你还没有保存过标注 You have not saved a label yet.", "info")
+            return _keep(say("annotate.no_label_yet"), "info")
         current = (state or {}).get("item_id")
         if current in done:
             index = done.index(current)
             if index == 0:
-                return _keep("这已经是你的第一条标注 This is your first label.", "info")
+                return _keep(say("annotate.first_label"), "info")
             target = done[index - 1]
         else:
             target = done[-1]
         return _view(service, who, service.store.assignment(who.name, target))
     except StoreError as exc:
-        return _keep(str(exc))
+        return _keep(_store_failed(exc))
 
 
 def next_item(
@@ -888,7 +935,7 @@ def next_item(
 def _admin(service: AnnotationService, request: gr.Request | None, profile: Any) -> Identity:
     who = identify(service, request, profile)
     if who is None or not who.is_admin:
-        raise PermissionError("只有管理员可以这样做 Only an admin can do this.")
+        raise PermissionError(str(message("annotate.only_admin")))
     return who
 
 
@@ -900,47 +947,53 @@ def import_items(
         who = _admin(service, request, profile)
         path = Path(getattr(file, "name", None) or getattr(file, "path", None) or file or "")
         if not file or not path.is_file():
-            return notice("请选择一个 .jsonl 或 .csv 文件 Choose a .jsonl or .csv file.", "warn"), gr.skip()
+            return say_notice("annotate.choose_file", "warn"), gr.skip()
         if path.suffix.lower() not in (".jsonl", ".csv"):
-            return notice(
-                f"只接受 .jsonl 或 .csv Only .jsonl or .csv files, not {path.suffix or path.name}.", "error"
+            return say_notice(
+                "annotate.wrong_file_type", "error", what=data(path.suffix or path.name)
             ), gr.skip()
         size = path.stat().st_size
         if size > MAX_IMPORT_BYTES:
-            return notice(
-                f"文件太大 The file is {size / 1e6:.1f} MB; the limit is {MAX_IMPORT_BYTES / 1e6:.0f} MB. "
-                "Split it, or import it with python -m eval_ui import.",
+            return say_notice(
+                "annotate.file_too_big",
                 "error",
+                size=f"{size / 1e6:.1f}",
+                limit=f"{MAX_IMPORT_BYTES / 1e6:.0f}",
             ), gr.skip()
         items = read_items(path)
         if len(items) > MAX_IMPORT_ITEMS:
-            return notice(
-                f"条目太多 {len(items)} items; at most {MAX_IMPORT_ITEMS:,} per import.", "error"
+            return say_notice(
+                "annotate.too_many_items", "error", n=f"{len(items):,}", limit=f"{MAX_IMPORT_ITEMS:,}"
             ), gr.skip()
         n = service.store.import_items(items, actor=who.name, source=path.name)
         assigned = service.assign()
-        message = f"已导入 Imported {n} items ({assigned} new assignments); the store has {service.store.item_count()}."
-        return notice(message, "info"), annotators_table(service)
-    except PermissionError as exc:
-        return notice(str(exc), "error"), gr.skip()
+        total = service.store.item_count()
+        return say_notice("annotate.imported", n=n, assigned=assigned, total=total), annotators_table(service)
+    except PermissionError:
+        return say_notice("annotate.only_admin", "error"), gr.skip()
     except (JSONLError, StoreError, ValueError, UnicodeDecodeError) as exc:
-        text = str(exc)
-        return notice(
-            "没有导入任何条目 Nothing was imported:\n" + (text[:3000] + (" …" if len(text) > 3000 else "")),
-            "error",
-        ), gr.skip()
+        found = error_text(exc)
+        if not isinstance(found, Message):
+            found = Html(f'<span lang="{data_lang(found)}" style="white-space: pre-wrap">'
+                         f"{esc(found[:3000] + (' …' if len(found) > 3000 else ''))}</span>")  # fmt: skip
+        return say_notice("annotate.nothing_imported", "error", why=found), gr.skip()
     except Exception:
         logger.exception("annotation: import failed")
-        return notice(
-            "没有导入，出错了 Nothing was imported: something went wrong; see the server log.", "error"
-        ), gr.skip()
+        return say_notice("annotate.nothing_imported_wrong", "error"), gr.skip()
 
 
-#: What the export's source choice means (the store's ``source``).
+def say_notice(key: str | Message, kind: str = "info", **fields: Any) -> str:
+    """``say(key, **fields)`` in a message box."""
+    return notice_html(say(key, **fields), kind)
+
+
+#: What the export's source choice means (the store's ``source``): its catalogue key.
 EXPORT_SOURCES = {
-    "raw": "标注员的标注 The annotators' labels",
-    "adjudicated": "裁决后（有裁决的条目用裁决代替） Adjudicated (an adjudicated item's labels replaced by the resolution)",
+    "raw": "annotate.export_source.raw",
+    "adjudicated": "annotate.export_source.adjudicated",
 }
+#: The export formats as the radio shows them (names, the same in both languages).
+FORMAT_NAMES = {"csv": "CSV", "jsonl": "JSONL", "parquet": "Parquet"}
 
 
 def export_labels(
@@ -957,19 +1010,21 @@ def export_labels(
         who = _admin(service, request, profile)
         fmt = str(fmt).lower()
         if fmt not in EXPORT_FORMATS or source not in EXPORT_SOURCES:
-            return notice(
-                f"导出格式或来源无效 Choose a format ({', '.join(EXPORT_FORMATS)}) and a source "
-                f"({', '.join(EXPORT_SOURCES)}).",
+            return say_notice(
+                "annotate.export_choice_invalid",
                 "error",
+                formats=data(", ".join(EXPORT_FORMATS)),
+                sources=data(", ".join(EXPORT_SOURCES)),
             ), None
         folder = scratch_folder("lawluo-labels-")
         path = folder / f"labels-{source}-{time.strftime('%Y%m%d-%H%M%S')}.{fmt}"
         n = service.store.export(path, fmt, current_only=not history, source=source, actor=who.name)
-        return notice(f"已导出 Exported {n} rows as {fmt.upper()} ({source}).", "info"), str(path)
-    except PermissionError as exc:
-        return notice(str(exc), "error"), None
+        shown = message(EXPORT_SOURCES[source])
+        return say_notice("annotate.exported", n=n, fmt=fmt.upper(), source=shown), str(path)
+    except PermissionError:
+        return say_notice("annotate.only_admin", "error"), None
     except (StoreError, OSError, ValueError) as exc:
-        return notice(f"导出失败 Export failed: {exc}", "error"), None
+        return say_notice("annotate.export_failed", "error", why=error_field(exc)), None
 
 
 def export_everything(
@@ -980,12 +1035,12 @@ def export_everything(
         who = _admin(service, request, profile)
         folder = scratch_folder("lawluo-export-")
         paths = service.store.export_all(folder, actor=who.name)
-        names = ", ".join(p.name for p in paths)
-        return notice(f"已导出 Exported {len(paths)} files: {names}.", "info"), [str(p) for p in paths]
-    except PermissionError as exc:
-        return notice(str(exc), "error"), None
+        names = data(", ".join(p.name for p in paths))
+        return say_notice("annotate.exported_all", n=len(paths), names=names), [str(p) for p in paths]
+    except PermissionError:
+        return say_notice("annotate.only_admin", "error"), None
     except (StoreError, OSError, ValueError) as exc:
-        return notice(f"导出失败 Export failed: {exc}", "error"), None
+        return say_notice("annotate.export_failed", "error", why=error_field(exc)), None
 
 
 def annotators_table(service: AnnotationService) -> list[list]:
@@ -999,8 +1054,8 @@ def list_annotators(
     try:
         _admin(service, request, profile)
         return "", annotators_table(service)
-    except PermissionError as exc:
-        return notice(str(exc), "error"), []
+    except PermissionError:
+        return say_notice("annotate.only_admin", "error"), []
 
 
 def _admin_table_on_load(
@@ -1028,14 +1083,14 @@ def build_annotate_tab(service: AnnotationService, demo: gr.Blocks) -> None:
 def _build_form(service: AnnotationService, demo: gr.Blocks) -> None:
     with gr.Column(elem_id="ann-bar"):
         with gr.Row(elem_classes=["ann-row"], elem_id="ann-nav"):
-            status = gr.Markdown(sign_in_help(service), elem_id="ann-status")
-            back = gr.Button("上一条 Back", size="sm", elem_id="ann-back", scale=0, min_width=120)
-            forward = gr.Button("下一条未标注 Next", size="sm", elem_id="ann-next", scale=0, min_width=120)
+            status = gr.Markdown(t(sign_in_help(service).key), elem_id="ann-status")
+            back = gr.Button(t("annotate.back"), size="sm", elem_id="ann-back", scale=0, min_width=120)
+            forward = gr.Button(t("annotate.next"), size="sm", elem_id="ann-next", scale=0, min_width=120)
             if service.sign_in == "oauth":
                 gr.LoginButton(size="sm", scale=0, min_width=120)  # "Logout (name)" once signed in
             else:
                 sign_out = gr.Button(
-                    "退出登录 Sign out", size="sm", elem_id="ann-signout", scale=0, min_width=120
+                    t("annotate.sign_out"), size="sm", elem_id="ann-signout", scale=0, min_width=120
                 )
                 sign_out.click(None, js=SIGN_OUT_JS, queue=False)
         with gr.Row(elem_classes=["ann-row"], elem_id="ann-verdicts", visible=False) as verdict_row:
@@ -1048,64 +1103,73 @@ def _build_form(service: AnnotationService, demo: gr.Blocks) -> None:
                 )
                 for v, label in VERDICT_BUTTONS
             }
-            skip = gr.Button("跳过 Skip", size="sm", elem_id="ann-skip", scale=0, min_width=70)
+            skip = gr.Button(t("annotate.skip"), size="sm", elem_id="ann-skip", scale=0, min_width=70)
         message = gr.HTML("", css_template=ANNOTATE_CSS, elem_id="ann-message")
     fields: dict[str, Any] = {}
     with gr.Column(elem_id="ann-form", visible=False) as form:
         question = gr.HTML("", css_template=ANNOTATE_CSS, elem_id="ann-question")
-        with gr.Accordion("参考答案 Reference (if any)", open=False):
+        with gr.Accordion(t("annotate.reference"), open=False):
             reference = gr.HTML("", css_template=ANNOTATE_CSS, elem_id="ann-reference")
         slots: dict[str, label_form.StatuteSlots] = {}
         with gr.Row(equal_height=False):
-            for shown, title in (("left", "左 Left"), ("right", "右 Right")):
+            for shown, title in (("left", "L"), ("right", "R")):
                 with gr.Column(min_width=300):
                     fields[shown] = gr.HTML("", css_template=ANNOTATE_CSS, elem_id=f"ann-{shown}")
                     slots[shown] = label_form.build_slots(f"ann-{shown}", title)
                     with gr.Row():
-                        fields[f"{shown}_rel"] = score_field("法条相关性 Rel (0–10)", f"ann-{shown}-rel")
-                        fields[f"{shown}_tlc"] = score_field("法律主张真实性 T_LC (0–10)", f"ann-{shown}-tlc")
-        comment = gr.Textbox(label=f"备注 Comment (optional, up to {MAX_COMMENT_CHARS:,} characters)",
-                             lines=2, elem_id="ann-comment")  # fmt: skip
+                        fields[f"{shown}_rel"] = score_field(t("annotate.rel"), f"ann-{shown}-rel")
+                        fields[f"{shown}_tlc"] = score_field(t("annotate.tlc"), f"ann-{shown}-tlc")
+        # a gr.I18n key has no fields: the limit is the counter's, under the field
+        comment = gr.Textbox(label=t("annotate.comment_label"), lines=2, elem_id="ann-comment")
         label_form.counter("#ann-comment textarea", "ann-comment-count", MAX_COMMENT_CHARS)
         draft_note = gr.HTML("", elem_id="ann-draft", padding=False)
-        draft_button = gr.Button("草稿 Draft", visible="hidden", elem_id="ann-draft-save")
-        draft_form = gr.Textbox(visible="hidden", elem_id="ann-draft-form")  # DRAFT_FORM_JS fills it
-        keys = " · ".join(f"{v.key} {v.label.strip('⬅➡ ').split()[0]}" for v in verdicts.VERDICT_TABLE)
-        gr.HTML(f'<div class="ann-note">快捷键 Keys: {keys} (also after clicking a label; not while typing in a '
-                "field) · Tab + Enter works too</div>", css_template=ANNOTATE_CSS, js_on_load=KEYS_JS)  # fmt: skip
-        with gr.Accordion(f"标注指南 Guidelines (version {service.guideline_version})", open=False):
-            gr.Markdown(service.guidelines, elem_id="ann-guidelines")
+        draft_button = gr.Button(t("annotate.draft_button"), visible="hidden", elem_id="ann-draft-save")
+        draft_form = gr.Textbox(  # DRAFT_FORM_JS fills it
+            label=t("annotate.draft_button"), show_label=False, visible="hidden", elem_id="ann-draft-form"
+        )
+        keys = Html(" · ".join(f"{v.key} {say(v.short_key)}" for v in verdicts.VERDICT_TABLE))
+        gr.HTML(f'<div class="ann-note">{say("annotate.keys", keys=keys)}</div>', css_template=ANNOTATE_CSS,
+                js_on_load=KEYS_JS)  # fmt: skip
+        with gr.Accordion(t("annotate.guidelines"), open=False):
+            gr.HTML(f'<div class="ann-note">{say("annotate.guidelines_version", version=service.guideline_version)}'
+                    "</div>", padding=False)  # fmt: skip
+            # the file holds a Chinese and an English version (<!-- lang: … --> lines): the page shows its own
+            gr.Markdown(both_markdown(languages(service.guidelines)), elem_id="ann-guidelines")
     state = gr.State({})
-    with gr.Accordion("管理 Admin", open=False, visible=False, elem_id="ann-admin") as admin:
+    with gr.Accordion(t("annotate.admin"), open=False, visible=False, elem_id="ann-admin") as admin:
         admin_message = gr.HTML("", css_template=ANNOTATE_CSS, elem_id="ann-admin-message")
         with gr.Row():
             upload = gr.File(
-                label="导入条目 Import items (.jsonl / .csv)",
+                label=t("annotate.import_file"),
                 file_types=[".jsonl", ".csv"],
                 elem_id="ann-import-file",
             )
             with gr.Column():
-                do_import = gr.Button("导入 Import", elem_id="ann-import")
+                do_import = gr.Button(t("annotate.import"), elem_id="ann-import")
                 fmt = gr.Radio(
-                    list(EXPORT_FORMATS),
+                    [(FORMAT_NAMES.get(f, f), f) for f in EXPORT_FORMATS],
                     value="csv",
-                    label="导出格式 Export format",
+                    label=t("annotate.export_format"),
                     elem_id="ann-export-format",
                 )
-                source = gr.Radio([(v, k) for k, v in EXPORT_SOURCES.items()], value="raw",
-                                  label="导出内容 What to export", elem_id="ann-export-source")  # fmt: skip
-                history = gr.Checkbox(
-                    False, label="含历史版本 Include earlier versions", elem_id="ann-export-history"
-                )
-                do_export = gr.Button("导出标注 Export labels", elem_id="ann-export")
-                do_export_all = gr.Button("导出全部文件 Export every file", elem_id="ann-export-all")
-        exported = gr.File(label="导出的文件 Exported file", interactive=False, elem_id="ann-exported")
-        exported_all = gr.File(label="全部文件 Every file", interactive=False, file_count="multiple",
+                # Gradio 6.31 translates a choice given as a gr.I18n key (its value stays the code)
+                source = gr.Radio([(t(v), k) for k, v in EXPORT_SOURCES.items()], value="raw",
+                                  label=t("annotate.export_source"), elem_id="ann-export-source")  # fmt: skip
+                history = gr.Checkbox(False, label=t("annotate.export_history"), elem_id="ann-export-history")
+                do_export = gr.Button(t("annotate.export"), elem_id="ann-export")
+                do_export_all = gr.Button(t("annotate.export_all"), elem_id="ann-export-all")
+        exported = gr.File(label=t("annotate.exported_file"), interactive=False, elem_id="ann-exported")
+        exported_all = gr.File(label=t("annotate.exported_all_files"), interactive=False, file_count="multiple",
                                elem_id="ann-exported-all")  # fmt: skip
+        # Gradio 6.31 does not translate a Dataframe's headers: they are signs, the label names the columns
         table = gr.Dataframe(
-            headers=["annotator", "role", "done", "assigned"], interactive=False, elem_id="ann-annotators"
+            headers=["✎", "⚑", "✓", "Σ"],
+            label=t("annotate.annotators_table"),
+            show_label=True,
+            interactive=False,
+            elem_id="ann-annotators",
         )
-        refresh = gr.Button("刷新 Refresh", size="sm")
+        refresh = gr.Button(t("annotate.refresh"), size="sm")
 
     views = dict(
         status=status, message=message, verdict_row=verdict_row, form=form, question=question, reference=reference,

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from lawluo.i18n import EN, ZH, Message, message
 from lawluo.law import verdicts as checker_verdicts
 from lawluo.metrics.pairwise import MIN_JUDGE_CONSISTENCY
 
@@ -66,7 +67,8 @@ N_BOOT = 1000
 SOURCES = ("raw", "adjudicated")
 LEGACY_UNTICKED = "legacy_unticked"
 ADJUDICATED = "adjudicated"
-#: What "not enough labels yet" says before each statistic's need.
+#: What "not enough labels yet" says before each statistic's need (the CLI's and the tests' words; the tab
+#: shows ``stats.not_yet`` in the page's language).
 NOT_YET = "还不够 Not enough labels yet"
 
 #: ``(item_id, side) -> {statute key: the checker's verdict}`` — a verdict code of :mod:`lawluo.law.verdicts`
@@ -225,11 +227,15 @@ class Statistic:
 
 @dataclass
 class Section:
+    """A section of the report. ``note`` is its explanation in English (the JSON report, the command line);
+    ``explain`` the same as a :class:`~lawluo.i18n.Message` the tab shows in the page's language."""
+
     title: str
     table: pd.DataFrame | None = None
     note: str = ""
     statistics: list[str] = field(default_factory=list)  # keys of the statistics it shows
     chart: Path | None = None
+    explain: Message | None = None
 
 
 @dataclass
@@ -242,6 +248,7 @@ class Report:
     n_adjudicated: int = 0
     systems: list[str] = field(default_factory=list)
     charts: dict[str, Path] = field(default_factory=dict)  # chart name (:data:`CHARTS`) → PNG
+    charts_zh: dict[str, Path] = field(default_factory=dict)  # the same charts in Chinese (the tab)
 
     def section(self, title: str) -> Section:
         return next(s for s in self.sections if s.title == title)
@@ -517,6 +524,37 @@ def _set(
     s.extra.update(extra)
 
 
+def _section(
+    title: str, table: pd.DataFrame | None, explain: Message | None, keys: list[str] | None = None
+) -> Section:
+    """A section whose note is ``explain`` (English in ``note``, the message itself for the tab)."""
+    return Section(title, table, explain.text(EN) if explain else "", list(keys or []), explain=explain)
+
+
+#: The report's sections, by title: the key of each title in the page's language (``lawluo/strings/admin.yaml``).
+SECTION_KEYS: dict[str, str] = {
+    "概况 Overview": "stats.section.overview",
+    "标注者 Annotators: progress and agreement with the others": "stats.section.annotators",
+    "胜/平/负 Win / tie / loss": "stats.section.pairwise",
+    "各系统胜率 Each system's win rate": "stats.section.system_rates",
+    "配对自助检验 Paired bootstrap test": "stats.section.paired",
+    "Bradley–Terry": "stats.section.bradley_terry",
+    "标注者一致性 Inter-annotator agreement": "stats.section.inter_annotator",
+    "NHSR 与律师多数意见 NHSR against the lawyers' majority": "stats.section.nhsr",
+    "每种判定与律师的一致 The checker against the lawyers, per verdict": "stats.section.verdicts",
+    "各系统 NHSR NHSR per system": "stats.section.nhsr_systems",
+    "Rel / T_LC 与律师评分 Rel and T_LC against the lawyers": "stats.section.scores",
+    "LLM 裁判与律师 The LLM judge against the lawyers": "stats.section.judge",
+}
+#: What a statistic may need besides its own ``needs`` (:data:`STATISTICS`): the phrase, its key.
+NEEDS_PHRASES: dict[str, str] = {
+    "needs two different labelled systems": "stats.needs.two_systems",
+    "needs labels of both systems on at least 2 items": "stats.needs.both_systems",
+    "needs the statute checker (the statute database is not loaded)": "stats.needs.checker",
+    "needs the checker's verdicts, not only its hallucinated yes/no": "stats.needs.checker_verdicts",
+}
+
+
 def _needs(report: Report, key: str, reason: str) -> None:
     """A more precise reason why ``key`` has no value yet (kept only while it has none)."""
     if reason:
@@ -526,18 +564,15 @@ def _needs(report: Report, key: str, reason: str) -> None:
 def _overview(labels: pd.DataFrame, raw: pd.DataFrame, source: str, n_adjudicated: int) -> Section:
     title = "概况 Overview"
     if raw.empty and labels.empty:
-        return Section(title, None, "还没有标注 No labels yet: nothing to compute.")
+        return _section(title, None, message("stats.note.no_labels"))
     n_items = labels["item_id"].nunique() if len(labels) else 0
     annotators = raw["annotator"].nunique() if len(raw) else 0
     if source == ADJUDICATED:
-        used = (
-            f"裁定后的标注 Adjudicated labels: {n_adjudicated} item(s) use the admin's resolved label, "
-            "the others their annotators' labels. Agreement between annotators always uses the raw labels."
-        )
+        used = message("stats.note.used_adjudicated", n=n_adjudicated)
     else:
-        used = "原始标注 Raw labels: every annotator's current label."
-    note = f"{len(raw)} current labels by {annotators} annotator(s) on {n_items} item(s). {used}"
-    return Section(title, None, note)
+        used = message("stats.note.used_raw")
+    note = message("stats.note.overview", labels=len(raw), annotators=annotators, items=n_items, used=used)
+    return _section(title, None, note)
 
 
 # --------------------------------------------------------------------------- annotators
@@ -598,14 +633,7 @@ def _annotators(
     table = table.sort_values("annotator", ignore_index=True)
     counts = [c for c in ("assigned", "done", "skipped", "labels", "verdict_n", "statutes_n") if c in table]
     table = table.astype(dict.fromkeys(counts, "Int64"))  # counts stay integers beside missing values
-    note = (
-        "assigned / done / skipped: items in each annotator's queue; labels: current labels; median_s: median "
-        "seconds per label. Agreement: on items someone else also labelled, the share of this annotator's "
-        "labels equal to the majority of the others' (verdict: A / B / tie / both bad; statutes: hallucinated "
-        "or not, explicit 真实/有误 labels only); n items with a clear majority, 95% Wilson interval. "
-        "Always the raw labels. An annotator well below the others drifts."
-    )
-    return Section(title, _rounded(table) if len(table) else None, note, keys)
+    return _section(title, _rounded(table) if len(table) else None, message("stats.note.annotators"), keys)
 
 
 def _agreement(long: pd.DataFrame, value_col: str) -> pd.DataFrame:
@@ -633,13 +661,9 @@ def _yes_no(flags: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 
 def _pairwise(labels: pd.DataFrame, report: Report, charts: dict, boot: dict) -> Section:
     title = "胜/平/负 Win / tie / loss"
-    note = (
-        "A = the first system's answer was better, B = the second's; a tie or both-bad counts as half a win "
-        f"(win_rate). 95% percentile intervals from {boot['n_boot']} bootstrap resamples of the items "
-        "(an item's labels stay together)."
-    )
+    note = message("stats.note.pairwise", n_boot=boot["n_boot"])
     if labels.empty:
-        return Section(title, None, note, ["win_rate"])
+        return _section(title, None, note, ["win_rate"])
     table = stats.pairwise_table(labels, group_col="item_id", **boot)
     table = table.rename(columns={"n_units": "items", "win_rate_low": "low", "win_rate_high": "high"})
     keep = ["system_a", "system_b", "n", "items", "A", "B", "tie", "both_bad", "win_rate", "low", "high"]
@@ -648,17 +672,14 @@ def _pairwise(labels: pd.DataFrame, report: Report, charts: dict, boot: dict) ->
     if len(rows):
         _set(report, "win_rate", _records(rows), n=int(rows["n"].sum()))
         charts["pairs"] = rows
-    return Section(title, _rounded(table), note, ["win_rate"])
+    return _section(title, _rounded(table), note, ["win_rate"])
 
 
 def _system_rates(labels: pd.DataFrame, report: Report, boot: dict) -> Section:
     title = "各系统胜率 Each system's win rate"
-    note = (
-        "A system's score over every comparison it took part in (a win 1, a tie or both bad ½), with a 95% "
-        "percentile interval from bootstrap resamples of the items."
-    )
+    note = message("stats.note.system_rates")
     if labels.empty:
-        return Section(title, None, note, ["system_win_rate"])
+        return _section(title, None, note, ["system_win_rate"])
     units, names = pd.factorize(labels["item_id"])
     names = np.asarray(names, dtype=object)
     scores = stats._scores(stats._verdicts(labels["verdict"]))
@@ -676,7 +697,7 @@ def _system_rates(labels: pd.DataFrame, report: Report, boot: dict) -> Section:
     scored = table[table["win_rate"].notna()]
     if len(scored):
         _set(report, "system_win_rate", _records(scored), n=int(scored["n"].sum()))
-    return Section(title, _rounded(table), note, ["system_win_rate"])
+    return _section(title, _rounded(table), note, ["system_win_rate"])
 
 
 def _paired(labels: pd.DataFrame, report: Report, compare: tuple[str, str] | None, boot: dict) -> Section:
@@ -687,9 +708,13 @@ def _paired(labels: pd.DataFrame, report: Report, compare: tuple[str, str] | Non
         first, second = compare
         unknown = [s for s in compare if s not in systems]
         if unknown or first == second:
-            why = f"{', '.join(unknown)} has no labels" if unknown else "choose two different systems"
-            _needs(report, key, f"needs two different labelled systems ({why})")
-            return Section(title, None, f"选择的系统不可用 {why}.", [key])
+            why = (
+                message("stats.why.no_labels", systems=", ".join(unknown))
+                if unknown
+                else message("stats.why.two_systems")
+            )
+            _needs(report, key, f"needs two different labelled systems ({why.text(EN)})")
+            return _section(title, None, message("stats.note.paired_unavailable", why=why), [key])
     else:
         rates = report.statistics["system_win_rate"].value or []
         pair = default_pair(labels, {r["system"]: r["win_rate"] for r in rates})
@@ -718,18 +743,19 @@ def _paired(labels: pd.DataFrame, report: Report, compare: tuple[str, str] | Non
              second=second)  # fmt: skip
     else:
         _needs(report, key, "needs labels of both systems on at least 2 items")
-    chosen = (
-        "chosen by the admin"
-        if compare
-        else "the pair compared directly on the most items, the better ones first (choose others above)"
-    )
-    note = (
-        f"{first} against {second} ({chosen}): the difference of their win rates, its 95% percentile interval "
-        f"and a two-sided p-value from {boot['n_boot']} paired bootstrap resamples of the items (seed "
-        f"{boot['seed']}); items: labelled items with either system, met: items comparing the two directly. "
-        + (r["note"] + "." if r["note"] else "")
-    ).strip()
-    return Section(title, _rounded(table), note, [key])
+    chosen = message("stats.chosen.admin" if compare else "stats.chosen.default")
+    fields = {
+        "first": first,
+        "second": second,
+        "chosen": chosen,
+        "n_boot": boot["n_boot"],
+        "seed": boot["seed"],
+    }
+    if r["note"]:
+        note = message("stats.note.paired_more", **fields, more=r["note"])
+    else:
+        note = message("stats.note.paired", **fields)
+    return _section(title, _rounded(table), note, [key])
 
 
 def default_pair(labels: pd.DataFrame, win_rates: Mapping[str, float | None]) -> tuple[str, str] | None:
@@ -762,29 +788,27 @@ def default_pair(labels: pd.DataFrame, win_rates: Mapping[str, float | None]) ->
 def _bradley_terry(labels: pd.DataFrame, report: Report, charts: dict, boot: dict) -> Section:
     title = "Bradley–Terry"
     if labels.empty:
-        return Section(title, None, "", ["bradley_terry"])
+        return _section(title, None, None, ["bradley_terry"])
     table = stats.bradley_terry(labels, group_col="item_id", components=True, **boot)
     note = table.attrs.get("note", "")
     fitted = table[table["rating"].notna()]
     if fitted.empty:
         _needs(report, "bradley_terry", f"{SPECS['bradley_terry'].needs} ({note})" if note else "")
-        return Section(title, _rounded(table) if len(table) else None, "", ["bradley_terry"])
+        return _section(title, _rounded(table) if len(table) else None, None, ["bradley_terry"])
     rows = fitted[["component", "system", "elo", "elo_low", "elo_high", "n"]]
     _set(report, "bradley_terry", _records(rows), n=len(labels), components=table.attrs.get("components", 1))
     charts["ratings"] = fitted
     used = table.attrs.get("n_boot_used", 0)
     groups = table.attrs.get("components", 1)
-    apart = (
-        f" The systems form {groups} groups never compared with each other (component): ratings compare only "
-        "within a group."
-        if groups > 1
-        else ""
-    )
-    note = (
-        f"Elo scale 1000 + 400/ln 10 · β; 95% intervals from {used} of {boot['n_boot']} bootstrap resamples "
-        f"of the items with a finite fit.{apart} " + note
-    ).strip()
-    return Section(title, _rounded(table), note, ["bradley_terry"])
+    parts = [message("stats.note.bradley_terry", used=used, n_boot=boot["n_boot"])]
+    if groups > 1:
+        parts.append(message("stats.note.bradley_terry_apart", groups=groups))
+    if note:
+        parts.append(message("stats.note.library", note=note))
+    explain = parts[0]
+    for part in parts[1:]:
+        explain = message("stats.note.then", first=explain, then=part)
+    return _section(title, _rounded(table), explain, ["bradley_terry"])
 
 
 # --------------------------------------------------------------------------- agreement between annotators
@@ -820,7 +844,7 @@ def _inter_annotator(raw: pd.DataFrame, statutes: pd.DataFrame, report: Report, 
             _needs(report, key, f"{SPECS[key].needs} ({note})")
 
     if raw.empty:
-        return Section(title, None, "Always the raw labels.", keys)
+        return _section(title, None, message("stats.note.raw_only"), keys)
     verdicts = raw.rename(columns={"item_id": "item"})
     alpha = stats.krippendorff_alpha_long(verdicts, "verdict", "nominal", **boot)
     row(
@@ -852,13 +876,13 @@ def _inter_annotator(raw: pd.DataFrame, statutes: pd.DataFrame, report: Report, 
         )
         alpha = stats.krippendorff_alpha_long(per_statute, "value", "nominal", group_col="item_id", **boot)
         note = alpha["note"] if alpha["n_items"] else (
-            f"真实/有误 labels were given on {per_statute['item'].nunique()} cited statute(s), each by one "
+            f"correct/wrong labels were given on {per_statute['item'].nunique()} cited statute(s), each by one "
             "annotator only: none is labelled by two or more"
         )  # fmt: skip
     else:
         alpha, note = (
             {"alpha": None, "alpha_low": None, "alpha_high": None, "n_items": 0},
-            "no annotator labelled a cited statute 真实/有误 (unlabelled statutes are missing data)",
+            "no annotator labelled a cited statute correct or wrong (unlabelled statutes are missing data)",
         )
     row("alpha_statutes", alpha["alpha"], alpha["alpha_low"], alpha["alpha_high"], alpha["n_items"], note)
     for score in ("rel", "tlc"):
@@ -889,13 +913,9 @@ def _inter_annotator(raw: pd.DataFrame, statutes: pd.DataFrame, report: Report, 
         row(key, value, pairs[f"agreement_{suffix}_low"], pairs[f"agreement_{suffix}_high"], pairs["n_items"],
             "" if value is not None else pairs["note"])  # fmt: skip
     table = pd.DataFrame(rows, columns=["measure", "value", "low", "high", "n_items", "note"])
-    note = (
-        "Always the raw labels. n_items: items (answers, statutes) labelled by two or more annotators. α: 95% "
-        f"percentile intervals from {boot['n_boot']} bootstrap resamples of the items; S1 / S2 (MT-bench, Zheng "
-        "et al. 2023 §4.2): the share of pairs of annotators of an item who agree, ties included / only pairs "
-        "where neither said tie (both bad counts as tie)."
+    return _section(
+        title, _rounded(table), message("stats.note.inter_annotator", n_boot=boot["n_boot"]), keys
     )
-    return Section(title, _rounded(table), note, keys)
 
 
 # --------------------------------------------------------------------------- NHSR
@@ -993,7 +1013,7 @@ def _nhsr(statutes: pd.DataFrame, per: pd.DataFrame, checker: bool, report: Repo
     title = "NHSR 与律师多数意见 NHSR against the lawyers' majority"
     keys = ["nhsr_accuracy", "nhsr_kappa"]
     if per.empty:
-        return Section(title, None, "没有带法条的标注 No labelled answer cites a statute.", keys)
+        return _section(title, None, message("stats.note.no_statutes"), keys)
     labelled = (per["yes"] + per["no"]) > 0
     legacy = ~labelled & per["legacy"].astype(bool)
     unlabelled = ~labelled & ~legacy
@@ -1039,21 +1059,24 @@ def _nhsr(statutes: pd.DataFrame, per: pd.DataFrame, checker: bool, report: Repo
     def share(value: float | None, low: float | None, high: float | None) -> str:
         return "—" if value is None else f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
-    note = (
-        f"The checker against the lawyers over {result['n']} cited statutes with an explicit majority label "
-        "(真实 correct / 有误 wrong): accuracy "
-        f"{share(result['accuracy'], result['accuracy_low'], result['accuracy_high'])}, Cohen's κ "
-        f"{share(result['kappa'], result['kappa_low'], result['kappa_high'])} (95% Wilson / asymptotic intervals). "
-        f"Left out, never counted as correct: {int(unlabelled.sum())} statute(s) nobody labelled, "
-        f"{int(legacy.sum())} with only old-form legacy_unticked labels, {int(split.sum())} without a majority "
-        f"(labels split evenly), {int(no_checker.sum())} the checker has no verdict on; {missing_rows} statute label(s) in all "
-        "were missing. " + result["note"]
-    ).strip()
+    note = message(
+        "stats.note.nhsr",
+        n=result["n"],
+        accuracy=share(result["accuracy"], result["accuracy_low"], result["accuracy_high"]),
+        kappa=share(result["kappa"], result["kappa_low"], result["kappa_high"]),
+        unlabelled=int(unlabelled.sum()),
+        legacy=int(legacy.sum()),
+        split=int(split.sum()),
+        no_checker=int(no_checker.sum()),
+        missing=missing_rows,
+    )
+    if result["note"]:
+        note = message("stats.note.then", first=note, then=message("stats.note.library", note=result["note"]))
     report.statistics["nhsr_accuracy"].extra.update(
         unlabelled=int(unlabelled.sum()), legacy_unticked=int(legacy.sum()), split=int(split.sum()),
         no_checker=int(no_checker.sum()), missing_labels=missing_rows,
     )  # fmt: skip
-    return Section(title, table, note, keys)
+    return _section(title, table, note, keys)
 
 
 def _verdicts(per: pd.DataFrame, checker: bool, report: Report, boot: dict) -> Section:
@@ -1102,18 +1125,10 @@ def _verdicts(per: pd.DataFrame, checker: bool, report: Report, boot: dict) -> S
             for row in result["rows"]
         ]
     )
-    note = (
-        f"{result['n']} cited statutes with a checker verdict and a lawyers' majority label (unlabelled, legacy "
-        "and evenly split statutes left out, as above). label: the lawyers' label that names the verdict (真实 "
-        "correct names verified, amended_since and no_content). statutes: how many the checker gave the verdict; "
-        "same hallucinated: the share where the lawyers agree it is (or is not) a hallucination. A label without "
-        "a kind (有误 wrong, or kinds the majority split on) agrees with every hallucinated verdict there and is "
-        "left out of the exact level: with_kind counts the rest, same verdict is the share of them whose label "
-        f"names this verdict. κ: Cohen's κ one-vs-rest over the {result['n_with_kind']} statutes with a kind, in "
-        "the lawyers' categories (so the three 真实 verdicts share one). 95% intervals: percentile bootstrap over "
-        f"items ({boot['n_boot']} resamples)."
+    note = message(
+        "stats.note.verdicts", n=result["n"], n_with_kind=result["n_with_kind"], n_boot=boot["n_boot"]
     )
-    return Section(title, table, note, [key])
+    return _section(title, table, note, [key])
 
 
 def _with_interval(row: Mapping[str, Any], name: str) -> str:
@@ -1159,11 +1174,7 @@ def _nhsr_systems(per: pd.DataFrame, report: Report) -> Section:
         )
     table = pd.DataFrame(rows)
     _set(report, key, _records(table[["system", "statutes", "nhsr_lawyers", "low", "high"]]), n=len(per))
-    note = (
-        "NHSR (LegalHalBench): the share of cited statutes that are not hallucinated, over the statutes with an "
-        "explicit majority label; nhsr_checker: the checker's on the same statutes. 95% Wilson intervals."
-    )
-    return Section(title, _rounded(table), note, [key])
+    return _section(title, _rounded(table), message("stats.note.nhsr_systems"), [key])
 
 
 # --------------------------------------------------------------------------- automatic metrics
@@ -1180,11 +1191,14 @@ def _scores(labels: pd.DataFrame, auto: AutoMetrics | None, report: Report, char
     title = "Rel / T_LC 与律师评分 Rel and T_LC against the lawyers"
     keys = ["rel_correlation", "tlc_correlation"]
     if not auto or not (auto.rel or auto.tlc):
-        return Section(
+        return _section(
             title,
             None,
-            "没有自动评分 No automatic Rel / T_LC: upload the details.jsonl of "
-            "`python -m lawluo evaluate --metrics rel,tlc` on these answers.",
+            message(
+                "stats.note.no_auto_scores",
+                file="details.jsonl",
+                command="`python -m lawluo evaluate --metrics rel,tlc`",
+            ),
             keys,
         )
     if labels.empty:
@@ -1225,19 +1239,21 @@ def _scores(labels: pd.DataFrame, auto: AutoMetrics | None, report: Report, char
             _needs(report, key, f"{SPECS[key].needs} ({result['note']})")
     if scatter:
         charts["scatter"] = scatter
-    note = "Per answer: the metric against the mean of the annotators' scores; Fisher-z 95% intervals."
-    return Section(title, _rounded(pd.DataFrame(rows)), note, keys)
+    return _section(title, _rounded(pd.DataFrame(rows)), message("stats.note.scores"), keys)
 
 
 def _judge(labels: pd.DataFrame, auto: AutoMetrics | None, report: Report, boot: dict) -> Section:
     title = "LLM 裁判与律师 The LLM judge against the lawyers"
     keys = ["judge_s1", "judge_s2", "judge_consistency"]
     if not auto or not auto.judge:
-        return Section(
+        return _section(
             title,
             None,
-            "没有裁判结果 No judge verdicts: upload the pairwise.jsonl of "
-            "`python -m lawluo evaluate --metrics pairwise` on these answers.",
+            message(
+                "stats.note.no_judge",
+                file="pairwise.jsonl",
+                command="`python -m lawluo evaluate --metrics pairwise`",
+            ),
             keys,
         )
     if labels.empty:
@@ -1276,29 +1292,27 @@ def _judge(labels: pd.DataFrame, auto: AutoMetrics | None, report: Report, boot:
         rows.append({"measure": SPECS[key].title, "value": value, "low": low, "high": high, "n": n})
         if value is not None:
             _set(report, key, value, low, high, n)
-    note = (
-        f"{len(first_order)} labelled items matched a judged pair. The judge's verdict (kept when its two orders "
-        "agree, a tie when they differ) is compared with each annotator's (MT-bench, Zheng et al. 2023 §4.2): "
-        "S1 over all pairs, S2 only where neither says tie (both bad counts as tie); chance is 1/3 and 1/2. "
-        f"95% intervals: bootstrap over items ({boot['n_boot']} resamples); self-consistency: Wilson."
-    )
+    note = message("stats.note.judge", n=len(first_order), n_boot=boot["n_boot"])
     if not first_order:
-        note = "没有匹配的条目 No labelled item matched a judged pair (question id and systems)."
+        note = message("stats.note.judge_none")
     warning = judge_warning(consistency["self_consistency"], consistency["n_consistency"])
-    return Section(title, _rounded(pd.DataFrame(rows)), f"{warning}\n\n{note}" if warning else note, keys)
+    if warning is not None:
+        note = message("stats.note.warning", warning=warning, note=note)
+    return _section(title, _rounded(pd.DataFrame(rows)), note, keys)
 
 
-def judge_warning(consistency: float | None, n: int) -> str:
+def judge_warning(consistency: float | None, n: int) -> Message | None:
     """A plain warning when the judge flips with the order of the answers (self-consistency below
     :data:`~lawluo.metrics.pairwise.MIN_JUDGE_CONSISTENCY`): its verdicts are then not a measurement, whatever
-    the figures beside them say. Empty otherwise."""
+    the figures beside them say. None otherwise."""
     if consistency is None or consistency >= MIN_JUDGE_CONSISTENCY:
-        return ""
-    return (
-        f"⚠ 这个裁判不可靠，不要引用它的胜率。This judge is not reliable: it kept its verdict when the two answers "
-        f"were swapped in only {consistency:.0%} of {n} pairs (below {MIN_JUDGE_CONSISTENCY:.0%}), so its "
-        "preferences say more about the order of the answers than about the answers. A small local model "
-        "(docs/models.md) judges like this; use a larger judge before reporting the LLM-judge win rate."
+        return None
+    return message(
+        "stats.note.judge_warning",
+        share=f"{consistency:.0%}",
+        n=n,
+        least=f"{MIN_JUDGE_CONSISTENCY:.0%}",
+        doc="docs/models.md",
     )
 
 
@@ -1315,7 +1329,9 @@ CHARTS: tuple[tuple[str, str, str], ...] = (
 
 
 def _draw(report: Report, charts: dict, folder: Path) -> None:
-    """Draw the charts that have data (never an empty one) and attach each to its section."""
+    """Draw the charts that have data (never an empty one) and attach each to its section: in English (the
+    report's files), and in Chinese beside them (``<name>.zh.png``, :attr:`Report.charts_zh`: the tab shows
+    the one of the page's language)."""
     from . import stats_charts
 
     draw = {
@@ -1332,6 +1348,7 @@ def _draw(report: Report, charts: dict, folder: Path) -> None:
             continue
         report.figures.append(path)
         report.charts[name] = path
+        report.charts_zh[name] = draw[name](charts[name], folder / f"{Path(filename).stem}.zh.png", lang=ZH)
         section = next((s for s in report.sections if s.title == title), None)
         if section is not None:
             section.chart = path

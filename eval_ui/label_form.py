@@ -10,7 +10,8 @@
   non-existent article, a wrong number, a repealed law…) stays unlabelled for the annotator to judge;
   清除 Clear empties the answer's labels.
 - **Scores** (:func:`score_field`): Rel and T_LC, 0–10 or empty. An out-of-range value is reported on
-  its own field by the event's validator (:func:`score_problem`), in Chinese and English.
+  its own field by the event's validator (:func:`score_problem`), in numbers only (Gradio shows a field's
+  validation message as plain text, untranslated); the message after a refused save says it in words.
 - **The comment** is never cut: the page counts its characters against :data:`MAX_COMMENT_CHARS`
   (the store's limit), and a longer one is refused on the field, with what to do.
 
@@ -25,8 +26,8 @@ of the demo items does) has the rest listed in its note, unlabelled. Slot *n* of
 
 # no `from __future__ import annotations`: Gradio reads component classes at runtime
 
-import html
 import inspect
+import json
 import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,9 @@ from typing import Any
 
 import gradio as gr
 
+from lawluo.i18n import EN, ZH, Message, message
+from lawluo.i18n import text as catalogue_text
+from lawluo.ui.i18n import Html, say, t
 from lawluo.ui.render import badge, esc
 
 from . import verdicts
@@ -46,8 +50,10 @@ SLOTS = 30
 MAX_COMMENT_CHARS = MAX_COMMENT
 MAX_NOTE_CHARS = MAX_NOTE
 SCORE_RANGE = (0, 10)
-#: (shown, code) of each label a form may give a statute (not the migration's legacy code).
-LABEL_CHOICES = [(verdicts.STATUTE_NAMES[code], code) for code in verdicts.STATUTE_LABELS]
+#: (shown, code) of each label a form may give a statute (not the migration's legacy code). Gradio
+#: translates a choice given as a ``gr.I18n`` key in the browser (tried with Gradio 6.31), so the radio
+#: shows 真实 on the Chinese page and Correct on the English one; its value stays the code.
+LABEL_CHOICES = [(t(verdicts.STATUTE_NAME_KEYS[code]), code) for code in verdicts.STATUTE_LABELS]
 #: The checker verdicts whose statutes 这些都没问题 may mark 真实 in one click: the ones the label 真实
 #: names (the article exists at the number cited and what the answer says of it agrees), never
 #: ``not_found``, ``wrong_number``, ``content_mismatch``, ``repealed`` or ``outdated_version``.
@@ -82,7 +88,7 @@ def _lenient_preprocess(field: gr.Number, payload: float | None) -> float | None
     return None if payload is None else field.round_to_precision(payload, field.precision)
 
 
-def score_field(label: str, elem_id: str) -> gr.Number:
+def score_field(label: Any, elem_id: str) -> gr.Number:
     """An empty 0–10 score (Rel, T_LC): the page's input gets ``min``/``max``, and a value out of range
     reaches the event's validator, which marks this field and only this one (:func:`score_problem`).
 
@@ -98,10 +104,11 @@ def score_field(label: str, elem_id: str) -> gr.Number:
 
 
 def score_problem(value: object) -> str:
-    """Why ``value`` is not a score (empty when it is one, or empty).
+    """Why ``value`` is not a score, in no language (a field's validation message, which Gradio shows as
+    plain text and does not translate): empty when it is a score, or empty.
 
     >>> score_problem(11)
-    '须为 0–10 的数字或留空 Must be a number from 0 to 10, or empty (got 11).'
+    '11 ∉ [0, 10]'
     >>> score_problem(None), score_problem(7.5)
     ('', '')
     """
@@ -113,22 +120,41 @@ def score_problem(value: object) -> str:
     except (TypeError, ValueError):
         number = float("nan")
     if isinstance(value, bool) or not low <= number <= high:
-        return (
-            f"须为 {low}–{high} 的数字或留空 Must be a number from {low} to {high}, or empty (got {value})."
-        )
+        shown = (
+            "?" if isinstance(value, bool) or number != number else str(value)[:20]
+        )  # no word of a language
+        return f"{shown} ∉ [{low}, {high}]"
     return ""
 
 
-def text_problem(text: str | None, limit: int, what: str = "备注 The comment") -> str:
-    """Why ``text`` is too long for its field (empty when it fits); it is never cut.
+def score_message(value: object) -> Message | None:
+    """:func:`score_problem` as a message in words (``annotate.score_problem``), None for a score."""
+    return message("annotate.score_problem", value=str(value)[:20]) if score_problem(value) else None
+
+
+def text_problem(text: str | None, limit: int, what: Any = None) -> str:
+    """Why ``text`` is too long for its field, in no language (a field's validation message: the page's
+    counter under the field says it in words): empty when it fits; it is never cut. ``what`` is the
+    field's name for :func:`text_message`.
 
     >>> text_problem("好" * 12, 10)
-    '备注 The comment: 12 字 characters; 上限 the limit is 10. 请删减，不会自动截断 Shorten it; nothing is cut.'
+    '12 > 10'
+    """
+    n = len(text or "")
+    return f"{n:,} > {limit:,}" if n > limit else ""
+
+
+def text_message(text: str | None, limit: int, what: str = "annotate.the_comment") -> Message | None:
+    """:func:`text_problem` in words (``annotate.text_problem``; ``what``: the catalogue key of the field's
+    name), None when the text fits.
+
+    >>> str(text_message("好" * 12, 10))
+    '备注有 12 字，上限 10 字。请删减，不会自动截断。'
     """
     n = len(text or "")
     if n <= limit:
-        return ""
-    return f"{what}: {n:,} 字 characters; 上限 the limit is {limit:,}. 请删减，不会自动截断 Shorten it; nothing is cut."
+        return None
+    return message("annotate.text_problem", what=message(what), n=f"{n:,}", limit=f"{limit:,}")
 
 
 def validations(problems: Sequence[str]) -> list[dict]:
@@ -143,36 +169,45 @@ def card_html(statute: CitedStatute, show_checker: bool) -> str:
     """One statute's card: its key, the checker's verdict when enabled, its text behind a click."""
     verdict = badge(statute.verdict, "ll-badge") if show_checker else ""
     body = (
-        f'<div class="ann-law-text">{esc(statute.text)}</div>'
+        f'<div class="ann-law-text" lang="zh-CN">{esc(statute.text)}</div>'
         if statute.text
-        else f'<div class="ann-slot-note">{esc(statute.note)}</div>'
+        else f'<div class="ann-slot-note">{note_html(statute.note)}</div>'
     )
     found = f" {ONE_CLICK_CLASS}" if statute.verdict in ONE_CLICK_VERDICTS else ""
     return (
-        f'<div class="ann-statute{found}"><b>{esc(statute.key)}</b> {verdict}'
-        f"<details><summary>查看条文 View the statute</summary>{body}</details></div>"
+        f'<div class="ann-statute{found}"><b lang="zh-CN">{esc(statute.key)}</b> {verdict}'
+        f"<details><summary>{say('annotate.view_statute')}</summary>{body}</details></div>"
     )
+
+
+def zh_data(value: object) -> Html:
+    """Chinese content (a law's name, an article, a statute's text) escaped, in an element that says so: it
+    stays Chinese on the English page."""
+    return Html(f'<span lang="zh-CN">{esc(value)}</span>')
+
+
+def note_html(note: Message | str | None) -> str:
+    """A statute's note (:class:`~eval_ui.statutes.CitedStatute`) in the reader's language; its fields (a
+    law's name, an article) are legal content, shown in Chinese."""
+    if isinstance(note, Message):
+        return say(note.key, **{k: zh_data(v) for k, v in note.fields.items()})
+    return zh_data(note) if note else ""
 
 
 def slots_note(cited: Sequence[CitedStatute], labels: Mapping[str, str] | None = None) -> str:
     """The line above an answer's cards: how many it cites, and what the form cannot list."""
     if not cited:
-        return (
-            '<div class="ann-slot-note">这个回答没有引用具体法条 This answer cites no statute article.</div>'
-        )
-    text = f"引用 {len(cited)} 条法条 Cites {len(cited)} statute{'s' * (len(cited) != 1)}."
+        return f'<div class="ann-slot-note">{say("annotate.cites_none")}</div>'
+    parts = [say("annotate.cites", n=len(cited))]
     if labels is not None:
         unlabelled = sum(1 for s in cited if labels.get(s.key) not in verdicts.STATUTE_LABELS)
         if unlabelled:
-            text += f" 未标注 {unlabelled} Unlabelled: {unlabelled}."
+            parts.append(say("annotate.cites_unlabelled", n=unlabelled))
     if len(cited) > SLOTS:
         rest = [s.key for s in cited[SLOTS:]]
-        text += (
-            f" 表单只列出前 {SLOTS} 条；其余 {len(rest)} 条不在表单中，保持未标注（可在备注中说明）"
-            f" The form lists the first {SLOTS}; the other {len(rest)} stay unlabelled (note them in the comment): "
-            + "; ".join(rest)
-        )
-    return f'<div class="ann-slot-note">{html.escape(text)}</div>'
+        parts.append(say("annotate.cites_more", slots=SLOTS, rest=len(rest)))
+        parts.append(zh_data("; ".join(rest)))
+    return f'<div class="ann-slot-note">{" ".join(parts)}</div>'
 
 
 def labels_from_slots(cited_keys: Sequence[str], values: Sequence[Any]) -> dict[str, str]:
@@ -186,13 +221,21 @@ def labels_from_slots(cited_keys: Sequence[str], values: Sequence[Any]) -> dict[
         if value in (None, ""):
             continue
         if value not in verdicts.STATUTE_LABELS:
-            raise ValueError(f"法条标签无效 Unknown statute label {str(value)[:40]!r} for {key}")
+            raise LabelError(message("annotate.unknown_label", value=repr(str(value)[:40]), statute=key))
         out[key] = value
     return out
 
 
 def unlabelled_count(cited_keys: Sequence[str], labels: Mapping[str, str]) -> int:
     return sum(1 for key in cited_keys if labels.get(key) not in verdicts.STATUTE_LABELS)
+
+
+class LabelError(ValueError):
+    """A statute label the form does not offer; ``message`` says so in the reader's language."""
+
+    def __init__(self, msg: Message) -> None:
+        super().__init__(str(msg))
+        self.message = msg
 
 
 @dataclass
@@ -217,13 +260,13 @@ def build_slots(prefix: str, title: str) -> StatuteSlots:
     with gr.Row(elem_classes=["ann-slot-tools"]):
         note = gr.HTML("", elem_id=f"{prefix}-note", padding=False)
         none_wrong = gr.Button(
-            "这些都没问题 None of these is wrong",
+            t("annotate.none_wrong"),
             size="sm",
             variant="secondary",
             elem_id=f"{prefix}-none-wrong",
             min_width=120,
         )
-        clear = gr.Button("清除 Clear", size="sm", elem_id=f"{prefix}-clear", min_width=60, scale=0)
+        clear = gr.Button(t("annotate.clear"), size="sm", elem_id=f"{prefix}-clear", min_width=60, scale=0)
     groups, cards, marks = [], [], []
     for i in range(SLOTS):
         with gr.Group(visible=False, elem_classes=["ann-card"]) as group:
@@ -232,7 +275,7 @@ def build_slots(prefix: str, title: str) -> StatuteSlots:
                 gr.Radio(
                     LABEL_CHOICES,
                     value=None,
-                    label=f"{title} · 法条 statute {i + 1}",
+                    label=f"{title} · {i + 1}",
                     show_label=False,
                     container=False,
                     elem_id=f"{prefix}-mark-{i + 1}",
@@ -323,15 +366,15 @@ COUNTER_JS = """
   const seen = window.__annCounters = window.__annCounters || {};
   if (seen['__OUT__']) return;  // once per page, however often the component mounts
   seen['__OUT__'] = true;
-  const LIMIT = __LIMIT__;
+  const LIMIT = __LIMIT__, OVER = __OVER__;  // [lang, class, text with {n}] per language
   const update = () => {
     const field = document.querySelector('__SEL__'), out = document.getElementById('__OUT__');
     if (!field || !out) return;
     const n = [...field.value].length;
     const text = n.toLocaleString('en') + ' / ' + LIMIT.toLocaleString('en');
-    const over = n > LIMIT ? ' — 超出 ' + (n - LIMIT).toLocaleString('en') + ' 字，请删减（不会自动截断） over by '
-      + (n - LIMIT).toLocaleString('en') + '; shorten it (nothing is cut)' : '';
-    if (out.textContent !== text + over) out.textContent = text + over;
+    const over = n > LIMIT ? OVER.map(([lang, cls, words]) => ' <span class="' + cls + '" lang="' + lang + '">'
+      + words.replace('{n}', (n - LIMIT).toLocaleString('en')) + '</span>').join('') : '';
+    if (out.dataset.shown !== text + over) { out.dataset.shown = text + over; out.innerHTML = text + over; }
     out.classList.toggle('over', n > LIMIT);
   };
   document.addEventListener('input', update, true);
@@ -341,10 +384,18 @@ COUNTER_JS = """
 """
 
 
+#: The counter's words over the limit, per language (escaped: the counter sets them as HTML).
+OVER_WORDS = [
+    [lang, f"ll-lang-{code}", esc(catalogue_text("annotate.counter_over", code, n="{n}"))]
+    for code, lang in ((ZH, "zh-CN"), (EN, "en"))
+]
+
+
 def counter(field_selector: str, elem_id: str, limit: int) -> gr.HTML:
     """``n / limit`` under a text field, kept up to date in the page."""
     js = (
         COUNTER_JS.replace("__LIMIT__", str(int(limit)))
+        .replace("__OVER__", json.dumps(OVER_WORDS, ensure_ascii=False))
         .replace("__SEL__", field_selector)
         .replace("__OUT__", elem_id)
     )

@@ -73,6 +73,7 @@ from dataclasses import dataclass, field
 import anyio
 from fastapi import HTTPException
 
+from lawluo.i18n import ZH, Message, message
 from lawluo.ui.client_address import (
     CLIENT_ADDRESS,
     client_address_middleware,  # re-exported for app.py until it switches
@@ -189,18 +190,25 @@ class SignInLimits:
                 f"not {self.name_max_delay:g}"
             )
 
-    def notice(self) -> str:
-        """One line for the login page.
+    def notice_message(self) -> Message:
+        """The limits for the login page, as a :class:`~lawluo.i18n.Message` (``login.notice``); the page
+        renders it in the reader's language (``say(limits.notice_message())`` in ``auth_message``)."""
+        return message(
+            "login.notice",
+            n=self.pair_failures,
+            first=max(1, math.ceil(self.pair_lock / 60)),
+            most=max(1, math.ceil(self.pair_max_lock / 60)),
+        )
+
+    def notice(self, lang: str = ZH) -> str:
+        """One line for the login page, in ``lang`` (``zh`` or ``en``).
 
         >>> SignInLimits().notice()
-        'After 5 wrong passwords a name is locked for 1 minute from that address, longer after each further one (up to 15 minutes). 同一地址连续 5 次密码错误将锁定该账号 1 分钟，再错时间加倍（最长 15 分钟）。'
+        '同一地址连续 5 次密码错误将锁定该账号 1 分钟，再错时间加倍（最长 15 分钟）。'
+        >>> SignInLimits().notice("en")
+        'After 5 wrong passwords a name is locked for 1 minute(s) from that address, longer after each further one (up to 15 minutes).'
         """
-        n, first, most = self.pair_failures, _minutes(self.pair_lock), _minutes(self.pair_max_lock)
-        return (
-            f"After {n} wrong passwords a name is locked for {first} from that address, longer after each "
-            f"further one (up to {most}). 同一地址连续 {n} 次密码错误将锁定该账号 "
-            f"{math.ceil(self.pair_lock / 60)} 分钟，再错时间加倍（最长 {math.ceil(self.pair_max_lock / 60)} 分钟）。"
-        )
+        return self.notice_message().text(lang)
 
 
 def _minutes(seconds: float) -> str:

@@ -10,6 +10,9 @@ ever an empty frame. A chart is :data:`WIDTH_IN` inches wide at :data:`DPI` (800
 rows, so the tab shows it at its natural size, never scaled into a thumbnail or cropped. matplotlib's
 object API (a ``Figure`` on the Agg canvas, no ``pyplot`` state) keeps concurrent requests apart; Chinese
 names need a CJK font (:data:`lawluo.metrics.plots.CJK_FONTS`; Debian ``fonts-noto-cjk``).
+
+Each chart's words (title, axes, legend) are the catalogue's ``stats.chart.*`` in ``lang`` (English by
+default: the files of the report; the tab draws each chart in Chinese too and shows the page's).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from lawluo.i18n import EN, text
 from lawluo.metrics.plots import CJK_FONTS, COLOURS
 
 WIDTH_IN = 8.0
@@ -54,7 +58,7 @@ def _height(rows: int) -> float:
     return 1.6 + ROW_IN * rows
 
 
-def annotator_chart(series: Mapping[str, pd.DataFrame], path: str | Path) -> Path | None:
+def annotator_chart(series: Mapping[str, pd.DataFrame], path: str | Path, lang: str = EN) -> Path | None:
     """Agreement with the others per annotator (rows of ``annotator, agreement, low, high, n``), one
     series per kind of label (``verdict``, ``statutes``); None when no series has a row."""
     series = {k: v[v["agreement"].notna()] for k, v in series.items() if v is not None and len(v)}
@@ -72,18 +76,18 @@ def annotator_chart(series: Mapping[str, pd.DataFrame], path: str | Path) -> Pat
             value = rows["agreement"].astype(float)
             err = [value - rows["low"].astype(float), rows["high"].astype(float) - value]
             ax.errorbar(value, pos, xerr=err, fmt="o", capsize=3, color=SERIES.get(kind),
-                        label=f"{kind} (n = {int(rows['n'].sum())})")  # fmt: skip
+                        label=f"{text(f'stats.chart.kind.{kind}', lang)} (n = {int(rows['n'].sum())})")  # fmt: skip
         ax.set_yticks(range(len(names)), [f"{n}" for n in names])
         ax.set_ylim(len(names) - 0.5, -0.5)
         ax.set_xlim(0, 1)
-        ax.set_xlabel("agreement with the majority of the other annotators (95% Wilson interval)")
-        ax.set_title("Annotators: agreement with the others")
+        ax.set_xlabel(text("stats.chart.annotators.x", lang))
+        ax.set_title(text("stats.chart.annotators.title", lang))
         ax.grid(axis="x", alpha=0.3)
         ax.legend(loc="lower left", fontsize=8)
         return _save(fig, path)
 
 
-def win_rate_chart(table: pd.DataFrame, path: str | Path) -> Path | None:
+def win_rate_chart(table: pd.DataFrame, path: str | Path, lang: str = EN) -> Path | None:
     """Stacked win / draw / loss shares per pair and the win rate with its interval; None without a pair.
 
     Rows: ``system_a, system_b, n, A, B, tie, both_bad, win_rate, low, high`` (:func:`eval_ui.stats.pairwise_table`).
@@ -92,7 +96,7 @@ def win_rate_chart(table: pd.DataFrame, path: str | Path) -> Path | None:
     if rows.empty:
         return None
     labels = [
-        f"{a}\nvs {b} (n = {n})"
+        f"{a}\n{text('stats.chart.vs', lang)} {b} (n = {n})"
         for a, b, n in zip(rows["system_a"], rows["system_b"], rows["n"], strict=True)
     ]
     n = rows["n"].astype(float).to_numpy()
@@ -106,7 +110,12 @@ def win_rate_chart(table: pd.DataFrame, path: str | Path) -> Path | None:
         left = [0.0] * len(rows)
         for outcome, share in shares.items():
             bars = ax.barh(
-                range(len(rows)), share, left=left, color=COLOURS[outcome], label=outcome, height=0.5
+                range(len(rows)),
+                share,
+                left=left,
+                color=COLOURS[outcome],
+                height=0.5,
+                label=text(f"stats.chart.{outcome}", lang),
             )
             for bar, value in zip(bars, share, strict=True):
                 if value >= 0.08:
@@ -118,17 +127,17 @@ def win_rate_chart(table: pd.DataFrame, path: str | Path) -> Path | None:
         high = rows["high"].astype(float).fillna(rows["win_rate"]).to_numpy()
         below = [y + 0.36 for y in range(len(rows))]  # under each bar, clear of its percentages
         ax.errorbar(rate, below, xerr=[rate - low, high - rate], fmt="D", markersize=4, color="black", capsize=3,
-                    linewidth=1, label="win rate, 95% CI")  # fmt: skip
+                    linewidth=1, label=text("stats.chart.win_rate", lang))  # fmt: skip
         ax.set_yticks(range(len(rows)), labels)
         ax.set_ylim(len(rows) - 0.4, -0.5)
         ax.set_xlim(0, 1)
-        ax.set_xlabel("share of labels (first system's view); a tie or both bad is half a win")
-        ax.set_title("Lawyers' pairwise verdicts")
+        ax.set_xlabel(text("stats.chart.pairs.x", lang))
+        ax.set_title(text("stats.chart.pairs.title", lang))
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16 - 0.3 / len(rows)), ncols=4, fontsize=8)
         return _save(fig, path)
 
 
-def rating_chart(table: pd.DataFrame, path: str | Path) -> Path | None:
+def rating_chart(table: pd.DataFrame, path: str | Path, lang: str = EN) -> Path | None:
     """Bradley–Terry ratings on the Elo scale with their intervals (rows ``system, elo, elo_low, elo_high``)."""
     rows = table[table["elo"].notna()].head(MAX_ROWS)
     if rows.empty:
@@ -142,19 +151,20 @@ def rating_chart(table: pd.DataFrame, path: str | Path) -> Path | None:
         ax.axvline(1000, color="#b0b0b0", linewidth=1, linestyle="--")
         grouped = "component" in rows and rows["component"].nunique() > 1
         names = [
-            f"{s} (group {c})" if grouped else str(s)
+            f"{s} ({text('stats.chart.group', lang, group=c)})" if grouped else str(s)
             for s, c in zip(rows["system"], rows.get("component", rows["system"]), strict=True)
         ]
         ax.set_yticks(range(len(rows)), names)
         ax.set_ylim(len(rows) - 0.5, -0.5)
-        ax.set_xlabel("Bradley–Terry rating, Elo scale (95% bootstrap interval; groups are not comparable)"
-                      if grouped else "Bradley–Terry rating, Elo scale (95% bootstrap interval)")  # fmt: skip
-        ax.set_title("Systems ranked by the lawyers' verdicts")
+        ax.set_xlabel(text("stats.chart.ratings.x_groups" if grouped else "stats.chart.ratings.x", lang))
+        ax.set_title(text("stats.chart.ratings.title", lang))
         ax.grid(axis="x", alpha=0.3)
         return _save(fig, path)
 
 
-def scatter_chart(points: Mapping[str, Sequence[tuple[float, float]]], path: str | Path) -> Path | None:
+def scatter_chart(
+    points: Mapping[str, Sequence[tuple[float, float]]], path: str | Path, lang: str = EN
+) -> Path | None:
     """Automatic metric (x) against the lawyers' mean score (y) per answer, one series per metric."""
     points = {k: v for k, v in points.items() if v}
     if not points:
@@ -168,8 +178,8 @@ def scatter_chart(points: Mapping[str, Sequence[tuple[float, float]]], path: str
         ax.set_xlim(-0.4, 10.4)
         ax.set_ylim(-0.4, 10.4)
         ax.set_aspect("equal")
-        ax.set_xlabel("automatic metric (0–10)")
-        ax.set_ylabel("mean of the lawyers' scores (0–10)")
-        ax.set_title("Automatic metrics against the lawyers")
+        ax.set_xlabel(text("stats.chart.scatter.x", lang))
+        ax.set_ylabel(text("stats.chart.scatter.y", lang))
+        ax.set_title(text("stats.chart.scatter.title", lang))
         ax.legend(fontsize=8, loc="upper left")
         return _save(fig, path)

@@ -14,6 +14,14 @@ survive a restart) and joined in for Rel, T_LC and the judge.
 
 The tab is hidden until an admin's page loads (after sign-in); for anyone else it does not exist on the
 page, and its API answers that only an admin may use it.
+
+Languages: the report is HTML in both languages (:func:`~lawluo.ui.i18n.say`): the sections' titles
+(:data:`~eval_ui.consistency.SECTION_KEYS`), the statistics' names and needs, the tables' headers
+(``stats.col.*``: Gradio 6.31 translates no key in a Dataframe's header, so the tables are HTML) and the
+sections' explanations (:attr:`~eval_ui.consistency.Section.explain`); names from the data and the libraries'
+English notes sit in elements that say their language. The downloads are links in the report (a file list
+would show file names, not words); the ``gr.File`` stays, hidden, for the HTTP API. The charts' own texts
+(axis labels, titles drawn into the PNG) are in English.
 """
 
 # no `from __future__ import annotations`: Gradio reads the handlers' gr.Request / gr.OAuthProfile hints at runtime
@@ -21,6 +29,8 @@ page, and its API answers that only an admin may use it.
 import base64
 import json
 import logging
+import math
+import re
 import shutil
 import sys
 import threading
@@ -28,12 +38,26 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+import pandas as pd
 
-from lawluo.ui.i18n import t
-from lawluo.ui.render import CSS, esc, notice
+from lawluo.i18n import EN, LANGUAGES, ZH, Message, catalogue, message, text
+from lawluo.ui.i18n import LOCALES, Html, say, t
+from lawluo.ui.render import CSS, esc
 
+from .adjudicate_tab import data, notice_html, say_error, say_notice
 from .annotate_tab import bind, identify
-from .consistency import CHARTS, DECIMALS, NOT_YET, SOURCES, AutoMetrics, Report, report_from_store
+from .consistency import (
+    CHARTS,
+    DECIMALS,
+    NEEDS_PHRASES,
+    SECTION_KEYS,
+    SOURCES,
+    SPECS,
+    AutoMetrics,
+    Report,
+    Section,
+    report_from_store,
+)
 from .scratch import scratch_folder
 from .service import AnnotationService
 
@@ -43,7 +67,8 @@ TAB_LABEL = t("tab.stats")
 AUTO_DIR = "auto"
 AUTO_FILES = ("details.jsonl", "pairwise.jsonl")
 MAX_AUTO_BYTES = 100_000_000
-SOURCE_CHOICES = [("原始标注 Raw labels", "raw"), ("裁定后 Adjudicated labels", "adjudicated")]
+#: The labels used (key of the choice, value): Gradio translates a choice's I18n key.
+SOURCE_CHOICES = [("stats.source.raw", "raw"), ("stats.source.adjudicated", "adjudicated")]
 #: Imported in the background when an admin opens the page, so the first computation does not wait for them.
 SLOW_IMPORTS = (
     "scipy.stats",
@@ -63,6 +88,7 @@ STATS_CSS = (
 .st-section th { background: #f3f4f6; }
 .st-scroll { overflow-x: auto; max-width: 100%; }
 .st-chart { margin: 8px 0 4px; max-width: 800px; }
+.st-download { font-size: 0.9em; }
 .st-chart img { display: block; width: 800px; max-width: 100%; height: auto; }
 """
 )
@@ -77,20 +103,144 @@ def stored_auto_metrics(service: AnnotationService) -> AutoMetrics:
     return AutoMetrics.read([folder / name for name in AUTO_FILES if (folder / name).is_file()])
 
 
-def chart_html(name: str, title: str, path: Path) -> str:
+def chart_html(name: str, title: str, path: Path, path_zh: Path | None = None) -> str:
     """One chart inside its section, next to its table: the PNG the report drew, inlined as a ``data:``
     URL (the page's CSP allows ``img-src data:``), so it is on the page as soon as the report is, not
-    fetched when scrolled into view; at its natural width, scaled down as a whole on a narrow screen."""
-    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+    fetched when scrolled into view; at its natural width, scaled down as a whole on a narrow screen. With
+    ``path_zh`` (the chart drawn in Chinese) each language's image and link is shown on its page only."""
+    drawn = [(ZH, path_zh), (EN, path)] if path_zh is not None else [(None, path)]
+    parts = []
+    for lang, png in drawn:
+        encoded = base64.b64encode(Path(png).read_bytes()).decode("ascii")
+        mark = f' class="ll-lang-{lang}" lang="{LOCALES[lang]}"' if lang else ""
+        link = download_link(Path(png).name, "image/png", encoded, "stats.download_png")
+        alt = text(SECTION_KEYS[title], lang) if lang and title in SECTION_KEYS else title
+        parts.append(
+            f'<img{mark} src="data:image/png;base64,{encoded}" alt="{esc(alt)}" loading="eager" '
+            f'decoding="sync"><div{mark}>{link}</div>'
+        )
+    return f'<figure class="st-chart" id="st-chart-{esc(name)}">{"".join(parts)}</figure>'
+
+
+def download_link(filename: str, mime: str, encoded: str, key: str) -> str:
+    """A link that saves a file of the report (``encoded``: base64) under ``filename``; its text in both
+    languages. (The page shows these instead of a file list: Gradio's shows file names, not words.)"""
     return (
-        f'<figure class="st-chart" id="st-chart-{esc(name)}"><img src="data:image/png;base64,{data}" '
-        f'alt="{esc(title)}" loading="eager" decoding="sync"></figure>'
+        f'<a class="st-download" download="{esc(filename)}" href="data:{mime};base64,{encoded}">'
+        f"{say(key)}</a>"
     )
 
 
-def report_html(report: Report) -> str:
-    source = dict((v, k) for k, v in SOURCE_CHOICES).get(report.source, report.source)
-    parts = [f'<div class="st-note">{esc(source)}</div>']
+def file_name(name: str) -> str:
+    """A file's name (``details.jsonl``) as the page shows it: code, English, the name and its extension
+    apart as Gradio's own file lists show them."""
+    stem, dot, ext = str(name).rpartition(".")
+    shown = f"{esc(stem)}<wbr>.{esc(ext)}" if dot and stem else esc(name)
+    return f'<code lang="en">{shown}</code>'
+
+
+#: Fields of the report's messages that hold a file's name (:func:`file_name`).
+FILE_FIELDS = ("file", "doc")
+
+
+def _filled(msg: Message, lang: str) -> str:
+    fields = {}
+    for name, value in msg.fields.items():
+        if isinstance(value, Message):
+            fields[name] = _filled(value, lang)
+        elif isinstance(value, Html):
+            fields[name] = value
+        elif name in FILE_FIELDS:
+            fields[name] = file_name(value)
+        elif isinstance(value, str):
+            fields[name] = data(value)
+        else:
+            fields[name] = esc(value)
+    return text(msg.key, lang, **fields)
+
+
+def explain_html(msg: Message) -> str:
+    """A section's explanation (:attr:`eval_ui.consistency.Section.explain`) in both languages, each in its
+    own element (:data:`lawluo.ui.i18n.LANG_CSS` shows the page's), every field from the data — a system's
+    name, a library's English note, a command, a file — in an element of its own language."""
+    return "".join(
+        f'<div class="ll-lang-{lang}" lang="{LOCALES[lang]}">{_filled(msg, lang)}</div>' for lang in LANGUAGES
+    )
+
+
+#: The file of ``lawluo evaluate`` a statistic's need names (``{file}``).
+NEEDS_FILES = {
+    "rel_correlation": AUTO_FILES[0],
+    "tlc_correlation": AUTO_FILES[0],
+    "judge_s1": AUTO_FILES[1],
+    "judge_s2": AUTO_FILES[1],
+    "judge_consistency": AUTO_FILES[1],
+}
+
+
+def needs_html(key: str, needs: str) -> str:
+    """What statistic ``key`` still needs, in both languages: its own need (``stats.needs.<key>``), one of
+    :data:`~eval_ui.consistency.NEEDS_PHRASES`, either with the library's reason in brackets (English,
+    marked so); anything else as it is."""
+    phrases = (
+        {SPECS[key].needs: f"stats.needs.{key}", **NEEDS_PHRASES} if key in SPECS else dict(NEEDS_PHRASES)
+    )
+    shown = {"file": Html(file_name(NEEDS_FILES.get(key, "")))}
+    if needs in phrases:
+        return say(phrases[needs], **shown)
+    for phrase, phrase_key in phrases.items():
+        if needs.startswith(phrase + " (") and needs.endswith(")"):
+            why = needs[len(phrase) + 2 : -1]
+            need = say(phrase_key, **shown)
+            return say("stats.needs_because", needs=Html(need), why=Html(data(why)))
+    return data(needs)
+
+
+def section_title(section: Section) -> str:
+    key = SECTION_KEYS.get(section.title)
+    return say(key) if key else data(section.title)
+
+
+def column_html(column: str) -> str:
+    """A table's header in both languages (``stats.col.<column>``), else the column's own name."""
+    slug = re.sub(r"[^a-z0-9]+", "_", str(column).lower()).strip("_")
+    key = f"stats.col.{slug}"
+    return say(key) if slug and key in catalogue() else data(column)
+
+
+#: Cells that are texts of the report, not data: a statistic's title, the NHSR table's rows.
+_CELL_KEYS = {
+    **{spec.title: f"stats.stat.{spec.key}" for spec in SPECS.values()},
+    "checker: hallucinated": "stats.cell.checker_hallucinated",
+    "checker: correct": "stats.cell.checker_correct",
+}
+
+
+def cell_html(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{DECIMALS}f}"
+    if isinstance(value, str) and value in _CELL_KEYS:
+        return say(_CELL_KEYS[value])
+    return data(value)
+
+
+def table_html(table: pd.DataFrame) -> str:
+    """A section's table: headers in both languages, each cell as a number or as text of its language."""
+    head = "".join(f"<th>{column_html(c)}</th>" for c in table.columns)
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{cell_html(v)}</td>" for v in row) + "</tr>"
+        for row in table.astype(object).itertuples(index=False, name=None)
+    )
+    return f'<table class="dataframe"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+
+
+def report_html(report: Report, as_json: dict | None = None) -> str:
+    """The report in both languages (:func:`say`): each section's title, what its statistics still need, its
+    table (:func:`table_html`), its chart and its explanation."""
+    source = dict((v, k) for k, v in SOURCE_CHOICES).get(report.source)
+    parts = [f'<div class="st-note">{say(source) if source else data(report.source)}</div>']
     chart_names = {Path(path): name for name, path in report.charts.items()}
     titles = {name: title for name, title, _ in CHARTS}
     for section in report.sections:
@@ -98,21 +248,34 @@ def report_html(report: Report) -> str:
         for key in section.statistics:
             s = report.statistics[key]
             if s.value is None:
-                body.append(f'<div class="st-missing">{esc(NOT_YET)} — {esc(s.title)}: {esc(s.needs)}.</div>')
+                title = say(f"stats.stat.{key}") if key in SPECS else data(s.title)
+                missing = say(
+                    "stats.missing",
+                    not_yet=message("stats.not_yet"),
+                    title=Html(title),
+                    needs=Html(needs_html(key, s.needs)),
+                )
+                body.append(f'<div class="st-missing">{missing}</div>')
         if section.table is not None and not section.table.empty:
-            table = section.table.to_html(
-                index=False, escape=True, na_rep="—", border=0, float_format=lambda v: f"{v:.{DECIMALS}f}"
-            )
-            body.append(f'<div class="st-scroll">{table}</div>')
+            body.append(f'<div class="st-scroll">{table_html(section.table)}</div>')
         name = chart_names.get(Path(section.chart)) if section.chart is not None else None
         if name is not None:
-            body.append(chart_html(name, titles.get(name, name), section.chart))
+            body.append(chart_html(name, titles.get(name, name), section.chart, report.charts_zh.get(name)))
+        if section.explain is not None:
+            note = f'<div class="st-note">{explain_html(section.explain)}</div>'
+        elif section.note:
+            note = f'<div class="st-note">{data(section.note)}</div>'
+        else:
+            note = ""
         parts.append(
-            f'<div class="st-section"><h3>{esc(section.title)}</h3>'
-            + (f'<div class="st-note">{esc(section.note)}</div>' if section.note else "")
-            + "".join(body)
-            + "</div>"
+            f'<div class="st-section"><h3>{section_title(section)}</h3>' + note + "".join(body) + "</div>"
         )
+    if as_json is not None:
+        encoded = base64.b64encode(json.dumps(as_json, ensure_ascii=False, indent=1).encode("utf-8"))
+        link = download_link(
+            "report.json", "application/json", encoded.decode("ascii"), "stats.download_json"
+        )
+        parts.append(f'<div class="st-note">{link}</div>')
     return f'<div class="st-report">{"".join(parts)}</div>'
 
 
@@ -132,8 +295,9 @@ def _charts(report: Report | None) -> list[Any]:
     return [str(found[name]) if name in found else None for name, _, _ in CHARTS]
 
 
-def _refused(message: str) -> tuple:
-    return (notice(message, "error"), [], {}, *_charts(None))
+def _refused(html: str) -> tuple:
+    """A refusal or a failure (``html``: :func:`say`) instead of the report."""
+    return (notice_html(html, "error"), [], {}, *_charts(None))
 
 
 def compute_statistics(
@@ -148,9 +312,9 @@ def compute_statistics(
     report as JSON, then one image per chart slot of :data:`CHARTS` (hidden when not drawn)."""
     who = identify(service, request, profile)
     if who is None or not who.is_admin:
-        return _refused("只有管理员可以查看统计 Only an admin can see the statistics.")
+        return _refused(say("stats.only_admin"))
     if source not in SOURCES:
-        return _refused(f"未知的标注来源 Unknown source {str(source)[:40]!r}: choose raw or adjudicated.")
+        return _refused(say("stats.unknown_source", source=Html(data(repr(str(source)[:40])))))
     try:
         checker = service.checker is not None
 
@@ -167,15 +331,17 @@ def compute_statistics(
             compare=_compare(first, second),
             figures_dir=folder,
         )
-        data = report_json(report)
-        (folder / "report.json").write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+        as_json = report_json(report)
+        (folder / "report.json").write_text(
+            json.dumps(as_json, ensure_ascii=False, indent=1), encoding="utf-8"
+        )
         files = [str(p) for p in report.figures] + [str(folder / "report.json")]
-        return (report_html(report), files, data, *_charts(report))
+        return (report_html(report, as_json), files, as_json, *_charts(report))
     except (ValueError, OSError) as exc:
-        return _refused(f"统计失败 The statistics failed: {exc}")
+        return _refused(say_error("stats.failed", exc))
     except Exception:
         logger.exception("statistics failed")
-        return _refused("统计失败 The statistics failed; see the server log.")
+        return _refused(say("stats.failed_bug"))
 
 
 def _warm_imports() -> None:
@@ -225,75 +391,73 @@ def upload_auto_metrics(
     """Keep uploaded ``details.jsonl`` / ``pairwise.jsonl`` of ``lawluo evaluate`` (validated first). Admins only."""
     who = identify(service, request, profile)
     if who is None or not who.is_admin:
-        return notice("只有管理员可以上传 Only an admin can upload results.", "error")
+        return say_notice("stats.upload_only_admin", "error")
+    names = {"details": Html(file_name(AUTO_FILES[0])), "pairwise": Html(file_name(AUTO_FILES[1]))}
     paths = [Path(getattr(f, "name", None) or getattr(f, "path", None) or f) for f in (files or [])]
     if not paths:
-        return notice("请选择文件 Choose details.jsonl and/or pairwise.jsonl.", "warn")
+        return say_notice("stats.choose_files", "warn", **names)
     kept = []
     for path in paths:
         name = path.name.rsplit("/", 1)[-1]
         target = next((n for n in AUTO_FILES if name.endswith(n)), None)
         if target is None:
-            return notice(f"{name}: 需要 details.jsonl 或 pairwise.jsonl (named so) — nothing kept.", "error")
+            return say_notice("stats.wrong_file", "error", name=Html(file_name(name)), **names)
         if path.stat().st_size > MAX_AUTO_BYTES:
-            return notice(f"{name}: 文件太大 over {MAX_AUTO_BYTES // 1_000_000} MB — nothing kept.", "error")
+            return say_notice(
+                "stats.too_big", "error", name=Html(file_name(name)), mb=MAX_AUTO_BYTES // 1_000_000
+            )
         try:
             AutoMetrics.read([path])
         except (ValueError, OSError, UnicodeDecodeError) as exc:
-            return notice(f"没有保存 Nothing kept: {exc}", "error")
+            return notice_html(say_error("stats.nothing_kept", exc), "error")
         kept.append((path, target))
     folder = auto_dir(service)
     folder.mkdir(parents=True, exist_ok=True)
     for path, target in kept:
         shutil.copyfile(path, folder / f".{target}.tmp")
         (folder / f".{target}.tmp").replace(folder / target)
-    return notice(f"已保存 Kept {', '.join(t for _, t in kept)}; press 计算 Compute.", "info")
+    return say_notice("stats.kept", "info", files=Html(", ".join(file_name(t) for _, t in kept)))
 
 
 def build_stats_tab(service: AnnotationService, demo: gr.Blocks) -> None:
     """The tab (hidden until an admin's page loads: ``demo``'s load event shows it) and its events."""
     with gr.Tab(TAB_LABEL, id="statistics", visible=False, elem_id="st-tab") as tab:
-        gr.Markdown(
-            "标注者的进度与一致性、各系统的胜率、自动指标与律师的一致性 (LegalHalBench §5.6)。"
-            " The annotators' progress and agreement, the systems' win rates, and how the automatic metrics "
-            "agree with the lawyers. Each statistic says what it still needs until there are enough labels."
-        )
+        gr.Markdown(t("stats.intro"))
         with gr.Row():
             source = gr.Radio(
-                SOURCE_CHOICES, value="raw", label="用哪些标注 Labels used", elem_id="st-source",
-                info="裁定后：有管理员裁定的条目用裁定结果。 Adjudicated: an item an admin resolved counts once, "
-                "as resolved. Agreement between annotators always uses the raw labels.",
+                [(t(key), value) for key, value in SOURCE_CHOICES], value="raw", label=t("stats.source"),
+                elem_id="st-source", info=t("stats.source.info"),
             )  # fmt: skip
             first = gr.Dropdown(
-                choices=[], value=None, label="配对检验 Paired test: system 1", elem_id="st-first",
-                info="默认：直接比较最多的一对 Default: the pair compared directly on the most items",
+                choices=[], value=None, label=t("stats.first"), elem_id="st-first", info=t("stats.first.info"),
             )  # fmt: skip
-            second = gr.Dropdown(choices=[], value=None, label="system 2", elem_id="st-second")
-        with gr.Accordion("自动评测结果 Automatic results (optional)", open=False):
+            second = gr.Dropdown(choices=[], value=None, label=t("stats.second"), elem_id="st-second")
+        with gr.Accordion(t("stats.auto"), open=False):
             files = gr.File(
-                label="details.jsonl / pairwise.jsonl from `python -m lawluo evaluate`",
+                label=t("stats.auto.files"),
                 file_count="multiple",
                 file_types=[".jsonl"],
                 elem_id="st-auto-files",
             )
-            upload = gr.Button("保存 Keep these results", size="sm", elem_id="st-upload")
+            upload = gr.Button(t("stats.upload"), size="sm", elem_id="st-upload")
             upload_message = gr.HTML("", css_template=STATS_CSS, elem_id="st-upload-message")
-        compute = gr.Button("计算 Compute", variant="primary", elem_id="st-compute")
+        compute = gr.Button(t("stats.compute"), variant="primary", elem_id="st-compute")
         html = gr.HTML("", css_template=STATS_CSS, elem_id="st-report")
         # the HTTP API's one image per chart; the page shows each chart in its section of the report
         charts = [
             gr.Image(
                 None,
                 type="filepath",
-                label=f"图 Chart: {title}",
+                label=t("stats.chart"),
                 interactive=False,
                 visible=False,
                 elem_id=f"st-image-{name}",
             )  # fmt: skip
             for name, title, _ in CHARTS
         ]
+        # the HTTP API's files; the page links each in the report (download_link): a file list shows names
         downloads = gr.File(
-            label="下载 Charts (PNG) and the report (JSON)", file_count="multiple", interactive=False,
+            label=t("stats.downloads"), file_count="multiple", interactive=False, visible=False,
             elem_id="st-downloads",
         )  # fmt: skip
         data = gr.JSON(label="JSON", visible=False)

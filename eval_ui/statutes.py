@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lawluo.i18n import Message, message
 from lawluo.law import verdicts
 from lawluo.law.checker import CitationChecker
 
@@ -31,7 +32,7 @@ class CitedStatute:
     article_label: str
     verdict: str
     text: str | None  # the article's current text at the number cited; None when there is none
-    note: str = ""
+    note: Message | str = ""  # why there is no text (a Message: the page renders it in the reader's language)
 
     @property
     def hallucinated(self) -> bool:
@@ -58,16 +59,18 @@ def cited_statutes(checker: CitationChecker | None, answer: str) -> list[CitedSt
     return list(out.values())
 
 
-def _article_text(checker: CitationChecker, cit) -> tuple[str | None, str]:
+def _article_text(checker: CitationChecker, cit) -> tuple[str | None, Message | str]:
     db = checker.db
     repealed = cit.resolution is not None and cit.resolution.repeal is not None
     law = db.current(cit.key) if cit.key else None
     if law is None or repealed:
         if repealed:
             by = cit.resolution.repeal.repealed_by
-            return None, "这部法律已废止 The law has been repealed" + (f" ({by})." if by else ".")
-        return None, "法规库中没有这部法律 The law is not in the statute database."
+            return None, (
+                message("annotate.statute.repealed_by", by=by) if by else message("annotate.statute.repealed")
+            )
+        return None, message("annotate.statute.no_law")
     article = db.article(law, cit.article, cit.suffix)
     if article is None:
-        return None, f"现行《{law.name}》没有{cit.label} — the current version has no such article."
+        return None, message("annotate.statute.no_article", law=law.name, article=cit.label)
     return article.text, ""

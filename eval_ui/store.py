@@ -112,6 +112,7 @@ from typing import TYPE_CHECKING, Any
 from eval_ui import verdicts
 from eval_ui.items import Item, item_problems
 from lawluo.files import write_atomically
+from lawluo.i18n import Message, message
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -155,7 +156,14 @@ Migration = Callable[[sqlite3.Connection], None]
 
 
 class StoreError(ValueError):
-    """A request the store refuses (bad label, unknown annotator, duplicate item…); the message says why."""
+    """A request the store refuses (bad label, unknown annotator, duplicate item…); the message says why.
+
+    One an annotator may read on the page also has ``message``, a :class:`~lawluo.i18n.Message` the page
+    renders in the reader's language (``str(exc)`` stays the text for the logs); None for the others."""
+
+    def __init__(self, *args: object, message: Message | None = None) -> None:
+        super().__init__(*args)
+        self.message = message
 
 
 class SchemaError(StoreError):
@@ -165,37 +173,24 @@ class SchemaError(StoreError):
 class StoreWriteError(StoreError):
     """The disk refused a write (full, read-only, locked too long): nothing was saved; the message says so.
 
-    The message is for the annotator as it is (Chinese and English); the SQLite error is the ``__cause__``.
+    The message is for the annotator as it is (``message``: in the reader's language on the page; ``str``:
+    Chinese); the SQLite error is the ``__cause__``.
     """
 
 
-_KEPT = "你填写的内容都还在页面上，没有丢失。Everything you typed is still in the form; nothing is lost."
-
-
-def _write_problem(exc: sqlite3.OperationalError) -> str | None:
+def _write_problem(exc: sqlite3.OperationalError) -> Message | None:
     """The annotator's message for a write SQLite refused because of the disk or the lock; None otherwise."""
     code = getattr(exc, "sqlite_errorcode", 0) & 0xFF  # the primary result code
+    kept = message("annotate.store.kept")
     if code == sqlite3.SQLITE_FULL:
-        what = (
-            "服务器磁盘已满，标注库写不进去；请管理员腾出空间后再点一次。"
-            " The server's disk is full, so the annotation store cannot write; once an admin has freed "
-            "some space, press the button again."
-        )
-    elif code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
-        what = (
-            "标注库现在只读（文件或磁盘不可写）；请告诉管理员。"
-            " The annotation store is read-only (its file or disk cannot be written); tell an admin."
-        )
-    elif code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-        what = (
-            f"标注库忙了 {BUSY_TIMEOUT_S:g} 秒仍未空出，请稍后再点一次。"
-            f" The annotation store stayed busy for over {BUSY_TIMEOUT_S:g} s; press the button again in a moment."
-        )
-    elif code == sqlite3.SQLITE_IOERR:
-        what = "写入磁盘出错；请告诉管理员。 Writing to the disk failed (an I/O error); tell an admin."
-    else:
-        return None
-    return f"没有保存 NOT saved: {what} {_KEPT}"
+        return message("annotate.store.disk_full", kept=kept)
+    if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
+        return message("annotate.store.read_only", kept=kept)
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return message("annotate.store.busy", seconds=f"{BUSY_TIMEOUT_S:g}", kept=kept)
+    if code == sqlite3.SQLITE_IOERR:
+        return message("annotate.store.io_error", kept=kept)
+    return None
 
 
 def short_name(value: object, limit: int = 40) -> str:
@@ -1077,7 +1072,7 @@ class AnnotationStore:
                         pass  # _return closes a connection still in a transaction
                 problem = _write_problem(exc) if isinstance(exc, sqlite3.OperationalError) else None
                 if problem is not None:
-                    raise StoreWriteError(problem) from exc
+                    raise StoreWriteError(str(problem), message=problem) from exc
                 raise
 
     @contextmanager
@@ -1208,7 +1203,10 @@ class AnnotationStore:
         """
         name = self._check_name(name)
         if role not in ROLES:
-            raise StoreError(f"role {role!r} is not one of {', '.join(ROLES)}")
+            raise StoreError(
+                f"role {role!r} is not one of {', '.join(ROLES)}",
+                message=message("store.role_invalid", roles=", ".join(ROLES)),
+            )
         with self._write() as con:
             added = con.execute(
                 "INSERT OR IGNORE INTO annotators (name, role, created, joined_via) VALUES (?, ?, ?, ?)",
@@ -1221,7 +1219,10 @@ class AnnotationStore:
     def set_role(self, name: str, role: str, *, by: str = "", reason: str = "") -> None:
         """Change a registered annotator's role (audit log: ``role``, from and to, ``by`` and ``reason``)."""
         if role not in ROLES:
-            raise StoreError(f"role {role!r} is not one of {', '.join(ROLES)}")
+            raise StoreError(
+                f"role {role!r} is not one of {', '.join(ROLES)}",
+                message=message("store.role_invalid", roles=", ".join(ROLES)),
+            )
         with self._write() as con:
             row = con.execute("SELECT role FROM annotators WHERE name = ?", (name,)).fetchone()
             if row is None:
@@ -1264,7 +1265,8 @@ class AnnotationStore:
         ):
             raise StoreError(
                 "名字须为 1–100 个字符、不含控制字符 a name must be 1 to 100 characters without control "
-                f"characters, got {short_name(name)}"
+                f"characters, got {short_name(name)}",
+                message=message("store.name_invalid"),
             )
         return name.strip()
 
@@ -1277,7 +1279,8 @@ class AnnotationStore:
         if not INVITABLE_NAME.fullmatch(name):
             raise StoreError(
                 "只能邀请 Hugging Face 用户名（字母、数字、- _ .） only a Hugging Face username can be invited "
-                f"(letters, digits, '-', '_', '.'), got {short_name(name)}"
+                f"(letters, digits, '-', '_', '.'), got {short_name(name)}",
+                message=message("store.not_invitable", name=short_name(name)),
             )
         return name
 
@@ -1289,7 +1292,10 @@ class AnnotationStore:
         """
         name = self._check_invitable(name)
         if role not in ROLES:
-            raise StoreError(f"role {role!r} is not one of {', '.join(ROLES)}")
+            raise StoreError(
+                f"role {role!r} is not one of {', '.join(ROLES)}",
+                message=message("store.role_invalid", roles=", ".join(ROLES)),
+            )
         now = self._clock()
         with self._write() as con:
             old = con.execute("SELECT role FROM invitations WHERE name = ?", (name,)).fetchone()
@@ -1309,7 +1315,10 @@ class AnnotationStore:
         with self._write() as con:
             row = con.execute("SELECT role FROM invitations WHERE name = ?", (name,)).fetchone()
             if row is None:
-                raise StoreError(f"没有这个邀请 no invitation for {short_name(name)}")
+                raise StoreError(
+                    f"没有这个邀请 no invitation for {short_name(name)}",
+                    message=message("store.no_invitation", name=short_name(name)),
+                )
             con.execute("DELETE FROM invitations WHERE name = ?", (name,))
             released = con.execute(
                 "DELETE FROM assignments WHERE annotator = ? AND status != 'done' AND NOT EXISTS "
@@ -1623,7 +1632,8 @@ class AnnotationStore:
             raise StoreError(
                 f"label not saved: item {short_name(item_id)} is not assigned to {short_name(annotator)} "
                 "(an item left untouched for long is given to someone else) "
-                "这一条没有分配给你，或因长时间未处理已转给别人"
+                "这一条没有分配给你，或因长时间未处理已转给别人",
+                message=message("annotate.store.not_assigned"),
             )
         return False
 
@@ -1802,7 +1812,10 @@ class AnnotationStore:
         ``adjudication_history``, an identical one writes nothing.
         """
         if self.role(admin) != "admin":
-            raise StoreError(f"只有管理员可以裁定 only an admin may adjudicate; {admin!r} is not one")
+            raise StoreError(
+                f"只有管理员可以裁定 only an admin may adjudicate; {admin!r} is not one",
+                message=message("store.only_admin_adjudicates"),
+            )
         problems: list[str] = []
         if verdict not in VERDICTS:
             problems.append(f"判断 verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
@@ -1818,7 +1831,10 @@ class AnnotationStore:
         now = self._clock()
         with self._write() as con:
             if con.execute("SELECT 1 FROM items WHERE id = ?", (item_id,)).fetchone() is None:
-                raise StoreError(f"没有保存 adjudication not saved: no item {item_id!r}")
+                raise StoreError(
+                    f"没有保存 adjudication not saved: no item {item_id!r}",
+                    message=message("store.no_item", item=str(item_id)),
+                )
             current = con.execute("SELECT * FROM adjudications WHERE item_id = ?", (item_id,)).fetchone()
             if current is not None and (current["verdict"], current["answer_labels"], current["note"]) == (
                 verdict,

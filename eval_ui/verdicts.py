@@ -4,7 +4,8 @@ A verdict is stored in the item's own orientation (``A`` = system_a's answer is 
 ``both_bad``) and given in the orientation the annotator saw (``left``, ``right``, ``tie``,
 ``both_bad``: the left/right order is swapped per annotator and item). The store (its values and its
 SQL ``CHECK``), the statistics (a flip of orientation, the Bradley–Terry outcome), the annotation tab
-(buttons, labels, keys 1–4 and their JavaScript) and the training converters read this table;
+(buttons, their names — ``annotate.verdict.*`` in
+lawluo/strings/annotate.yaml —, keys 1–4 and their JavaScript) and the training converters read this table;
 ``tests/test_annotator_verdicts.py`` fails when one does not cover a row.
 
 **both_bad counts as a tie** in the statistics (outcome ½): neither answer is preferred.
@@ -30,6 +31,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lawluo.i18n import text
+
 
 @dataclass(frozen=True)
 class PairVerdict:
@@ -38,14 +41,28 @@ class PairVerdict:
     flipped: str  # the code when system_a and system_b change places
     outcome: float  # system_a's Bradley–Terry outcome: a win 1, a loss 0, ½ for tie and both_bad
     key: str  # the keyboard shortcut in the annotation tab
-    label: str  # the button's text (without the key)
+
+    @property
+    def name_key(self) -> str:
+        """The catalogue key of the button's text (``annotate.verdict.left``: "⬅ 左更好" / "⬅ Left better")."""
+        return f"annotate.verdict.{self.shown}"
+
+    @property
+    def short_key(self) -> str:
+        """The catalogue key of its name without arrows (``annotate.verdict.left.short``), for messages."""
+        return f"annotate.verdict.{self.shown}.short"
+
+    @property
+    def label(self) -> str:
+        """The button's text in Chinese (the page shows :attr:`name_key` in the reader's language)."""
+        return text(self.name_key)
 
 
 VERDICT_TABLE: tuple[PairVerdict, ...] = (
-    PairVerdict("A", "left", "B", 1.0, "1", "⬅ 左更好 Left better"),
-    PairVerdict("B", "right", "A", 0.0, "2", "右更好 Right better ➡"),
-    PairVerdict("tie", "tie", "tie", 0.5, "3", "差不多 Tie"),
-    PairVerdict("both_bad", "both_bad", "both_bad", 0.5, "4", "都不好 Both bad"),
+    PairVerdict("A", "left", "B", 1.0, "1"),
+    PairVerdict("B", "right", "A", 0.0, "2"),
+    PairVerdict("tie", "tie", "tie", 0.5, "3"),
+    PairVerdict("both_bad", "both_bad", "both_bad", 0.5, "4"),
 )
 
 VERDICTS: tuple[str, ...] = tuple(v.code for v in VERDICT_TABLE)
@@ -60,22 +77,31 @@ _BY_CODE = {v.code: v for v in VERDICT_TABLE}
 class StatuteVerdict:
     code: str  # stored in a label's answer_labels JSON
     hallucinated: bool | None  # NHSR's yes/no; None: no judgement (the migrated old "not ticked")
-    label: str  # the control's text
     error_kind: str | None = None  # the kind of error of a wrong statute, when the annotator gave it
     #: the checker verdicts (lawluo/law/verdicts.py) this label agrees with exactly; empty: a label
     #: without a kind (``wrong``) or without a judgement (``legacy_unticked``)
     checker_verdicts: tuple[str, ...] = ()
 
+    @property
+    def name_key(self) -> str:
+        """The catalogue key of the control's text (``annotate.statute_label.correct``: 真实 / Correct)."""
+        return f"annotate.statute_label.{self.code}"
+
+    @property
+    def label(self) -> str:
+        """The control's text in Chinese (the page shows :attr:`name_key` in the reader's language)."""
+        return text(self.name_key)
+
 
 STATUTE_LABEL_TABLE: tuple[StatuteVerdict, ...] = (
-    StatuteVerdict("correct", False, "真实 Correct", None, ("verified", "amended_since", "no_content")),
-    StatuteVerdict("wrong", True, "有误 Wrong"),
-    StatuteVerdict("wrong_number", True, "条号有误 Wrong number", "number", ("wrong_number",)),
-    StatuteVerdict("wrong_content", True, "内容有误 Wrong content", "content", ("content_mismatch",)),
-    StatuteVerdict("wrong_repealed", True, "已废止 Repealed", "repealed", ("repealed",)),
-    StatuteVerdict("wrong_not_found", True, "查无此条 Not found", "not_found", ("not_found",)),
-    StatuteVerdict("wrong_version", True, "旧版本 Outdated version", "version", ("outdated_version",)),
-    StatuteVerdict("legacy_unticked", None, "旧版未勾选 (old form: not ticked)"),
+    StatuteVerdict("correct", False, None, ("verified", "amended_since", "no_content")),
+    StatuteVerdict("wrong", True),
+    StatuteVerdict("wrong_number", True, "number", ("wrong_number",)),
+    StatuteVerdict("wrong_content", True, "content", ("content_mismatch",)),
+    StatuteVerdict("wrong_repealed", True, "repealed", ("repealed",)),
+    StatuteVerdict("wrong_not_found", True, "not_found", ("not_found",)),
+    StatuteVerdict("wrong_version", True, "version", ("outdated_version",)),
+    StatuteVerdict("legacy_unticked", None),
 )
 LEGACY_UNTICKED = "legacy_unticked"
 #: The codes a form may submit (every row but the migration's ``legacy_unticked``).
@@ -83,7 +109,9 @@ STATUTE_LABELS: tuple[str, ...] = tuple(v.code for v in STATUTE_LABEL_TABLE if v
 STATUTE_CODES: tuple[str, ...] = tuple(v.code for v in STATUTE_LABEL_TABLE)
 STATUTE_HALLUCINATED: dict[str, bool | None] = {v.code: v.hallucinated for v in STATUTE_LABEL_TABLE}
 STATUTE_ERROR_KIND: dict[str, str | None] = {v.code: v.error_kind for v in STATUTE_LABEL_TABLE}
+#: Each label's name in Chinese (the command line, the logs) and its catalogue key (what a page shows).
 STATUTE_NAMES: dict[str, str] = {v.code: v.label for v in STATUTE_LABEL_TABLE}
+STATUTE_NAME_KEYS: dict[str, str] = {v.code: v.name_key for v in STATUTE_LABEL_TABLE}
 STATUTE_CHECKER_VERDICTS: dict[str, tuple[str, ...]] = {
     v.code: v.checker_verdicts for v in STATUTE_LABEL_TABLE
 }

@@ -95,7 +95,7 @@ def sign_in(browser, app, name: str, password: str, viewport: dict | None = None
     page.fill('input[data-testid="textbox"]', name)
     page.fill('input[data-testid="password"]', password)
     page.click(LOGIN_BUTTON)
-    page.wait_for_selector("#ann-status:has-text('Progress')")
+    page.wait_for_selector("#ann-status:has-text('进度')")
     folder = SHOTS / shots / re.sub(r"\W", "_", name)
     folder.mkdir(parents=True, exist_ok=True)
     page.shots = iter(range(1, 100))
@@ -118,8 +118,8 @@ def wait_saved(page, before: str, timeout: float = 20000) -> None:
 def shown_item(store, annotator: str, page):
     """The assignment the page shows (found by its question and left answer)."""
     squash = lambda text: re.sub(r"\s+", "", text)  # noqa: E731
-    question = squash(page.inner_text("#ann-question")).split("问题Question", 1)[1]
-    left = squash(page.inner_text("#ann-left")).split("左Left", 1)[1]
+    question = squash(page.inner_text("#ann-question")).split("问题", 1)[1]
+    left = squash(page.inner_text("#ann-left")).split("左", 1)[1]
     with store._read() as con:
         ids = [r[0] for r in con.execute("SELECT item_id FROM assignments WHERE annotator = ?", (annotator,))]
     for item_id in ids:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from lawluo.i18n import catalogue
+
 #: Each visible text node under ``root``: its text, and the ``lang`` of its nearest ancestor with one.
 PAGE_TEXTS = r"""(root) => {
   const base = document.querySelector(root) || document.body;
@@ -65,6 +67,7 @@ NAMES = {
     "Enter",
     "Shift",
     "Ctrl",
+    "Parquet",
     "Cohen",
     "Krippendorff",
     "Spearman",
@@ -82,8 +85,9 @@ NAMES = {
     "Chatbot",
     "Runs",  # Gradio's toasts and labels it does not translate
 }
-#: Marks of a key or a translation that did not happen.
-UNTRANSLATED = re.compile(r"__i18n__|translation_metadata|\b[a-z]+(?:\.[a-z_]+)+\b")
+#: Marks of a translation that did not happen, and the shape of a catalogue key (``area.name``).
+UNTRANSLATED = re.compile(r"__i18n__|translation_metadata")
+KEY_LIKE = re.compile(r"\b[a-z]+(?:\.[a-z0-9_]+)+\b")
 
 
 def page_texts(page, root: str = "body") -> list[tuple[str, str]]:
@@ -104,7 +108,7 @@ def wrong_language(texts: list[tuple[str, str]]) -> list[str]:
     bad = []
     for text, lang in texts:
         declared = "zh" if lang.lower().startswith("zh") else "en"
-        if UNTRANSLATED.search(text) and not re.search(r"https?://|\w@\w", text):
+        if UNTRANSLATED.search(text) or any(k in catalogue() for k in KEY_LIKE.findall(text)):
             bad.append(f"untranslated: {text!r}")
             continue
         found = language_of(text)

@@ -43,7 +43,7 @@ def sign_in(browser, app, name: str, password: str):
     page.fill('input[data-testid="textbox"]', name)
     page.fill('input[data-testid="password"]', password)
     page.click(LOGIN_BUTTON)
-    page.wait_for_selector("#ann-status:has-text('Progress')")
+    page.wait_for_selector("#ann-status:has-text('进度')")
     folder = SHOTS / name
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
@@ -67,8 +67,8 @@ CHANGED_AND_SETTLED = """([selector, before]) => {
 
 def current_item(app, page, annotator: str):
     """The assignment the page shows, found by its question text, checked against the left answer shown."""
-    question = squash(page.inner_text("#ann-question")).split("问题Question", 1)[1]
-    left = squash(page.inner_text("#ann-left")).split("左Left", 1)[1]  # after any "processing" overlay
+    question = squash(page.inner_text("#ann-question")).split("问题", 1)[1]
+    left = squash(page.inner_text("#ann-left")).split("左", 1)[1]  # after any "processing" overlay
     for item_id in _assigned(app, annotator):
         a = app.store.assignment(annotator, item_id)
         if squash(a.item.question) == question and squash(a.left) == left:
@@ -122,7 +122,7 @@ def test_two_annotators_label_one_edits_and_the_admin_export_matches(browser, ap
         a = current_item(app, alice, "alice")
         if n == 0:
             if alice.locator("#ann-left-mark-1").is_visible():  # the first statute the left answer cites
-                alice.click("#ann-left-mark-1 label:has-text('有误 Wrong')")
+                alice.click("#ann-left-mark-1 label:has(input[value='wrong'])")
                 labelled = a.item.id
             alice.fill("#ann-left-rel input", "7")
             alice.fill("#ann-right-tlc input", "4")
@@ -150,7 +150,7 @@ def test_two_annotators_label_one_edits_and_the_admin_export_matches(browser, ap
     expected[("bob", second.item.id)] = second.unswap("left")
     go_back(bob)
     assert current_item(app, bob, "bob").item.id == second.item.id
-    assert "Editing your label (version 1" in bob.inner_text("#ann-message")
+    assert "正在修改你的标注（第 1 版" in bob.inner_text("#ann-message")
     go_back(bob)
     assert current_item(app, bob, "bob").item.id == first.item.id
     bob.fill("#ann-comment textarea", "改为差不多 changed my mind")
@@ -277,7 +277,7 @@ def test_text_in_items_comments_and_names_never_fetches_a_remote_resource(browse
     page.click("#ann-verdict-tie")
     page.wait_for_selector("#ann-message:has-text('已保存')")
     page.click("#ann-back")  # the saved comment is shown again in the form
-    page.wait_for_selector("#ann-message:has-text('Editing your label')")
+    page.wait_for_selector("#ann-message:has-text('正在修改你的标注')")
     assert page.input_value("#ann-comment textarea") == HOSTILE
     page.click("#ann-admin")  # the annotators table names the admin
     assert "leak.invalid" in page.inner_text("#ann-question")  # shown, as text

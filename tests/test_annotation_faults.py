@@ -78,7 +78,7 @@ def test_a_full_disk_refuses_the_label_and_keeps_the_form(tmp_path):
 
             (disk / "filler").unlink()  # space again: the same form saves
             out = submit(service, state)
-            assert "已保存 Saved" in out.message
+            assert "已保存" in out.message and "Saved" in out.message
             assert s.label("alice", state["item_id"])["comment"] == COMMENT
 
 

@@ -90,7 +90,7 @@ def test_a_reload_mid_item_loses_no_label_score_or_comment(browser, app, viewpor
     page = page_for(browser, app, name, viewport)
     a = shown_item(app.store, name, page)
     first = card_keys(page, "left")[0]
-    page.click("#ann-left-mark-1 label:has-text('条号有误 Wrong number')")
+    page.click("#ann-left-mark-1 label:has(input[value='wrong_number'])")
     page.fill("#ann-right-rel input", "6")
     page.fill("#ann-comment textarea", "第二条还要再查 check the second article again")
     shown_left = "b" if a.swapped else "a"
@@ -101,7 +101,7 @@ def test_a_reload_mid_item_loses_no_label_score_or_comment(browser, app, viewpor
         a.item.id,
         lambda d: d["comment"].startswith("第二条") and d[shown_left]["statutes"],
     )
-    page.wait_for_selector("#ann-draft:has-text('Draft kept')")
+    page.wait_for_selector("#ann-draft:has-text('草稿已自动保存')")
     page.shot(f"{screen(viewport)}-draft-kept", full=False)
 
     page.reload()  # F5: the annotators' page again
@@ -110,7 +110,7 @@ def test_a_reload_mid_item_loses_no_label_score_or_comment(browser, app, viewpor
     assert checked(page, "left", 1) == "wrong_number"
     assert page.input_value("#ann-right-rel input") == "6"
     assert page.input_value("#ann-comment textarea") == "第二条还要再查 check the second article again"
-    assert "Restored your unsaved draft" in page.inner_text("#ann-message")
+    assert "已恢复你未保存的草稿" in page.inner_text("#ann-message")
     assert bar_height(page) <= BAR_LIMIT[screen(viewport)]  # the bar with its message
     page.shot(f"{screen(viewport)}-draft-restored", full=False)
 
@@ -151,7 +151,7 @@ def test_the_verdict_bar_is_compact(browser, app, viewport):
     box = page.locator("#ann-verdict-both_bad").bounding_box()
     assert 0 <= box["y"] and box["y"] + box["height"] <= BAR_LIMIT[screen(viewport)]  # still at the top
     page.click("#ann-skip")  # a message in the bar
-    page.wait_for_selector("#ann-message:has-text('Skipped')")
+    page.wait_for_selector("#ann-message:has-text('已跳过')")
     wait_ready(page)
     assert bar_height(page) <= BAR_LIMIT[screen(viewport)]
     page.shot(f"{screen(viewport)}-bar-after-skip", full=False)

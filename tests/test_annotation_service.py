@@ -7,6 +7,7 @@ import pytest
 from eval_ui.auth import UsersError
 from eval_ui.service import AnnotationService, read_guidelines
 from lawluo.config import Settings
+from lawluo.ui.copy import languages
 
 
 def service(tmp_path, monkeypatch=None, **settings) -> AnnotationService:
@@ -58,6 +59,10 @@ def test_a_malformed_users_setting_stops_with_the_entry_named(tmp_path):
         service(tmp_path, annotation_users="alice:a,bob")
 
 
-def test_guidelines_carry_their_version():
+def test_guidelines_carry_their_version_in_chinese_and_in_english():
     version, text = read_guidelines()
-    assert version == "1" and text.lstrip().startswith("# 标注指南") and "---" not in text[:5]
+    assert "---" not in text[:5] and version == "1"
+    both = languages(text)
+    assert both["zh"].startswith("# 标注指南（第 1 版）") and both["en"].startswith(
+        "# Annotation guidelines (version 1)"
+    )

@@ -22,6 +22,7 @@ from eval_ui import annotate_tab
 from eval_ui.label_form import SLOTS
 from eval_ui.service import AnnotationService
 from eval_ui.store import AnnotationStore
+from lawluo.i18n import text as catalogue_text
 
 from .fakes.live_app import annotation_app
 
@@ -50,7 +51,7 @@ def fields(out) -> dict:
 def cited(view: dict, side: str) -> list[str]:
     """The statutes the view's cards of ``side`` (left/right) show, in order."""
     cards = [view[f"{side}_card_{n}"] for n in range(1, SLOTS + 1)]
-    return [html.unescape(re.search(r"<b>(.*?)</b>", c).group(1)) for c in cards if c]
+    return [html.unescape(re.search(r"<b[^>]*>(.*?)</b>", c).group(1)) for c in cards if c]
 
 
 def open_item_with_statutes(app, c, name: str) -> dict:
@@ -75,10 +76,10 @@ def test_nobody_gets_in_without_a_password(app):
 def test_an_annotator_labels_one_statute_and_the_rest_stay_unlabelled(app):
     alice = client(app, "alice", "alicepw")
     view = open_item_with_statutes(app, alice, "alice")
-    assert "**alice**" in view["status"] and "/ 60" in view["status"]
+    assert '**<span lang="en">alice</span>**' in view["status"] and "/ 60" in view["status"]
     assert view["left_mark_1"] is None  # a new item: no statute labelled
     out = fields(alice.predict(8, 6, None, 3, "ok", left_1="wrong_number", api_name="/label_left"))
-    assert "已保存 Saved" in out["message"] and "1 / 60" in out["status"]
+    assert "已保存" in out["message"] and "Saved" in out["message"] and "1 / 60" in out["status"]
     (item_id,) = app.store.done_items("alice")
     a = app.store.assignment("alice", item_id)
     label = app.store.label("alice", item_id)
@@ -102,8 +103,14 @@ def test_going_back_shows_the_saved_labels_and_an_edit_keeps_the_old_version(app
     bob.predict(5, 5, 5, 5, "", left_1="correct", api_name="/label_tie")
     (item_id,) = app.store.done_items("bob")
     back = fields(bob.predict(api_name="/annotation_back"))
-    assert back["question"] == first["question"].replace("第 1 / 60 条 · ", "")
-    assert "Editing your label (version 1" in back["message"] and back["left_rel"] == 5
+    # the same question, now headed without its place in the queue (an edit)
+    assert back["question"].split("ann-text")[1] == first["question"].split("ann-text")[1]
+    assert "第 1 / 60 条 · 问题" in first["question"] and "Item 1 of 60 · Question" in first["question"]
+    assert "第 1 / 60 条" not in back["question"] and ">Question<" in back["question"]
+    assert (
+        "Editing your label (version 1" in back["message"] and "正在修改你的标注（第 1 版" in back["message"]
+    )
+    assert back["left_rel"] == 5
     assert back["left_mark_1"] == "correct" and back["left_mark_2"] is None
     saved = fields(bob.predict(9, 5, 2, 5, "changed", left_1="wrong_content", api_name="/label_right"))
     assert "version 2" in saved["message"]
@@ -127,11 +134,13 @@ def test_bad_input_is_refused_on_its_field_and_nothing_is_saved(app):
         alice.predict(11, None, None, -1, "", api_name="/label_left")
     text = str(refused.value)
     assert "left_rel" in text and "right_tlc" in text and "left_tlc" not in text
-    assert "0–10" in text and "Must be a number from 0 to 10" in text
+    assert (
+        "11 ∉ [0, 10]" in text and "-1 ∉ [0, 10]" in text
+    )  # numbers only: a field's message is not translated
     with pytest.raises(Exception) as too_long:  # noqa: B017
         alice.predict(None, None, None, None, "好" * 5001, api_name="/label_both_bad")
     assert "comment" in str(too_long.value) and "5,001" in str(too_long.value)
-    assert "nothing is cut" in str(too_long.value)
+    assert "5,001 > 5,000" in str(too_long.value)
     with pytest.raises(Exception):  # noqa: B017 - a label that is not one of the choices: HTTP 400
         alice.predict(None, None, None, None, "", left_1="true", api_name="/label_left")
     assert app.store.progress("alice") == before
@@ -152,7 +161,7 @@ def test_hostile_html_in_an_imported_answer_is_shown_as_text(app, tmp_path):
     assert "Imported 1 items" in message
     item = app.store.assignment("alice", "evil-1")
     shown = item.right if item.swapped else item.left  # the side answer A is drawn on (a secret draw)
-    html = annotate_tab._text_block("左 Left", shown)
+    html = annotate_tab._text_block("左", shown)
     assert "<script>" not in html and "&lt;script&gt;" in html
 
 
@@ -245,10 +254,12 @@ def test_without_sign_in_the_tab_says_so_once_in_plain_words_and_has_no_form(tmp
     with gr.Blocks() as demo:
         annotate_tab.build_annotate_tab(service, demo)
     ids = [getattr(b, "elem_id", None) for b in demo.blocks.values()]
-    texts = [b.value for b in demo.blocks.values() if isinstance(b, gr.Markdown)]
+    # the Markdown's value is a gr.I18n key (translated in the browser): its texts in both languages
+    keys = [str(b.value) for b in demo.blocks.values() if isinstance(b, gr.Markdown)]
     assert "ann-not-configured" in ids
     assert not {"ann-verdict-left", "ann-status", "ann-comment", "ann-admin"} & set(ids)
-    (text,) = [t for t in texts if "Sign-in" in t or "sign-in" in t]
-    assert "`" not in text and "LAWLUO_ANNOTATION_USERS" in text
-    assert sum("not set up" in t for t in texts) == 1
+    assert sum('"annotate.not_configured"' in k for k in keys) == 1
+    for lang, words in (("zh", "没有配置登录方式"), ("en", "no sign-in set up")):
+        text = catalogue_text("annotate.not_configured", lang)
+        assert "`" not in text and "LAWLUO_ANNOTATION_USERS" in text and words in text
     service.store.close()

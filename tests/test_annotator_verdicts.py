@@ -9,6 +9,7 @@ import pytest
 
 from eval_ui import annotate_tab, stats, store, verdicts
 from eval_ui.verdicts import VERDICT_TABLE
+from lawluo.i18n import text
 from lawluo.law import verdicts as checked
 
 ROWS = pytest.mark.parametrize("row", VERDICT_TABLE, ids=[v.code for v in VERDICT_TABLE])
@@ -35,7 +36,9 @@ def test_the_statistics_flip_and_score_each_verdict(row):
 
 @ROWS
 def test_the_annotation_tab_has_a_button_a_name_and_a_key_for_each_verdict(row):
-    assert (row.shown, f"{row.label} [{row.key}]") in annotate_tab.VERDICT_BUTTONS
+    buttons = dict(annotate_tab.VERDICT_BUTTONS)  # each a gr.I18n key: its text in either language
+    assert text(buttons[row.shown].key, "zh") == f"{row.label} [{row.key}]"
+    assert text(buttons[row.shown].key, "en").endswith(f" [{row.key}]")
     assert row.shown in annotate_tab.SHOWN_NAMES
     assert f'"{row.key}": "ann-verdict-{row.shown}"' in annotate_tab.KEYS_JS
 
@@ -127,7 +130,7 @@ def test_error_kinds_are_unique_and_outdated_versions_have_their_label():
     assert len(kinds) == len(set(kinds))
     row = next(v for v in verdicts.STATUTE_LABEL_TABLE if v.code == "wrong_version")
     assert (row.label, row.error_kind, row.checker_verdicts) == (
-        "旧版本 Outdated version",
+        "旧版本",
         "version",
         ("outdated_version",),
     )

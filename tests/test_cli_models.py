@@ -175,7 +175,7 @@ def test_invalid_settings_stop_the_cli_with_exit_status_2(monkeypatch, capsys):
 
 def test_the_models_panel_shows_each_role_and_escapes_what_it_shows():
     html = models_status_html(LanguageModels(load_settings(environ={}).models).status())
-    assert html.count("未配置 not available") == 5 and "LAWLUO_SECRETARY_BACKEND" in html
+    assert html.count(">未配置<") == html.count(">not available<") == 5 and "LAWLUO_SECRETARY_BACKEND" in html
     hostile = RoleStatus("judge", "openai", "openai · <script>alert(1)</script>", True, None)
     html = models_status_html([hostile])
-    assert "<script>" not in html and "&lt;script&gt;alert(1)" in html and "可用 ready" in html
+    assert "<script>" not in html and "&lt;script&gt;alert(1)" in html and ">可用<" in html

@@ -150,7 +150,7 @@ def test_a_step_is_cancelled_once_its_time_budget_ran_out():
     with visitors.step(Visit("s1"), "answer") as step:
         assert step.token.wait(10)  # cancelled, a little after the budget (see BUDGET_GRACE_S)
     visitors.ended(Visit("s1"), step)
-    assert "time budget of 0.1 s" in step.token.reason
+    assert "时间预算（0.1 秒）" in step.token.reason  # the Chinese text of consult.stop.budget
 
 
 def test_a_visitor_who_leaves_while_the_tree_grows_stops_the_clarifier_calls(firm_services):

@@ -49,15 +49,18 @@ def test_the_issue_menu_selects_the_trees_issue_escapes_titles_and_is_disabled_w
         '<optgroup label="劳动纠纷"><option value="statute:labor:1" data-domain="劳动纠纷" selected>'
         "劳动合同、没签合同</option>" in html
     )
-    assert "当前问题类型 In force：劳动纠纷 · 劳动合同、没签合同" in html  # the issue in force, in words
+    # the issue in force, in words (the menu's texts are Chinese data: marked so for the English page)
+    assert "当前问题类型：" in html and "Issue in force: " in html
+    assert '<span lang="zh-CN">劳动纠纷 · 劳动合同、没签合同</span>' in html
     assert '<input type="search" data-issue-filter' in html  # searchable
     assert "<script>" not in html and "<img" not in html and 'value="x&quot;&gt;&lt;script&gt;"' in html
     assert (
-        "<select data-issue" in html and '<select data-issue aria-label="问题类型 Issue" disabled' not in html
+        '<select data-issue lang="zh-CN">' in html and '<select data-issue lang="zh-CN" disabled' not in html
     )
     frozen = cr.tree_html(small_tree(), markable=False, issues=issues, issue="")
     assert (
-        'aria-label="问题类型 Issue" disabled' in frozen and '<option value="" selected disabled>' in frozen
+        '<select data-issue lang="zh-CN" disabled' in frozen
+        and '<option value="" selected disabled>' in frozen
     )
     assert "data-issue" not in cr.tree_html(small_tree())  # no issues, no menu
 
@@ -74,7 +77,8 @@ def test_supporting_cases_are_one_click_away():
         )
 
     html = cr.tree_html(small_tree(), {"c1": Case()}.get)
-    assert "<details><summary>依据案例 Supporting cases (1)</summary>" in html and "张某诉某公司" in html
+    assert "<details><summary>" in html and "依据案例 (1)" in html and "Supporting cases (1)" in html
+    assert "张某诉某公司" in html
 
 
 def test_the_banner_says_in_plain_words_what_a_missing_model_changes_for_a_visitor():
@@ -99,5 +103,17 @@ def test_the_retrieved_panel_says_when_no_case_of_the_questions_kind_exists():
         "text": "借款人应当按照约定的期限返还借款。<b>",
     }
     html = cr.retrieved_html(Turn("lawyer", "……", statutes=[statute], cases=[]))
-    assert "相似案例 Similar cases (0)" in html and cr.esc(NONE_FITS) in html
+    assert "相似案例（0）" in html and "Similar cases (0)" in html and cr.esc(NONE_FITS) in html
     assert "<b>" not in html  # the statute's text is escaped
+
+
+def test_the_firms_notes_are_said_in_both_languages_and_other_texts_are_marked_chinese():
+    from lawluo.firm.firm import BROKE_OFF_NOTE, STOPPED_NOTE
+    from lawluo.i18n import text
+
+    broke = cr.note_html(BROKE_OFF_NOTE)
+    assert BROKE_OFF_NOTE in broke and text("consult.note.broke_off", "en") in broke and 'lang="en"' in broke
+    budget = cr.note_html(text("consult.note.cancelled", reason=text("consult.stop.budget", seconds="3")))
+    assert "Stopped: the step's time budget of 3 s is spent." in budget
+    assert text("consult.note.stopped", "en") in cr.note_html(STOPPED_NOTE)
+    assert cr.note_html("<b>其他说明</b>") == '<span lang="zh-CN">&lt;b&gt;其他说明&lt;/b&gt;</span>'

@@ -466,7 +466,8 @@ def test_a_bad_saved_file_changes_nothing_and_says_why(firm_services, tmp_path, 
     out = shown(tab.resume_consultation(firm, state, str(bad)))
     assert out["state"] is state and "无法恢复" in out["message"] and expected in out["message"]
     assert (
-        "没有收到文件。No file was uploaded" in shown(tab.resume_consultation(firm, state, None))["message"]
+        "没有收到文件。" in (nothing := shown(tab.resume_consultation(firm, state, None))["message"])
+        and "No file was uploaded." in nothing
     )
 
 

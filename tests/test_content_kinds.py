@@ -10,6 +10,7 @@ import re
 import pytest
 
 from lawluo.firm.state import Turn
+from lawluo.i18n import text as catalogue_text
 from lawluo.law.content_kinds import CONTENT_KIND_TABLE, CONTENT_KINDS
 from lawluo.metrics.evaluate import Results
 from lawluo.metrics.nhsr import CITATION_COLUMNS, AnswerStatutes, citation_rows
@@ -70,10 +71,11 @@ def test_the_apps_citation_cards_tag_the_reading_beside_the_badge(kind):
     turn = Turn("lawyer", "根据《劳动合同法》第三十七条……", citations=[citation(kind.code)])
     for card in (cr.citations_html(turn), render.citation_card(1, citation(kind.code), turn.text)):
         head = card.split('<div class="ll-row">')[0]  # the card's head line: number, badge, tag, citation
-        assert (
-            f'<span class="ll-kind" data-kind="{kind.code}" title="{kind.meaning_zh}">{kind.tag_zh}</span>'
-            in head
-        )
+        # in the page's language: the Chinese tag and tooltip, and the English beside them (the page shows one)
+        assert f'<span class="ll-kind" data-kind="{kind.code}">' in head
+        assert f'<span title="{kind.meaning_zh}">{kind.tag_zh}</span>' in head
+        tip = render.esc(catalogue_text("statute.kind_tip." + kind.code, "en"))
+        assert f'lang="en"><span title="{tip}">' in head
         assert head.index("ll-badge") < head.index("ll-kind")  # the tag follows the verdict's badge
 
 
@@ -88,7 +90,9 @@ def test_the_statute_tab_shows_the_reading_of_a_real_check(checker):
     from lawluo.ui.statute_tab import check_answer
 
     _, cards = check_answer(checker, READINGS["stated"] + READINGS["applied"])
-    tags = re.findall(r'data-kind="(\w+)"[^>]*>([^<]+)</span>', cards)
+    tags = re.findall(
+        r'data-kind="(\w+)"><span class="ll-lang-zh" lang="zh-CN"><span title="[^"]*">([^<]+)</span>', cards
+    )
     assert tags == [("stated", "转述"), ("applied", "适用")]
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from lawluo.config import load_settings
 from lawluo.firm import Consultation, Firm
+from lawluo.firm.firm import BROKE_OFF_NOTE
 from lawluo.firm.script import Script, run_script
 from lawluo.llm import LanguageModels
 
@@ -116,7 +117,7 @@ def test_a_lawyer_timing_out_mid_answer_keeps_the_partial_answer(firm_services, 
     turn = state.turns[-1]
     assert turn.role == "lawyer" and pieces and turn.text == "".join(pieces)
     assert LAWYER_ANSWER.startswith(turn.text) and len(turn.text) < len(LAWYER_ANSWER)
-    assert "broke off" in turn.note and turn.score is None
+    assert turn.note == BROKE_OFF_NOTE and turn.score is None
     lawyer_events = [e for e in state.trace if e.agent == "lawyer"]
     assert not lawyer_events[-1].ok
     firm_server.tokens_per_second = None  # the client asks again: the consultation goes on

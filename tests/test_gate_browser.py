@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from lawluo.i18n import text
+
 from .fakes.live_app import live_app, require_chromium
 
 require_chromium()
@@ -18,18 +20,19 @@ def test_a_visitor_over_the_request_limit_is_told_to_wait_in_the_page(browser):
             errors: list[str] = []
             page.on("pageerror", lambda exc: errors.append(str(exc)))
             page.goto(app.url)
-            page.get_by_role("tab", name="法条检索").first.click()
-            page.get_by_placeholder("试用期 解除劳动合同").fill("借条 还款")
+            page.get_by_role("tab", name=text("tab.statutes")).first.click()
+            page.locator("#ll-statute-query textarea").fill("借条 还款")
             # A click past the limit is refused (429) and the page says why at once; a later click that the
             # refilled bucket admits may replace the message, so look after each click, not after the last.
             told = ""
             for _ in range(12):
-                page.get_by_role("button", name="Search 检索").first.click()
+                page.get_by_role("button", name=text("statute.search_button")).first.click()
                 page.wait_for_timeout(400)  # each search done before the next click (trigger_mode "once")
                 toast = page.locator(".toast-body").filter(has_text="请求过于频繁")
                 if toast.count():
                     told = toast.first.inner_text()
                     break
-            assert "Too many requests" in told and not errors
+            # in the page's language (Chinese): the toast renders the refusal's HTML, the page shows its own
+            assert "秒后再试" in told and "Too many requests" not in told and not errors
         finally:
             page.close()

@@ -11,6 +11,7 @@ import pytest
 from eval_ui import adjudicate_tab, annotate_tab, label_form, verdicts
 from eval_ui.label_form import SLOTS
 from eval_ui.statutes import CitedStatute
+from tests.i18n_checks import language_of
 
 
 def statute(n: int, text: str | None = "条文") -> CitedStatute:
@@ -37,7 +38,7 @@ def test_slots_read_back_only_what_was_labelled_and_refuse_anything_else():
     assert label_form.unlabelled_count(keys, {keys[0]: "wrong"}) == 2
     assert label_form.unlabelled_count(keys, {keys[0]: verdicts.LEGACY_UNTICKED}) == 3  # not a label
     for bad in (True, "legacy_unticked", "<b>"):
-        with pytest.raises(ValueError, match="Unknown statute label"):
+        with pytest.raises(ValueError, match="法条标签无效"):
             label_form.labels_from_slots(keys, [bad])
 
 
@@ -69,7 +70,8 @@ def test_a_card_shows_hostile_text_as_text():
 def test_the_note_says_what_the_form_cannot_list():
     cited = [statute(n) for n in range(1, SLOTS + 3)]
     note = label_form.slots_note(cited, {})
-    assert f"Cites {SLOTS + 2} statutes" in note and "Unlabelled: 32" in note
+    assert f"Cites {SLOTS + 2} statute(s)" in note and "Unlabelled: 32" in note
+    assert f"引用 {SLOTS + 2} 条法条" in note and "未标注 32 条" in note  # each language in its own element
     assert "the other 2 stay unlabelled" in note and cited[-1].key in note
     assert "cites no statute" in label_form.slots_note([])
 
@@ -77,9 +79,19 @@ def test_the_note_says_what_the_form_cannot_list():
 def test_scores_and_texts_are_checked_as_the_page_checks_them():
     assert [label_form.score_problem(v) for v in (None, "", 0, 10, 5.5)] == [""] * 5
     for bad in (11, -1, 10.01, True, "x"):
-        assert "0–10" in label_form.score_problem(bad) and "Must be a number" in label_form.score_problem(bad)
-    assert label_form.text_problem("好" * 5000, 5000) == ""
-    assert "5,001" in label_form.text_problem("好" * 5001, 5000)
+        # a field's validation message is plain text Gradio does not translate: numbers only
+        assert label_form.score_problem(bad) == f"{bad if bad not in (True, 'x') else '?'} ∉ [0, 10]"
+        assert language_of(label_form.score_problem(bad)) is None
+        words = label_form.score_message(bad)
+        assert "须为 0–10 的数字" in words.text("zh")
+        assert "must be a number from 0 to 10" in words.text("en")
+    assert label_form.score_message(7) is None
+    assert (
+        label_form.text_problem("好" * 5000, 5000) == ""
+        and label_form.text_message("好" * 5000, 5000) is None
+    )
+    assert label_form.text_problem("好" * 5001, 5000) == "5,001 > 5,000"
+    assert "5,001" in label_form.text_message("好" * 5001, 5000).text("en")
 
 
 def test_a_score_field_passes_an_out_of_range_value_on_to_the_validator():

@@ -273,10 +273,14 @@ def test_a_judge_that_flips_with_the_order_gets_a_plain_warning(tmp_path):
     title = "LLM 裁判与律师 The LLM judge against the lawyers"
     flipping = human_consistency(labels, statutes, checker, judged(labels, tmp_path, True), n_boot=50)
     assert flipping.statistics["judge_consistency"].value == 0
-    assert flipping.section(title).note.startswith("⚠ 这个裁判不可靠")
+    # The note in English (the JSON report), the same as a message in both languages (the tab).
+    assert flipping.section(title).note.startswith("⚠ This judge is not reliable")
+    assert str(flipping.section(title).explain).startswith("⚠ 这个裁判不可靠")
     steady = human_consistency(labels, statutes, checker, judged(labels, tmp_path, False), n_boot=50)
     assert steady.statistics["judge_consistency"].value == 1
-    assert "不可靠" not in steady.section(title).note
+    assert "not reliable" not in steady.section(title).note and "不可靠" not in str(
+        steady.section(title).explain
+    )
 
 
 def test_ratings_exist_when_the_systems_form_separate_groups(tmp_path):
@@ -407,7 +411,7 @@ def test_each_checker_verdict_is_compared_with_the_lawyers_majority_label():
     assert by["repealed"]["statutes"] == 0 and by["repealed"]["same_verdict"] is None
     section = report.section(PER_VERDICT)
     assert list(section.table["verdict"]) == [row["verdict"] for row in statistic.value]
-    assert "left out of the exact level" in section.note and "有误 wrong" in section.note
+    assert "left out of the exact level" in section.note and "(wrong, or kinds" in section.note
     shown = section.table.set_index("verdict")  # each share with its interval in one cell; — where none
     assert shown.loc["wrong_number", "same hallucinated [95% CI]"].startswith("1.000 [")
     assert shown.loc["repealed", "same verdict [95% CI]"] == "—"

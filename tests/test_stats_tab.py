@@ -78,13 +78,14 @@ def test_the_admin_gets_every_section_and_what_is_still_missing(service):
     html, files, data, *charts = stats_tab.compute_statistics(service, "raw", request=as_user("root"))
     assert "Win / tie / loss" in html and "Inter-annotator agreement" in html and "Bradley" in html
     # One annotator so far: every agreement says what it needs, nothing shows NaN.
-    assert "还不够 Not enough labels yet" in html and "needs an item labelled by 2 annotators" in html
-    assert "nan" not in re.sub(r"data:image/png;base64,[^\"]*", "", html).lower()
+    assert "还不够" in html and "Not enough labels yet" in html  # each in its language's element
+    assert "needs an item labelled by 2 annotators" in html and "需要一个由 2 位标注员标注的条目" in html
+    assert "nan" not in re.sub(r"data:[a-z/]+;base64,[^\"]*", "", html).lower()
     assert data["n_labels"] == 6 and "alpha_verdict" in data["missing"] and "win_rate" not in data["missing"]
     assert Path(files[-1]).name == "report.json"
     # Charts: each one drawn (win rates, ratings) is inside its section, right under its table, inlined
     # (on the page with the tables); the API's one slot per chart has its PNG, or None when not drawn.
-    assert html.count("<img") == 2 and html.count('src="data:image/png;base64,') == 2
+    assert html.count("<img") == 4 and html.count('src="data:image/png;base64,') == 4  # each in zh and en
     for name, section in (("pairs", "Win / tie / loss"), ("ratings", "Bradley")):
         start = html.index(section)
         assert html.index(f'id="st-chart-{name}"', start) < html.find("<h3>", start + 1)
@@ -146,7 +147,7 @@ def test_the_admin_sees_the_checker_against_the_lawyers_per_verdict(tmp_path, ch
 #: Every chart image shown is drawn at its natural size (or scaled down as a whole on a narrow screen),
 #: never cropped: the rendered aspect ratio is the image's own.
 CHART_SIZES = """() => [...document.querySelectorAll('[id^="st-chart-"]')].map(slot => {
-  const img = slot.querySelector('img');
+  const img = [...slot.querySelectorAll('img')].find(i => i.offsetParent !== null);  // the page's language
   const box = slot.getBoundingClientRect();
   return {id: slot.id, shown: slot.offsetParent !== null && box.height > 0,
           natural: img ? [img.naturalWidth, img.naturalHeight] : null,

@@ -28,7 +28,12 @@ CIVIL_CODE_REPEAL = "已废止，由《中华人民共和国民法典》取代"
 
 
 def first_card_title(html: str) -> str:
-    return re.search(r'<span class="ll-title">([^<]*)</span>', html).group(1)
+    return re.search(r'<span class="ll-title" lang="zh-CN">([^<]*)</span>', html).group(1)
+
+
+def text_of(html: str) -> str:
+    """``html``'s text, its tags dropped (both languages' texts side by side)."""
+    return re.sub(r"<[^>]+>", "", html)
 
 
 def key(article) -> tuple[str, int, int]:
@@ -107,14 +112,16 @@ def test_laws_in_force_carry_no_repeal_note(statute_searcher):
     "query, words",
     [
         ("劳动者保护法第3条", ["没有找到名为《劳动者保护法》的法律", "No law named"]),
-        ("劳动合同法第200条", ["《中华人民共和国劳动合同法》没有第二百条", "has no article 200"]),
+        ("劳动合同法第200条", ["《中华人民共和国劳动合同法》没有第二百条", "has no 第二百条"]),
     ],
 )
 def test_unknown_law_or_article_is_said_in_chinese_and_english(statute_searcher, query, words):
     (lookup,) = statute_searcher.lookup(query)
     assert lookup.article is None
     for word in words:
-        assert word in lookup.message()
+        assert word in lookup.message()  # the command line's and the MCP tools' words: Chinese · English
+    notice = lookup.notice()  # the page's: a message of the catalogue, shown in the page's language
+    assert notice.key.startswith("statute.") and words[0] in str(notice) and words[1] in notice.text("en")
 
 
 # -- the statute tab ------------------------------------------------------------------------------
@@ -132,8 +139,8 @@ def test_statute_tab_shows_the_named_article_first(statute_searcher, db, query, 
 def test_statute_tab_says_a_repealed_law_was_replaced(statute_searcher):
     html = search_statutes(statute_searcher, "合同法第五十二条", 5)
     notice = html[: html.index('class="ll-card"')]
-    assert "ll-notice warn" in notice and "《中华人民共和国合同法》" + CIVIL_CODE_REPEAL in notice
-    assert "没有新旧条文对照表" in notice
+    assert "ll-notice warn" in notice and "《中华人民共和国合同法》" + CIVIL_CODE_REPEAL in text_of(notice)
+    assert "没有新旧条文对照表" in notice and "is no longer in force" in notice
 
 
 def test_statute_tab_marks_a_repealed_article_on_its_card(statute_searcher):
@@ -141,7 +148,8 @@ def test_statute_tab_marks_a_repealed_article_on_its_card(statute_searcher):
     first_card = html[
         html.index('class="ll-card"') : html.index('class="ll-card"', html.index('class="ll-card"') + 1)
     ]
-    assert "按条号查到" in first_card and "repealed 已废止" in first_card
+    assert "按条号查到" in first_card and "exact article" in first_card
+    assert 'lang="zh-CN">已废止</span><span class="ll-lang-en" lang="en">repealed</span>' in first_card
     assert (
         "已废止，由《最高人民法院关于适用《中华人民共和国民法典》合同编通则若干问题的解释》取代" in first_card
     )

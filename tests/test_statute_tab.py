@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from html.parser import HTMLParser
 
 import pytest
 
@@ -25,6 +26,54 @@ CONTRACT_LAW_107 = (
     "依据《合同法》第一百零七条：“当事人一方不履行合同义务或者履行合同义务不符合约定的，应当承担继续履行、"
     "采取补救措施或者赔偿损失等违约责任。”"
 )
+
+
+class _Shown(HTMLParser):
+    """The text of HTML as a page in ``lang`` shows it: the other language's ``ll-lang-*`` elements dropped."""
+
+    VOID = {"br", "img", "input", "meta", "hr", "wbr"}
+
+    def __init__(self, lang: str) -> None:
+        super().__init__()
+        self.hide, self.depth, self.hidden_at, self.out = (
+            f"ll-lang-{'en' if lang == 'zh' else 'zh'}",
+            0,
+            None,
+            [],
+        )
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        self.depth += 1
+        if self.hidden_at is None and self.hide in (dict(attrs).get("class") or "").split():
+            self.hidden_at = self.depth
+
+    def handle_endtag(self, tag):
+        if tag in self.VOID:
+            return
+        if self.hidden_at == self.depth:
+            self.hidden_at = None
+        self.depth -= 1
+
+    def handle_data(self, data):
+        if self.hidden_at is None:
+            self.out.append(data)
+
+
+def shown(html: str, lang: str = "zh") -> str:
+    """What a page in ``lang`` (``zh``, ``en``) shows of ``html``: its text, the other language's hidden."""
+    parser = _Shown(lang)
+    parser.feed(html)
+    parser.close()
+    return " ".join("".join(parser.out).split())
+
+
+def test_shown_hides_the_other_language():
+    from lawluo.ui.i18n import say
+
+    html = f"<div>{say('statute.search_button')} <b>x</b></div>"
+    assert shown(html, "zh") == "检索 x" and shown(html, "en") == "Search x"
 
 
 class Exploding:
@@ -50,7 +99,9 @@ def test_statute_search_finds_labour_contract_law(statute_searcher):
 @pytest.mark.parametrize("query", ["", "   \n", None])
 def test_statute_search_empty_query_is_a_message(statute_searcher, query):
     out = search_statutes(statute_searcher, query, 5)
-    assert "ll-notice" in out and "empty query" in out
+    assert (
+        "ll-notice" in out and "empty query" in shown(out, "en") and "请输入问题或关键词" in shown(out, "zh")
+    )
     assert "ll-card" not in out
 
 
@@ -69,7 +120,9 @@ def test_statute_search_escapes_the_query(statute_searcher):
 def test_statute_search_unexpected_error_is_reported_and_logged(caplog):
     with caplog.at_level(logging.ERROR, logger="lawluo.ui.statute_tab"):
         out = search_statutes(Exploding(), "劳动合同", 5)
-    assert "Something went wrong: RuntimeError: index &lt;b&gt;corrupt&lt;/b&gt;" in out
+    assert "&lt;b&gt;corrupt&lt;/b&gt;" in out and "<b>" not in out
+    assert "Something went wrong: RuntimeError: index <b>corrupt</b>" in shown(out, "en")
+    assert "出错了：RuntimeError: index <b>corrupt</b>" in shown(out, "zh")
     assert any(r.exc_info for r in caplog.records)
 
 
@@ -85,7 +138,9 @@ def test_statute_card_badges_for_superseded_and_repealed():
         "score": 1.5,
     }
     out = render.statute_card(hit)
-    assert "superseded" in out and "repealed" in out and "1999-03-15" in out and "法律" in out
+    assert "superseded" in shown(out, "en") and "repealed" in shown(out, "en") and "1999-03-15" in out
+    assert "已修订" in shown(out, "zh") and "已废止" in shown(out, "zh") and "法律" in shown(out, "en")
+    assert 'lang="zh-CN">中华人民共和国合同法 第一百零七条<' in out  # the law's name: Chinese on every page
 
 
 # -- case search ----------------------------------------------------------------------------------
@@ -94,12 +149,13 @@ def test_statute_card_badges_for_superseded_and_repealed():
 def test_case_search_shows_cards(case_searcher):
     out = search_cases(case_searcher, "醉酒驾驶机动车", 3)
     assert out.count('class="ll-card"') == 3
-    assert "引用法条" in out and "危险驾驶" in out
+    assert "引用法条" in shown(out, "zh") and "Cites" in shown(out, "en") and "危险驾驶" in out
 
 
 def test_case_search_empty_query_and_missing_bank(case_searcher):
-    assert "empty query" in search_cases(case_searcher, " ", 3)
-    assert "python -m lawluo build cases" in search_cases(None, "醉酒驾驶", 3)
+    assert "empty query" in shown(search_cases(case_searcher, " ", 3), "en")
+    missing = search_cases(None, "醉酒驾驶", 3)
+    assert "python -m lawluo build cases" in shown(missing, "en") and "案例库不可用" in shown(missing, "zh")
 
 
 def test_case_card_folds_long_facts_and_escapes():
@@ -122,27 +178,33 @@ def test_case_card_folds_long_facts_and_escapes():
 
 def test_check_verified(checker):
     summary, table = check_answer(checker, CIVIL_CODE_1079)
-    assert "NHSR 1/1 = 1.00 over content-bearing citations" in summary
-    assert "verified" in table and "ll-badge ok" in table
-    # a visitor reads plain words: NHSR only under 高级 / Advanced, no verdict code or English label as text
-    shown = re.sub(r"<[^>]+>", " ", summary.split('class="ll-advanced"')[0] + table)
-    assert "1 处与条文相符" in shown and "条文存在·内容相符" in shown
-    assert not re.search(r"NHSR|verified|As written|Resolved|Matched|Real text", shown)
+    assert "NHSR 1/1 = 1.00 over content-bearing citations" in shown(summary, "en")
+    assert 'data-verdict="verified"' in table and "ll-badge ok" in table
+    # a visitor reads plain words: NHSR only under 高级 / Advanced, no verdict code, in the page's language
+    seen = shown(summary.split('class="ll-advanced"')[0] + table, "zh")
+    assert "1 处与条文相符" in seen and "条文存在·内容相符" in seen
+    assert not re.search(r"NHSR|verified|As written|Refers to|Content cited|Exists", seen)
+    seen_en = shown(summary.split('class="ll-advanced"')[0] + table, "en")
+    assert (
+        "of the 1 that state the article's content, 1 agree" in seen_en
+        and "Exists · content agrees" in seen_en
+    )
+    assert not re.search(r"NHSR|verified|原文写作|条文存在|处与条文相符", seen_en)
     assert "《《" not in table
     assert "<details>" in table and "经人民法院判决不准离婚后" in table  # the real text, folded
 
 
 def test_check_repealed(checker):
     summary, table = check_answer(checker, CONTRACT_LAW_107)
-    assert "NHSR 0/1 = 0.00" in summary
-    assert "repealed" in table and "ll-badge bad" in table
+    assert "NHSR 0/1 = 0.00" in shown(summary, "en")
+    assert 'data-verdict="repealed"' in table and "ll-badge bad" in table
     assert "第五百七十七条" in table  # the successor article of the Civil Code
 
 
 def test_check_name_and_number_only(checker):
     summary, table = check_answer(checker, "参见《民法典》第1079条。")
-    assert "no citation carries content" in summary
-    assert "no_content" in table and "第1079条" in table  # as written
+    assert "no citation carries content" in shown(summary, "en")
+    assert 'data-verdict="no_content"' in table and "第1079条" in table  # as written
 
 
 def test_check_hostile_input_is_escaped(checker):
@@ -151,7 +213,7 @@ def test_check_hostile_input_is_escaped(checker):
     )
     out = (summary + table).lower()
     assert "<script" not in out and "<img" not in out
-    assert "no_content" in table and "第1079条" in table
+    assert 'data-verdict="no_content"' in table and "第1079条" in table
 
 
 def test_citation_card_escapes_every_field():
@@ -183,20 +245,21 @@ def test_citation_card_escapes_every_field():
 @pytest.mark.parametrize("text", ["", "  \n\t", None])
 def test_check_empty_input_is_a_message(checker, text):
     summary, table = check_answer(checker, text)
-    assert "请粘贴" in summary and table == ""
+    assert "请粘贴" in shown(summary, "zh") and "Paste an answer" in shown(summary, "en") and table == ""
 
 
 def test_check_truncates_long_input(checker):
     text = CIVIL_CODE_1079 + "这是一段很长的回答。" * 30_000
     assert len(text) > 300_000
     summary, table = check_answer(checker, text)
-    assert f"only the first {MAX_TEXT_CHARS:,} were checked" in summary
-    assert "verified" in table
+    assert f"only the first {MAX_TEXT_CHARS:,} were checked" in shown(summary, "en")
+    assert f"只核查了前 {MAX_TEXT_CHARS:,} 字" in shown(summary, "zh")
+    assert 'data-verdict="verified"' in table
 
 
 def test_check_unexpected_error_is_reported():
     summary, table = check_answer(Exploding(), CIVIL_CODE_1079)
-    assert "Something went wrong: RuntimeError: boom" in summary and table == ""
+    assert "Something went wrong: RuntimeError: boom" in shown(summary, "en") and table == ""
 
 
 def test_check_json(checker):
@@ -211,7 +274,8 @@ def test_a_query_nothing_matches_is_quoted_short_in_both_languages(statute_searc
     pasted = "x" * 5000  # one unbroken word: nothing matches it
     out = search_statutes(statute_searcher, pasted, 5)
     assert "ll-card" not in out
-    assert "没有找到匹配的法条" in out and "No article matched" in out
+    assert "的法条" in shown(out, "zh") and "No article matched" in shown(out, "en")
+    assert "No article" not in shown(out, "zh") and "法条" not in shown(out, "en")
     assert "x" * render.ECHO_CHARS + "…" in out
     assert "x" * (render.ECHO_CHARS + 1) not in out
 
@@ -221,8 +285,10 @@ def test_the_results_heading_quotes_a_long_query_short(statute_searcher):
     out = search_statutes(statute_searcher, query, 3)
     assert out.count('class="ll-card"') == 3
     heading = out.split('<div class="ll-card">')[0]
-    assert "3 条法条" in heading and "…" in heading
-    assert len(heading) < 300
+    assert (
+        "3 条法条" in shown(heading, "zh") and "…" in heading and "3 article(s) for" in shown(heading, "en")
+    )
+    assert len(shown(heading, "zh")) < 100 and len(shown(heading, "en")) < 100
 
 
 def test_worked_examples_in_the_renderers_docstrings_hold():

@@ -103,7 +103,7 @@ def test_resumed_consultations_of_all_visitors_hold_at_most_their_memory_budget(
     two_mb = 2 * 1024 * 1024
     first = Visit("s1", "203.0.113.1", "o1")
     assert visitors.resume(first, two_mb) is None  # 6 MB held
-    assert visitors.resume(Visit("s2", "203.0.113.2", "o2"), two_mb) == RESUMED_FULL
+    assert visitors.resume(Visit("s2", "203.0.113.2", "o2"), two_mb).key == RESUMED_FULL
     assert visitors.resume(first, two_mb) is None  # the same session resuming again replaces its own
     visitors.forget("s1")  # its visitor left or started over: the memory is free again
     assert visitors.resume(Visit("s2", "203.0.113.2", "o2"), two_mb) is None

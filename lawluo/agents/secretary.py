@@ -55,6 +55,7 @@ from typing import Annotated
 from pydantic import BaseModel, StringConstraints, field_validator
 
 from .. import prompts
+from ..i18n import message
 from ..law.verdicts import BY_CODE, VERDICT_TABLE
 from ..llm import ChatBackend, LLMError, ModelUnavailable
 from .lawyer import as_statement
@@ -107,13 +108,12 @@ NOT_WRITTEN_NO_MODEL = (
 NOT_WRITTEN_FAILED = "（未生成：语言模型未能写出有效的报告内容，请稍后重新生成报告。）"
 NOT_WRITTEN_SHORT_NO_MODEL = "（未生成：未配置语言模型。）"
 NOT_WRITTEN_SHORT_FAILED = "（未生成：语言模型调用失败。）"
-NOTICE_NO_MODEL = "未配置语言模型：本报告只包含根据咨询记录整理的基本信息、事实和引用法条的核查结果。"
+#: Why a report is partial: the Chinese text of a catalogue message (the report is Chinese; the web page says
+#: the notice in the visitor's language, ``lawluo/ui/consult_render.note_html``).
+NOTICE_NO_MODEL = str(message("consult.report_notice.no_model"))
 #: A visitor reads plain words; the model's error goes to the log (issue 42: "错误：openai · fake-model did
 #: not return valid JSON for ReportDraft…" in a client's report).
-NOTICE_FAILED = (
-    "秘书模型暂时没有写出报告，本报告只包含根据咨询记录整理的基本信息、事实和引用法条的核查结果；"
-    "可以稍后点击“结束咨询”重新生成。"
-)
+NOTICE_FAILED = str(message("consult.report_notice.failed"))
 PURPOSE_PARTIAL = "就{domain}问题寻求法律意见。"
 NONE = "（无）"
 

@@ -48,6 +48,7 @@ from ..agents.lawyer import (
 )
 from ..agents.receptionist import Receptionist
 from ..agents.secretary import ReportInput, Secretary, load_examples
+from ..i18n import Message, message
 from ..law.checker import CitationChecker, as_of_day
 from ..llm import Cancelled, Deadline, LanguageModels, LLMError, StreamInterrupted
 from ..llm.budget import CallsSpent, within
@@ -64,9 +65,11 @@ NO_CLIENT = "（未填写）"  # the report's 咨询人 when the client gave no 
 BEGAN_CHARS = 40  # of a held-back answer, the trace quotes this many characters (for the operator)
 
 
-STOPPED_NOTE = "回答已停止：没有人在等待这个回答了（页面已关闭或开始了新的咨询）。The answer was stopped."
+#: A turn's notes are kept as their Chinese text (a consultation is saved as JSON; the command line shows
+#: them); the web page shows these in the visitor's language (``lawluo/ui/consult_render.note_html``).
+STOPPED_NOTE = str(message("consult.note.stopped"))
 #: A model's answer that broke off after some text (the error itself is in the trace and the log).
-BROKE_OFF_NOTE = "律师模型的回答中断了，以上是已写出的部分，可以点击“重新生成”再试。The answer broke off."
+BROKE_OFF_NOTE = str(message("consult.note.broke_off"))
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,15 @@ class Retrieval:
 
 
 class StepNotAllowed(ValueError):
-    """A step asked of a consultation whose status does not accept it (the message says why)."""
+    """A step asked of a consultation whose status does not accept it (the message says why).
+
+    ``str()`` is the reason for a developer (English); ``.message`` the same for a visitor, a
+    :class:`~lawluo.i18n.Message` the web page says in the visitor's language (None: the page shows
+    ``str()``, marked English)."""
+
+    def __init__(self, reason: str, said: Message | None = None) -> None:
+        super().__init__(reason)
+        self.message = said  # None: the page shows the reason as it is (English)
 
 
 class ConsultationClosed(StepNotAllowed):
@@ -93,7 +104,12 @@ OPEN = (Status.NEW, Status.CLARIFYING, Status.ANSWERED)
 
 
 class ConsultationTooLong(ValueError):
-    """One more question would take the consultation past what a saved consultation may hold."""
+    """One more question would take the consultation past what a saved consultation may hold (``.message``:
+    what the visitor reads)."""
+
+    def __init__(self, reason: str, said: Message | None = None) -> None:
+        super().__init__(reason)
+        self.message = said
 
 
 @dataclass
@@ -176,7 +192,8 @@ class Firm:
         if len(state.turns) + 2 > MAX_TURNS:  # a question and its answer must fit in a saved consultation
             raise ConsultationTooLong(
                 f"this consultation already has {len(state.turns)} turns, the most one can hold; "
-                "end it (the report sums it up) and start a new one"
+                "end it (the report sums it up) and start a new one",
+                message("consult.firm.too_long", turns=len(state.turns)),
             )
         truncated = len(text) > MAX_TURN_CHARS
         text = text[:MAX_TURN_CHARS]
@@ -232,7 +249,7 @@ class Firm:
         """
         _require(state, OPEN, "clarifying")
         if not state.client_turns:
-            raise StepNotAllowed("the client has not asked anything yet")
+            raise StepNotAllowed("the client has not asked anything yet", message("consult.firm.not_asked"))
         builder = self.tree_builder
         height, k = height or builder.height, k or builder.k
         if (height, k) != (builder.height, builder.k):
@@ -282,7 +299,7 @@ class Firm:
         marks and trace — before the error goes on."""
         _require(state, (Status.CLARIFYING,), "rebuilding the clarification tree")
         if state.tree is None:
-            raise StepNotAllowed("there is no clarification tree to rebuild")
+            raise StepNotAllowed("there is no clarification tree to rebuild", message("consult.firm.no_tree"))
         before = (state.domain, state.tree, len(state.trace))
         self.set_domain(state, domain_id)
         return self._rebuild(state, before, deadline)
@@ -322,7 +339,7 @@ class Firm:
         consultation back as it was."""
         _require(state, (Status.CLARIFYING,), "choosing the issue")
         if state.tree is None:
-            raise StepNotAllowed("there is no clarification tree to rebuild")
+            raise StepNotAllowed("there is no clarification tree to rebuild", message("consult.firm.no_tree"))
         issues, _ = self.issue_menu(state)
         chosen = next((i for i in issues if i.id == issue_id), None)
         if chosen is None:
@@ -360,7 +377,7 @@ class Firm:
     def mark(self, state: Consultation, node_id: str, value: str) -> None:
         """The client marks an element of the tree out for clarification (not one already answered)."""
         if state.tree is None:
-            raise StepNotAllowed("there is no clarification tree to mark")
+            raise StepNotAllowed("there is no clarification tree to mark", message("consult.firm.no_tree"))
         _require(state, (Status.CLARIFYING,), "marking the tree")
         state.tree.mark(node_id, value)
         if len(state.trace) >= MAX_TRACE - 100:  # endless clicking: forget the oldest mark, keep the rest
@@ -437,7 +454,9 @@ class Firm:
         """
         _require(state, OPEN, "answering")
         if not state.client_turns or state.turns[-1].role != "client":
-            raise StepNotAllowed("the latest turn is not a client question")
+            raise StepNotAllowed(
+                "the latest turn is not a client question", message("consult.firm.not_a_question")
+            )
         return self._answer(state, deadline, retrieval)
 
     def _criminal_name(self) -> str | None:
@@ -485,7 +504,7 @@ class Firm:
         """Drop the latest answer and answer the same question again (streamed; refused at the call)."""
         _require(state, (Status.ANSWERED,), "regenerating")
         if not state.turns or state.turns[-1].role != "lawyer":
-            raise StepNotAllowed("there is no answer to regenerate")
+            raise StepNotAllowed("there is no answer to regenerate", message("consult.firm.no_answer"))
         return self._regenerate(state, deadline)
 
     def _regenerate(self, state: Consultation, deadline: Deadline | None) -> Iterator[str]:
@@ -505,7 +524,10 @@ class Firm:
         """
         _require(state, OPEN, "closing")
         if not state.client_turns:
-            raise StepNotAllowed("there is nothing to report: the client has not asked anything")
+            raise StepNotAllowed(
+                "there is nothing to report: the client has not asked anything",
+                message("consult.firm.not_asked"),
+            )
         if client is not None:
             state.client = " ".join(client.split())[:100]
         # every statute cited, once per verdict: (statute, verdict) → (the article matched, its real text)
@@ -572,7 +594,7 @@ class Firm:
         except StreamInterrupted as exc:
             error, turn.note = f"{type(exc).__name__}: {exc}", BROKE_OFF_NOTE
         except Cancelled as exc:  # the visitor left or started over: what was written is kept, marked
-            turn.note = f"回答已停止 Stopped：{exc}"
+            turn.note = str(message("consult.note.cancelled", reason=str(exc)))
         except GeneratorExit:  # the caller closed the answer mid-stream (a page gone, a new consultation)
             turn.note = turn.note or STOPPED_NOTE
             raise
@@ -695,10 +717,17 @@ def _require(state: Consultation, allowed: tuple[Status, ...], step: str) -> Non
     if state.status in allowed:
         return
     if state.status == Status.CLOSED:
-        raise ConsultationClosed("this consultation is closed; start a new one")
+        raise ConsultationClosed(
+            "this consultation is closed; start a new one", message("consult.firm.closed")
+        )
+    status = Status(state.status).value
     raise StepNotAllowed(
-        f"{step} is not possible now: the consultation is {Status(state.status).value}"
-        + ("; ask a new question to get a new clarification tree" if step == "marking the tree" else "")
+        f"{step} is not possible now: the consultation is {status}"
+        + ("; ask a new question to get a new clarification tree" if step == "marking the tree" else ""),
+        message(
+            "consult.firm.not_now_mark" if step == "marking the tree" else "consult.firm.not_now",
+            status=message(f"consult.firm.status.{status}"),
+        ),
     )
 
 

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from ..i18n import EN, Message, message
 from . import meaning
 from .citations import Citation, CitationExtractor
 from .database import Article, Law, StatuteDB
@@ -108,7 +109,14 @@ class Checked:
     verdict: str
     matched: Article | None = None
     score: float | None = None
-    note: str = ""
+    #: how the verdict was reached, where it needs saying (messages of the catalogue: the page shows them in
+    #: its language); :attr:`note` is their English, as the JSON and the command line give it
+    notes: tuple[Message, ...] = ()
+
+    @property
+    def note(self) -> str:
+        """The notes in English, ``"; "`` between them: ``""`` for none."""
+        return "; ".join(m.text(EN) for m in self.notes)
 
     def as_dict(self) -> dict:
         c = self.citation
@@ -277,20 +285,21 @@ class CitationChecker:
         res = cit.resolution
         quoted_norm = normalise(cit.quoted) if cit.quoted else ""
         if res is None or (res.key is None and res.repeal is None):
-            return Checked(cit, "not_found", note=(res.note if res else "no law named"))
+            return Checked(
+                cit, "not_found", notes=res.notes if res else (message("statute.note.no_law_named"),)
+            )
         law_key = res.key or res.repeal.key
         if as_of is not None and self.db.repealed_on(law_key, as_of) is None and self.db.repeal(law_key):
             if res.key is None:  # in force on that date, but the database holds none of its text
                 return Checked(
                     cit,
                     "no_content",
-                    note=f"{res.repeal.name} was in force on {as_of}; "
-                    "its text is not in the database, so the citation was not checked",
+                    notes=(message("statute.note.in_force_no_text", law=res.repeal.name, day=as_of),),
                 )
         elif res.repeal is not None:  # resolve() sets it only when no version is in force
             return self._repealed(cit, quoted_norm)
         versions = self.db.versions(res.key)
-        reference, dated_note = versions[0], ""
+        reference, dated_note = versions[0], None
         named = next((v for v in versions if res.version and v.version == res.version), None)
         if named is not None:
             reference = named
@@ -304,37 +313,40 @@ class CitationChecker:
                 return Checked(
                     cit,
                     "not_found",
-                    note=f"{oldest.name} was not yet in force on {as_of}"
-                    + (f" (from {since})" if since else ""),
+                    notes=(
+                        message(
+                            "statute.note.not_yet_in_force_since", law=oldest.name, day=as_of, since=since
+                        )
+                        if since
+                        else message("statute.note.not_yet_in_force", law=oldest.name, day=as_of),
+                    ),
                 )
             else:
                 reference = versions[-1]
-                dated_note = (
-                    f"the database holds no version in force on {as_of}; judged against the oldest it holds, "
-                    f"{reference.version}"
-                )
+                dated_note = message("statute.note.no_version_on", day=as_of, version=reference.version)
         checked = self._against(cit, quoted_norm, reference, versions)
         if dated_note:
             if checked.verdict in ("wrong_number", "content_mismatch", "not_found"):
                 # Against a later text than the one in force that day, a mismatch or a renumbering says
                 # nothing: the citation cannot be judged (刑法 of 2017 against the 2020 text).
-                checked = Checked(cit, "no_content", None, None, f"not judged: {dated_note}")
+                checked = Checked(
+                    cit, "no_content", None, None, (message("statute.note.not_judged", reason=dated_note),)
+                )
             else:
-                checked.note = "; ".join(n for n in (checked.note, dated_note) if n)
+                checked.notes = (*checked.notes, dated_note)
         if checked.verdict == "verified" and reference is not versions[0]:
             now = self.db.article(versions[0], cit.article, cit.suffix)
             if now is None or self._article_norm(now) != self._article_norm(checked.matched):
                 if named is not None:
-                    when = f"the version named, {res.version_named}"
+                    when = message("statute.note.when_named", named=res.version_named)
                 elif dated_note:
-                    when = f"the oldest the database holds; the one in force on {as_of} is not in it"
+                    when = message("statute.note.when_oldest", day=as_of)
                 else:
-                    when = f"in force on {as_of}"
-                change = "amended in" if now is not None else "no longer in"
+                    when = message("statute.note.when_in_force", day=as_of)
+                change = "statute.note.amended_in" if now is not None else "statute.note.no_longer_in"
                 checked.verdict = "amended_since"
-                checked.note = (
-                    f"agrees with the {reference.version} version ({when}); {change} the "
-                    f"{versions[0].version} version"
+                checked.notes = (
+                    message(change, version=reference.version, when=when, current=versions[0].version),
                 )
         return checked
 
@@ -347,19 +359,33 @@ class CitationChecker:
         older = [v for v in versions if v.version < reference.version]
         newer = [v for v in versions if v.version > reference.version]
         art = self.db.article(current, cit.article, cit.suffix)
-        note = res.note
+        notes = res.notes
         if res.part and art is not None and art.part and art.part != res.part:
-            note = (note + "; " if note else "") + f"article is in {art.part}, not {res.part}"
+            notes = (*notes, message("statute.note.wrong_part", part=art.part, cited=res.part))
         if not quoted_norm:
             if art is not None:
-                return Checked(cit, "no_content", art, note=note)
+                return Checked(cit, "no_content", art, notes=notes)
             old = self._in_versions(older, cit)
             if old is not None:
-                return Checked(cit, "outdated_version", old, note=f"only in the {old.law.version} version")
+                return Checked(
+                    cit,
+                    "outdated_version",
+                    old,
+                    notes=(message("statute.note.only_in_version", version=old.law.version),),
+                )
             new = self._in_versions(newer, cit)
             if new is not None:
-                return Checked(cit, "no_content", new, note=f"in the later {new.law.version} version")
-            return Checked(cit, "not_found", note=f"{current.name} has no {cit.label}")
+                return Checked(
+                    cit,
+                    "no_content",
+                    new,
+                    notes=(message("statute.note.in_later_version", version=new.law.version),),
+                )
+            return Checked(
+                cit,
+                "not_found",
+                notes=(message("statute.note.law_has_no", law=current.name, label=cit.label),),
+            )
         s_cited = self.agreement(quoted_norm, art) if art is not None else 0.0
         searchable = len(quoted_norm) >= MIN_SEARCH
         if searchable and s_cited < NEAR_EXACT:
@@ -371,7 +397,13 @@ class CitationChecker:
         if s_cited >= threshold and not (s_best >= CLEAR_MATCH and s_best >= s_cited + MARGIN):
             changed = meaning.conflict(cit.quoted, self._clauses(art), normalise)
             if changed:  # every piece is in the article, but joined or worded to say something else
-                return Checked(cit, "content_mismatch", art, s_cited, changed)
+                return Checked(
+                    cit,
+                    "content_mismatch",
+                    art,
+                    s_cited,
+                    (message("statute.note.reads_otherwise", detail=changed),),
+                )
             verbatim_now = quoted_norm in self._article_norm(art)
             for old_law in older:  # the words of an older version, close to today's but not the same
                 old = self.db.article(old_law, cit.article, cit.suffix)
@@ -386,9 +418,13 @@ class CitationChecker:
                 )
                 if verbatim_then or (s_old >= OLDER_CLEARLY and s_old >= s_cited + OLDER_MARGIN):
                     return Checked(
-                        cit, "outdated_version", old, s_old, f"matches the {old_law.version} version"
+                        cit,
+                        "outdated_version",
+                        old,
+                        s_old,
+                        (message("statute.note.matches_version", version=old_law.version),),
                     )
-            return Checked(cit, "verified", art, s_cited, note)
+            return Checked(cit, "verified", art, s_cited, notes)
         for new_law in newer:  # the text may be dated before the amendment it quotes took effect
             new = self.db.article(new_law, cit.article, cit.suffix)
             s_new = self.agreement(quoted_norm, new) if new is not None else 0.0
@@ -398,7 +434,13 @@ class CitationChecker:
                 self.best_in_law(quoted_norm, new_law, exclude=new) if searchable else (None, 0.0)
             )
             if not (s_other >= CLEAR_MATCH and s_other >= s_new + MARGIN):
-                return Checked(cit, "verified", new, s_new, f"matches the later {new_law.version} version")
+                return Checked(
+                    cit,
+                    "verified",
+                    new,
+                    s_new,
+                    (message("statute.note.matches_later", version=new_law.version),),
+                )
         for old_law in older:
             old = self.db.article(old_law, cit.article, cit.suffix)
             if old is not None:
@@ -407,10 +449,16 @@ class CitationChecker:
                 # (a renumbered article agrees as well with both: the cited number was right then)
                 if s_old >= threshold and s_old > s_cited and not (best is not None and s_best > s_old + 5):
                     return Checked(
-                        cit, "outdated_version", old, s_old, f"matches the {old_law.version} version"
+                        cit,
+                        "outdated_version",
+                        old,
+                        s_old,
+                        (message("statute.note.matches_version", version=old_law.version),),
                     )
         if best is not None and s_best >= max(threshold, WRONG_NUMBER):
-            return Checked(cit, "wrong_number", best, s_best, f"content is {best.label}")
+            return Checked(
+                cit, "wrong_number", best, s_best, (message("statute.note.content_is", label=best.label),)
+            )
         if searchable:
             for old_law in older:
                 other, s_other = self.best_in_law(quoted_norm, old_law)
@@ -420,10 +468,16 @@ class CitationChecker:
                         "outdated_version",
                         other,
                         s_other,
-                        f"content is {other.label} of the {old_law.version} version",
+                        (
+                            message(
+                                "statute.note.content_is_in_version",
+                                label=other.label,
+                                version=old_law.version,
+                            ),
+                        ),
                     )
         if art is not None:
-            return Checked(cit, "content_mismatch", art, s_cited, note)
+            return Checked(cit, "content_mismatch", art, s_cited, notes)
         old = self._in_versions(older, cit)
         if old is not None:
             return Checked(
@@ -431,9 +485,11 @@ class CitationChecker:
                 "content_mismatch",
                 old,
                 self.agreement(quoted_norm, old),
-                "article only in an older version",
+                (message("statute.note.only_older"),),
             )
-        return Checked(cit, "not_found", note=f"{current.name} has no {cit.label}")
+        return Checked(
+            cit, "not_found", notes=(message("statute.note.law_has_no", law=current.name, label=cit.label),)
+        )
 
     def _in_versions(self, versions: list[Law], cit: Citation) -> Article | None:
         for law in versions:
@@ -444,18 +500,24 @@ class CitationChecker:
 
     def _repealed(self, cit: Citation, quoted_norm: str) -> Checked:
         rep = cit.resolution.repeal
-        by = rep.repealed_by or "the issuing authority"
-        note = f"{rep.name} was repealed by {by}" + (f" ({rep.clause.split(' ')[0]})" if rep.clause else "")
+        by = rep.repealed_by or message("statute.note.issuing_authority")
+        if rep.clause:
+            note = message(
+                "statute.note.repealed_by_clause", law=rep.name, by=by, clause=rep.clause.split(" ")[0]
+            )
+        else:
+            note = message("statute.note.repealed_by", law=rep.name, by=by)
         successor = self.db.current(rep.successor_key) if rep.successor_key else None
         if successor is None:
-            return Checked(cit, "repealed", None, None, note)
+            return Checked(cit, "repealed", None, None, (note,))
         if len(quoted_norm) >= MIN_SEARCH:
             art, s = self.best_in_law(quoted_norm, successor)
             if art is not None and s >= SUCCESSOR:
-                return Checked(
-                    cit, "repealed", art, s, note + f"; the content is now {successor.name} {art.label}"
-                )
-        return Checked(cit, "repealed", None, None, note + f"; successor: {successor.name}")
+                now_is = message("statute.note.now_is", law=successor.name, label=art.label)
+                return Checked(cit, "repealed", art, s, (note, now_is))
+        return Checked(
+            cit, "repealed", None, None, (note, message("statute.note.successor", law=successor.name))
+        )
 
     def check(self, text: str, as_of: str | datetime.date | None = None) -> CheckResult:
         """Every citation in ``text`` with its verdict; ``as_of`` (a date or ``YYYY-MM-DD``): judge each

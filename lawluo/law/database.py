@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..i18n import EN, Message, message
 from .names import CIVIL_CODE_PARTS, CIVIL_CODE_SUCCESSOR_PARTS, civil_code_part_of, name_key, split_part
 from .numerals import int_to_chinese
 
@@ -146,13 +147,23 @@ class Resolution:
     key: str | None  # key of a law in the database
     part: str | None  # Civil Code book named in the citation
     repeal: Repeal | None
-    note: str = ""
+    notes: tuple[Message, ...] = ()  # what is not exactly right about the name (the page shows them)
     version: str = ""
     version_named: str = ""
 
+    @property
+    def note(self) -> str:
+        """The notes in English, ``"; "`` between them (the JSON, the command line): ``""`` for none."""
+        return "; ".join(m.text(EN) for m in self.notes)
+
 
 class StatuteDBError(RuntimeError):
-    """The statute database is missing or unreadable."""
+    """The statute database is missing or unreadable. ``str(exc)`` names the file (the log, the command
+    line); ``exc.message`` says what is wrong without it, for a page (a message of the catalogue)."""
+
+    def __init__(self, text: str, message: Message | None = None) -> None:
+        super().__init__(text)
+        self.message = message
 
 
 class StatuteDB:
@@ -162,7 +173,10 @@ class StatuteDB:
         path = Path(path)
         self.path = path
         if not path.exists():
-            raise StatuteDBError(f"statute database not found at {path}; build it with `{BUILD_COMMAND}`")
+            raise StatuteDBError(
+                f"statute database not found at {path}; build it with `{BUILD_COMMAND}`",
+                message("statute.db_not_found"),
+            )
         try:
             con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
             try:
@@ -170,7 +184,9 @@ class StatuteDB:
             finally:
                 con.close()
         except sqlite3.DatabaseError as exc:
-            raise StatuteDBError(f"statute database {path} is unreadable: {exc}") from exc
+            raise StatuteDBError(
+                f"statute database {path} is unreadable: {exc}", message("statute.db_unreadable")
+            ) from exc
 
     def _load(self, con: sqlite3.Connection) -> None:
         self.meta = dict(con.execute("SELECT key, value FROM meta"))
@@ -178,7 +194,8 @@ class StatuteDB:
         if schema != str(SCHEMA_VERSION):
             raise StatuteDBError(
                 f"statute database {self.path} has layout {schema}, this code reads layout {SCHEMA_VERSION}: "
-                f"rebuild it with `{BUILD_COMMAND}`"
+                f"rebuild it with `{BUILD_COMMAND}`",
+                message("statute.db_layout", layout=schema, expected=SCHEMA_VERSION),
             )
         self.laws: dict[int, Law] = {}
         self._versions: dict[str, list[Law]] = defaultdict(list)
@@ -365,10 +382,10 @@ class StatuteDB:
         match = next((v for v in versions if v.version.startswith(prefix)), None)
         if match is None and len(prefix) == 4 and not _VERSION_KIND.search(named):
             match = next((v for v in versions if v.valid_from.startswith(prefix)), None)  # (2021): in force
-        note = res.note
+        notes = res.notes
         if match is None:
-            note = "; ".join(filter(None, [note, f"version {named} is not in the database"]))
-        return replace(res, note=note, version=match.version if match else "", version_named=named)
+            notes = (*notes, message("statute.note.version_missing", named=named))
+        return replace(res, notes=notes, version=match.version if match else "", version_named=named)
 
     def _resolve(self, written: str, key: str) -> Resolution:
         key = re.sub(r"^民法典[-－—·:：]", "民法典", key)
@@ -389,12 +406,18 @@ class StatuteDB:
             return Resolution(written, None, part, repeal)
         if base + "法" in self.aliases:
             return Resolution(
-                written, self.aliases[base + "法"], part, None, note=f"name incomplete: {base}法"
+                written,
+                self.aliases[base + "法"],
+                part,
+                None,
+                notes=(message("statute.note.name_incomplete", name=base + "法"),),
             )
         anagram = self._alias_sorted.get("".join(sorted(base)))
         if anagram:
-            return Resolution(written, anagram, part, None, note=f"name garbled: means {anagram}")
-        return Resolution(written, None, part, None, note="no such law in the database")
+            return Resolution(
+                written, anagram, part, None, notes=(message("statute.note.name_garbled", name=anagram),)
+            )
+        return Resolution(written, None, part, None, notes=(message("statute.note.no_such_law"),))
 
     # -- articles ----------------------------------------------------------------------------
 

@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..i18n import Message, message
 from ..law.citations import CitationExtractor
 from ..law.database import Article, StatuteDB
 from ..law.numerals import article_label
@@ -50,7 +51,7 @@ from . import priors, relevance
 from .bm25 import BM25Index
 from .expansions import load_expansions
 from .fusion import reciprocal_rank_fusion
-from .query import QueryError, clean_query  # defined there; imported from here by older callers
+from .query import QueryError, bilingual, clean_query  # defined there; imported from here by older callers
 from .rerank import DEPTH, Candidate, CandidateFeatures, bm25_idf, citation_counts, load_reranker
 from .rerank import FILENAME as RERANKER_FILENAME
 from .shipped import SHIPPED_DIR, shipped_path
@@ -135,23 +136,21 @@ class Lookup:
     def label(self) -> str:
         return article_label(self.number, self.suffix)
 
-    def message(self) -> str:
-        """What to tell the user when the article itself cannot be shown (Chinese, then English)."""
+    def notice(self) -> Message | None:
+        """What to tell the user when the article itself cannot be shown (None when it can)."""
         if not self.known_law:
-            return (
-                f"没有找到名为《{self.written}》的法律，无法按条号查找{self.label}。"
-                f" · No law named {self.written} is in the database."
-            )
+            return message("statute.no_law_named", written=self.written, label=self.label)
         if self.article is None and self.repeal:
-            return (
-                f"《{self.law}》{self.repeal}。本库没有它的条文，也没有新旧条文对照表，"
-                f"无法给出{self.label}对应的新条文；下面是按检索词找到的条文。"
-                f" · {self.law} is no longer in force; the database holds neither its text nor a table of "
-                "which new article replaced which, so the results below are a search, not a correspondence."
-            )
+            return message("statute.law_repealed_no_text", law=self.law, repeal=self.repeal, label=self.label)
         if self.article is None:
-            return f"《{self.law}》没有{self.label}。 · {self.law} has no article {self.number}."
-        return ""
+            return message("statute.law_has_no_article", law=self.law, label=self.label)
+        return None
+
+    def message(self) -> str:
+        """:meth:`notice` in Chinese, then in English (the command line, the MCP tools, the lawyer's notes);
+        ``""`` when the article can be shown."""
+        notice = self.notice()
+        return bilingual(notice) if notice else ""
 
 
 def _document(article: Article, questions: list[str]) -> str:

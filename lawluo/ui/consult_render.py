@@ -28,25 +28,184 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
+from ..agents.answer_check import HELD_TAIL, NO_ANSWER_TAIL
 from ..agents.domains import PACKAGED, Domains
 from ..agents.lawyer import found_for
 from ..agents.secretary import md_text
 from ..firm.state import Consultation, TraceEvent, Turn
+from ..i18n import LANGUAGES, Message, catalogue, text
+from ..i18n import text as text_of
 from ..law.verdicts import BY_CODE, VERDICTS
 from ..retrieval.case_fit import NONE_FITS
 from ..retrieval.statute_fit import REASONS
 from ..tolc import Node, Tree
 from ..tolc.material import Issue, stated_answer
 from ..tolc.tree import FALLBACK_REASONS, NODE_SOURCES
-from .render import as_written, badge, case_card, content_kind_tag, esc, inert_md, notice, statute_card
+from .i18n import LOCALES, Html, say
+from .render import as_written, badge, case_card, content_kind_tag, esc, inert_md, statute_card, without_paths
 
-MARK_LABELS = (("yes", "是"), ("no", "否"), ("unknown", "不确定"))
-MARK_TEXT = {"yes": "是", "no": "否", "unknown": "未标记"}
+#: The tree's mark buttons: the mark and the catalogue key of its label.
+MARK_LABELS = (("yes", "consult.mark.yes"), ("no", "consult.mark.no"), ("unknown", "consult.mark.unknown"))
+#: A mark in the message after a click (``unknown``: not marked).
+MARK_TEXT = {"yes": "consult.mark.yes", "no": "consult.mark.no", "unknown": "consult.mark.unmarked"}
 #: Under the tree's 问题类型 menu.
-ISSUE_HINT = (
-    "要素与您的问题不对题？选择更贴近的问题类型，澄清树会按它重新生成。Not your issue? Choose a closer one."
-)
+ISSUE_HINT = "consult.issue.hint"
 CASE_FACTS_CHARS = 220
+
+
+# -- languages ------------------------------------------------------------------------------------
+
+
+def zh(value: object) -> Html:
+    """Chinese content (a statute, a tree element, a model's text, a domain's name from data), escaped and
+    marked ``lang="zh-CN"``: the English page shows it as it is, and says what language it is in."""
+    return Html(f'<span lang="zh-CN">{esc(value)}</span>')
+
+
+def both(build: Callable[[str], str]) -> Html:
+    """A text composed per language (``build(lang)`` returns its HTML, escaped where it must be), in both
+    languages, each in its own element as :func:`~lawluo.ui.i18n.say` does."""
+    return Html(
+        "".join(
+            f'<span class="ll-lang-{lang}" lang="{LOCALES[lang]}">{build(lang)}</span>' for lang in LANGUAGES
+        )
+    )
+
+
+def notice(message: str | Html | Message, kind: str = "info") -> str:
+    """A message box, like :func:`lawluo.ui.render.notice`, for a message in both languages: an
+    :class:`~lawluo.ui.i18n.Html` (already built with :func:`say`) is kept as it is, a
+    :class:`~lawluo.i18n.Message` is said, and any other text is escaped, its paths cut, and marked Chinese
+    (a message of the library that has no key yet)."""
+    kind = kind if kind in ("info", "warn", "error") else "info"
+    if isinstance(message, Message):
+        message = say(message)
+    elif not isinstance(message, Html):
+        message = zh(without_paths(str(message)))
+    return f'<div class="ll-notice {kind}" role="status">{message}</div>'
+
+
+def domain_name(domains: Domains, domain_id: str | None, name: str | None = None) -> Html:
+    """A domain's name on the page: the catalogue's (``consult.domain.<id>``, both languages) for a domain
+    the app ships, else its name from the domain table, marked Chinese."""
+    key = f"consult.domain.{domain_id}"
+    if domain_id and key in catalogue():
+        return say(key)
+    if name is None and domain_id and domain_id in domains:
+        name = domains[domain_id].name
+    return zh(name or domain_id or "")
+
+
+def domain_field(domains: Domains, domain_id: str | None) -> Message | str:
+    """A domain's name as a field of a message: the catalogue's :class:`~lawluo.i18n.Message` for a domain the
+    app ships (each language its own name), else the table's name (Chinese data, see :func:`say_chinese`)."""
+    key = f"consult.domain.{domain_id}"
+    if domain_id and key in catalogue():
+        return Message(key)
+    return domains[domain_id].name if domain_id in domains else str(domain_id or "")
+
+
+def say_chinese(key: str, chinese: Mapping[str, object], **fields: object) -> Html:
+    """:func:`~lawluo.ui.i18n.say` with ``chinese`` fields: Chinese data (a title, a name, a question) shown
+    as it is on the Chinese page and marked ``lang="zh-CN"`` on the English one. Other fields as ``say``
+    takes them (a :class:`~lawluo.i18n.Message` said in each language, :class:`Html` kept, the rest escaped)."""
+
+    def build(lang: str) -> str:
+        filled = {}
+        for name, value in fields.items():
+            if isinstance(value, Message):
+                value = value.text(lang)
+            filled[name] = value if isinstance(value, Html) else esc(value)
+        for name, value in chinese.items():
+            if isinstance(value, Message):
+                filled[name] = esc(value.text(lang))
+            else:
+                filled[name] = esc(value) if lang == "zh" else zh(value)
+        return text(key, lang, **filled)
+
+    return both(build)
+
+
+def domain_choice(domain) -> object:
+    """A domain's name in the domain menu: the catalogue key (Gradio translates it), or its name."""
+    key = f"consult.domain.{domain.id}"
+    if key in catalogue():
+        from .i18n import t  # the page's translations (Gradio)
+
+        return t(key)
+    return domain.name
+
+
+def note_html(note: str) -> Html:
+    """A note of the firm on a turn, or why a step stopped (kept as Chinese text: in the consultation, in a
+    cancelled call's reason): in both languages when it is one of the catalogue's (:func:`known_note`), else
+    as written, marked Chinese."""
+    found = known_note(note)
+    if found is not None:
+        return say(found)
+    return _held_note(note) or zh(note)
+
+
+def _held_note(note: str) -> Html | None:
+    """A held-back answer's note (:meth:`~lawluo.agents.answer_check.Held.message`: the Chinese reason and what
+    is shown instead, then the same in English), each language in its own element; None for another note."""
+    for tail in (HELD_TAIL, NO_ANSWER_TAIL):
+        at = note.find(tail[0])
+        if at < 0:
+            continue
+        said = {"zh": note[: at + len(tail[0])], "en": note[at + len(tail[0]) :].strip()}
+        if not said["en"]:  # a reason written for the visitor in Chinese only (a spent allowance)
+            return zh(note)
+        return both(lambda lang, said=said: esc(said[lang]))
+    return None
+
+
+#: The firm's notes on a lawyer's turn, and the reasons a step stops, that the page says in the visitor's
+#: language (their Chinese text is what the consultation and the cancelled calls keep).
+NOTES = (
+    "consult.note.stopped",
+    "consult.note.broke_off",
+    "consult.stop.page_left",
+    "consult.stop.started_over",
+    "consult.report_notice.no_model",
+    "consult.report_notice.failed",
+)
+
+
+#: The notes as consultations saved before the catalogue kept them (both languages in one text).
+LEGACY_NOTES = {
+    "回答已停止：没有人在等待这个回答了（页面已关闭或开始了新的咨询）。The answer was stopped.": "consult.note.stopped",
+    "律师模型的回答中断了，以上是已写出的部分，可以点击“重新生成”再试。The answer broke off.": "consult.note.broke_off",
+}
+
+
+def known_note(note: str) -> Message | None:
+    """The :class:`~lawluo.i18n.Message` whose Chinese text ``note`` is (one of :data:`NOTES`, a step's time
+    budget spent, an answer stopped for one of those reasons), or None."""
+    for key in NOTES:
+        if note == text(key):
+            return Message(key)
+    if note in LEGACY_NOTES:
+        return Message(LEGACY_NOTES[note])
+    for key, name in (("consult.stop.budget", "seconds"), ("consult.note.cancelled", "reason")):
+        head, _, tail = text(key, **{name: "\0"}).partition("\0")
+        if note.startswith(head) and note.endswith(tail) and len(note) > len(head) + len(tail):
+            inner = note[len(head) : len(note) - len(tail)]
+            if key == "consult.stop.budget":
+                return Message(key, {name: inner})
+            reason = known_note(inner)
+            return Message(key, {name: reason}) if reason is not None else None
+    return None
+
+
+def verdict_label(code: str) -> Html:
+    """A verdict's label in both languages (the statute tab's catalogue), or its Chinese label."""
+    key = f"statute.verdict.{code}"
+    if key in catalogue():
+        return say(key)
+    row = BY_CODE.get(code)
+    return zh(row.label_zh if row else code)
+
 
 CONSULT_CSS = """
 .ll-tree { line-height: 1.6; overflow-wrap: anywhere; }
@@ -98,9 +257,9 @@ CONSULT_CSS = """
 
 #: What a visitor notices when a role has no model (roles a visitor never meets are not mentioned).
 MISSING_EFFECTS = {
-    "lawyer": "律师的回答由系统从法条库和案例库中直接摘录原文，不含分析；",
-    "clarifier": "澄清树的要素来自相似案例和常见的咨询问题；",
-    "secretary": "咨询报告只整理事实和引用法条的核查结果；",
+    "lawyer": "consult.banner.lawyer",
+    "clarifier": "consult.banner.clarifier",
+    "secretary": "consult.banner.secretary",
 }
 
 
@@ -110,13 +269,10 @@ def banner_html(statuses: Sequence) -> str:
     effects = [MISSING_EFFECTS[s.role] for s in statuses if not s.available and s.role in MISSING_EFFECTS]
     if not effects:
         return ""
-    return notice(
-        "本站暂未配置语言模型：" + "".join(effects) + "接待分流、法条与案例检索和引用核查照常可用。"
-        "网站管理员可按“关于”页的说明配置模型。"
-        "No language model is configured: answers quote the statute and case databases. "
-        "Operators: see the About tab.",
-        "warn",
+    joined = both(
+        lambda lang: text("consult.banner", lang, effects="".join(text(key, lang) for key in effects))
     )
+    return notice(joined, "warn")
 
 
 def routing_html(
@@ -132,40 +288,55 @@ def routing_html(
     ``["re-routed 劳动纠纷 → 合同纠纷"]``); ``domains`` is the firm's domain table; ``untrained`` the
     receptionist's notice about domains of the table its model does not know (shown whenever set).
     """
+    # the receptionist's notice is the library's Chinese text
     warning = (
-        notice(f"接待员的模型尚未学会新增的领域，不会自动分到那里，可手动改派。{untrained}", "warn")
-        if untrained
-        else ""
+        notice(say_chinese("consult.routing.untrained", {"notice": untrained}), "warn") if untrained else ""
     )
     if not routing and not current:
-        return warning + notice(
-            f"提问后，接待员会把问题分到 {len(domains)} 个业务领域之一。Ask a question to see its domain.",
-            "info",
-        )
-    name = domains[current].name if current else routing.get("name", "")
+        return warning + notice(say("consult.routing.empty", n=len(domains)), "info")
+    name = (
+        domain_name(domains, current)
+        if current
+        else domain_name(domains, routing.get("domain"), routing.get("name", ""))
+    )
     # the client chose another domain than the receptionist's: its confidence was for that one
     overridden = bool(routing) and bool(current) and routing.get("domain") not in (None, current)
     parts = [
-        '<div class="ll-card ll-routing"><div class="ll-head"><span class="ll-meta">接待员分流 Domain</span>'
+        f'<div class="ll-card ll-routing"><div class="ll-head"><span class="ll-meta">{say("consult.routing.head")}</span>'
     ]
-    parts.append(f'<span class="ll-domain" data-domain="{esc(current)}">{esc(name)}</span>')
+    parts.append(f'<span class="ll-domain" data-domain="{esc(current)}">{name}</span>')
     if overridden:
-        parts.append(badge("由您选择 chosen by you", "info"))
+        parts.append(_badge(say("consult.routing.chosen"), "info"))
     elif routing:
-        parts.append(f'<span class="ll-meta">置信度 {float(routing.get("confidence") or 0):.0%}</span>')
+        confidence = f"{float(routing.get('confidence') or 0):.0%}"
+        parts.append(f'<span class="ll-meta">{say("consult.routing.confidence", p=confidence)}</span>')
         if routing.get("fallback"):
-            parts.append(badge("低置信度，转其他 low confidence", "warn"))
+            parts.append(_badge(say("consult.routing.low"), "warn"))
     parts.append("</div>")
     if overridden:
-        suggested = esc(routing.get("name", ""))
-        parts.append(f'<div class="ll-row"><span class="ll-label">接待员的建议</span>{suggested}</div>')
+        suggested = domain_name(domains, routing.get("domain"), routing.get("name", ""))
+        parts.append(
+            f'<div class="ll-row"><span class="ll-label">{say("consult.routing.suggested")}</span>{suggested}</div>'
+        )
     elif routing and routing.get("top"):
-        ranked = "，".join(f"{esc(t.get('name'))} {float(t.get('p') or 0):.0%}" for t in routing["top"])
-        parts.append(f'<div class="ll-row"><span class="ll-label">候选 Top 3</span>{ranked}</div>')
-    for line in history:
-        parts.append(f'<div class="ll-row ll-reroute">{badge("改派", "info")} {esc(line)}</div>')
+        ranked = "，".join(
+            f"{domain_name(domains, t.get('domain'), t.get('name'))} {float(t.get('p') or 0):.0%}"
+            for t in routing["top"]
+        )
+        parts.append(
+            f'<div class="ll-row"><span class="ll-label">{say("consult.routing.top")}</span>{ranked}</div>'
+        )
+    for line in history:  # the firm's trace summary (Chinese)
+        parts.append(
+            f'<div class="ll-row ll-reroute">{_badge(say("consult.routing.rerouted"), "info")} {zh(line)}</div>'
+        )
     parts.append("</div>")
     return "".join(parts) + warning
+
+
+def _badge(label: Html, css_class: str) -> str:
+    """:func:`~lawluo.ui.render.badge` for a label already in HTML (said in both languages)."""
+    return f'<span class="ll-badge {esc(css_class)}">{label}</span>'
 
 
 # -- the clarification tree -----------------------------------------------------------------------
@@ -187,20 +358,24 @@ def tree_html(
     with ``issue`` selected.
     """
     if tree is None:
-        return notice(
-            "澄清树会在提问后出现：逐条标记“是 / 否 / 不确定”，再提交给律师。"
-            "The clarification tree appears after you ask: mark its facts, then submit them.",
-            "info",
+        return notice(say("consult.tree.empty"), "info")
+    parts = [
+        '<div class="ll-tree">',
+        f'<div class="ll-root">{say("consult.tree.question", question=zh(tree.question))}</div>',
+    ]
+    meta = both(
+        lambda lang: (
+            esc(text("consult.tree.origin", lang, origin=tree_origin(tree, lang)))
+            + ("" if tree.complete else esc(text("consult.tree.growing", lang)))
         )
-    parts = ['<div class="ll-tree">', f'<div class="ll-root">问题：{esc(tree.question)}</div>']
-    meta = f"这些问题来自{tree_origin(tree)}"
-    if not tree.complete:
-        meta += " · 正在生成下一层…"
+    )
     parts.append(
         f'<div class="ll-meta" data-complete="{str(tree.complete).lower()}" '
-        f'title="H={tree.height} K={tree.k}">{esc(meta)}</div>'
+        f'title="H={tree.height} K={tree.k}">{meta}</div>'
     )
-    parts.extend(notice(n, "warn") for n in dict.fromkeys(tree.notes))  # the same failure at each node: once
+    parts.extend(
+        notice(n, "warn") for n in dict.fromkeys(tree.notes)
+    )  # the builder's notes: Chinese  # the same failure at each node: once
     if issues:
         parts.append(_issue_menu(issues, issue, markable, domains))
     parts.append(_subtree(tree, "0", case_lookup, markable))
@@ -213,10 +388,10 @@ def _issue_menu(issues: Sequence[Issue], current: str, markable: bool, domains: 
     it hides the issues whose title and domain lack the words typed; the page's tree script does it): choosing
     one builds the tree again from its elements (the page's tree script sends the choice). The issue in force,
     ``current``, is selected and named in words under the menu, whichever domain it belongs to."""
-    options = [] if current else ['<option value="" selected disabled>（请选择 choose）</option>']
+    options = [] if current else ['<option value="" selected disabled>（请选择）</option>']
     now = ""
     for domain in dict.fromkeys(i.domain for i in issues):
-        name = domains[domain].name if domain in domains else domain
+        name = domains[domain].name if domain in domains else domain  # the menu is Chinese (lang="zh-CN")
         rows = "".join(
             f'<option value="{esc(i.id)}" data-domain="{esc(name)}"{" selected" if i.id == current else ""}>'
             f"{esc(i.title)}</option>"
@@ -227,29 +402,32 @@ def _issue_menu(issues: Sequence[Issue], current: str, markable: bool, domains: 
         now = next((f"{name} · {i.title}" for i in issues if i.id == current and i.domain == domain), now)
     disabled = "" if markable else " disabled"
     return (
-        '<div class="ll-issue"><label>问题类型 Issue '
-        f'<input type="search" data-issue-filter placeholder="搜索问题类型 Search" '
-        f'aria-label="搜索问题类型 Search issues"{disabled}>'
-        f'<select data-issue aria-label="问题类型 Issue"{disabled}>{"".join(options)}</select></label>'
+        f'<div class="ll-issue"><label>{say("consult.issue.label")} '
+        f'<input type="search" data-issue-filter placeholder="🔍"{disabled}>'
+        f'<select data-issue lang="zh-CN"{disabled}>{"".join(options)}</select></label>'
         + (
-            f'<span class="ll-issue-now" data-issue-now>当前问题类型 In force：{esc(now)}</span>'
+            f'<span class="ll-issue-now" data-issue-now>{say("consult.issue.now", now=zh(now))}</span>'
             if now
             else ""
         )
-        + f'<span class="ll-hint">{esc(ISSUE_HINT)}</span></div>'
+        + f'<span class="ll-hint">{say(ISSUE_HINT)}</span></div>'
     )
 
 
-def tree_origin(tree: Tree) -> str:
+def tree_origin(tree: Tree, lang: str = "zh") -> str:
     """Where the tree's elements came from, in a visitor's words (Chinese; the tree's height and width only in
     a tooltip): the tree's source alone when every element has it (``相似案例``), else the count per actual
     source, and why the model was not used (``澄清模型 3 条、相似案例 6 条（澄清模型的输出不是有效的 JSON）``)."""
+    at = 0 if lang == "zh" else 1
     sources, fallbacks = tree.origins()
     if not tree.elements or (len(sources) == 1 and tree.source in sources and not tree.failures):
-        return NODE_SOURCES.get(tree.source, (tree.source,))[0]
-    counted = "、".join(f"{NODE_SOURCES.get(s, (s,))[0]} {n} 条" for s, n in sources.items())
-    why = "；".join(FALLBACK_REASONS.get(r, (r,))[0] for r in fallbacks)
-    return counted + (f"（{why}）" if why else "")
+        return NODE_SOURCES.get(tree.source, (tree.source,) * 2)[at]
+    counted = ("、" if at == 0 else ", ").join(
+        text("consult.tree.count", lang, source=NODE_SOURCES.get(s, (s,) * 2)[at], n=n)
+        for s, n in sources.items()
+    )
+    why = ("；" if at == 0 else "; ").join(FALLBACK_REASONS.get(r, (r,) * 2)[at] for r in fallbacks)
+    return counted + ((f"（{why}）" if at == 0 else f" ({why})") if why else "")
 
 
 def _subtree(tree: Tree, node_id: str, case_lookup, markable: bool) -> str:
@@ -262,7 +440,7 @@ def _subtree(tree: Tree, node_id: str, case_lookup, markable: bool) -> str:
         if node.mark == "no":
             hidden = _count_descendants(tree, node.id)
             if hidden:
-                inner += f'<div class="ll-folded">已折叠 {hidden} 个下级要素 ({hidden} folded)</div>'
+                inner += f'<div class="ll-folded">{say("consult.tree.folded", n=hidden)}</div>'
         else:
             inner += _subtree(tree, node.id, case_lookup, markable)
         items.append(f"<li>{inner}</li>")
@@ -282,31 +460,32 @@ def _node(node: Node, case_lookup, markable: bool, question: str = "") -> str:
     buttons = "".join(
         f'<button type="button" class="ll-mark{" on" if node.mark == value else ""}"{disabled} '
         f'data-node="{esc(node.id)}" data-mark="{value}" aria-pressed="{str(node.mark == value).lower()}">'
-        f"{label}</button>"
+        f"{say(label)}</button>"
         for value, label in MARK_LABELS
     )
     cases = [c for c in (case_lookup(i) for i in node.case_ids) if c is not None]
     origin = ""
     if node.fallback and node.fallback != "no_model":  # stood in for a model call that failed
-        where, why = NODE_SOURCES.get(node.source, (node.source, ""))[0], FALLBACK_REASONS.get(node.fallback)
+        where = NODE_SOURCES.get(node.source, (node.source,) * 2)
+        why = FALLBACK_REASONS.get(node.fallback, (node.fallback,) * 2)
+        came = both(
+            lambda lang: esc(
+                text("consult.tree.from", lang, where=where[lang != "zh"], why=why[lang != "zh"])
+            )
+        )
         origin = (
-            f'<span class="ll-src" data-source="{esc(node.source)}" data-fallback="{esc(node.fallback)}" '
-            f'title="{esc(why[1] if why else node.fallback)}">来自{esc(where)} · {esc(why[0] if why else "")}</span>'
+            f'<span class="ll-src" data-source="{esc(node.source)}" data-fallback="{esc(node.fallback)}">'
+            f"{came}</span>"
         )
     details = ""
     if cases:
         rows = "".join(_case_line(c) for c in cases)
-        details = f"<details><summary>依据案例 Supporting cases ({len(cases)})</summary>{rows}</details>"
-    stated = (
-        f'<span class="ll-stated" title="Already said in your question; change the mark if it is wrong">'
-        f"您已说明：“{esc(said[1])}”</span>"
-        if said
-        else ""
-    )
+        details = f"<details><summary>{say('consult.tree.cases', n=len(cases))}</summary>{rows}</details>"
+    stated = f'<span class="ll-stated">{say("consult.tree.stated", said=zh(said[1]))}</span>' if said else ""
     return (
         f'<div class="ll-node {esc(node.mark)}{" ll-said" if said else ""}" data-node="{esc(node.id)}" '
         f'data-mark="{esc(node.mark)}"{" data-stated" if said else ""}>'
-        f'<span class="ll-id">{esc(node.id)}</span>{stated}<span class="ll-statement">{esc(node.statement)}</span>'
+        f'<span class="ll-id">{esc(node.id)}</span>{stated}<span class="ll-statement" lang="zh-CN">{esc(node.statement)}</span>'
         f'{origin}<span class="ll-marks">{buttons}</span>{details}</div>'
     )
 
@@ -315,9 +494,13 @@ def _case_line(case) -> str:
     facts = case.facts[:CASE_FACTS_CHARS] + ("…" if len(case.facts) > CASE_FACTS_CHARS else "")
     outcome = case.outcome or case.sentence
     return (
-        f'<div class="ll-row"><b>{esc(case.title)}</b> {badge(case.cause or "—", "info")} '
-        f'<span class="ll-meta">{esc(case.id)}</span></div><div class="ll-text">{esc(facts)}</div>'
-        + (f'<div class="ll-note">结果：{esc(outcome[:200])}</div>' if outcome else "")
+        f'<div class="ll-row" lang="zh-CN"><b>{esc(case.title)}</b> {badge(case.cause or "—", "info")} '
+        f'<span class="ll-meta" lang="zxx">{esc(case.id)}</span></div><div class="ll-text" lang="zh-CN">{esc(facts)}</div>'
+        + (
+            f'<div class="ll-note">{say("consult.tree.outcome", outcome=zh(outcome[:200]))}</div>'
+            if outcome
+            else ""
+        )
     )
 
 
@@ -349,23 +532,47 @@ def _turn_markdown(turn: Turn) -> str:
     if turn.role == "client":
         return text
     if turn.held_back:  # the reason first: what follows is the extract shown in place of the model's answer
-        text = f"⚠ {md_text(turn.note)}\n\n---\n\n{text}"
+        text = f"⚠ {_note_md(turn.note)}\n\n---\n\n{text}"
     footer = []
     if turn.citations:
-        footer.append(f"引用核查：{verdict_counts(turn.citations)}（{CHECK_SCOPE}）")
+        footer.append(
+            both(
+                lambda lang: esc(
+                    text_of("consult.chat.checked", lang, counts=verdict_counts(turn.citations, lang))
+                )
+            )
+        )
     if turn.note and not turn.held_back:
-        footer.append(f"⚠ {md_text(turn.note)}")
+        footer.append(f"⚠ {_note_md(turn.note)}")
     return text + ("\n\n---\n" + "  \n".join(footer) if footer else "")
 
 
-def verdict_counts(citations: Sequence[Mapping]) -> str:
-    """The checker's verdicts in words, in the verdict table's order: ``条文存在·内容相符 2 条、查无此条 1 条``."""
+def _note_md(note: str) -> str:
+    """A turn's note in the chat's Markdown: one of the catalogue's notes in both languages, else the note's
+    text (escaped as Markdown), in an element marked Chinese."""
+    if known_note(note) is not None or _held_note(note) is not None:
+        return note_html(note)
+    return f'<span lang="zh-CN">{md_text(note)}</span>'
+
+
+def verdict_counts(citations: Sequence[Mapping], lang: str = "zh") -> str:
+    """The checker's verdicts in words, in the verdict table's order: ``条文存在·内容相符 2 条、查无此条 1 条``
+    (in ``lang``: the statute tab's labels of the verdicts)."""
     counts = Counter(c.get("verdict", "") for c in citations)
-    return "、".join(f"{BY_CODE[v].label_zh} {counts[v]} 条" for v in VERDICTS if counts.get(v))
+
+    def label(v: str) -> str:
+        key = f"statute.verdict.{v}"
+        return text_of(key, lang) if key in catalogue() else BY_CODE[v].label_zh
+
+    return ("、" if lang == "zh" else ", ").join(
+        text_of("consult.chat.verdict_count", lang, label=label(v), n=counts[v])
+        for v in VERDICTS
+        if counts.get(v)
+    )
 
 
 #: What the citation check says and does not say, next to its verdicts (issue 42: a green tick read as "applies").
-CHECK_SCOPE = "核查只说明法条是否存在、引用的内容是否与条文相符，不说明该条适用于您的情况"
+CHECK_SCOPE = "consult.citations.scope"
 
 
 # -- citations, retrieval, score, trace -----------------------------------------------------------
@@ -375,25 +582,23 @@ def citations_html(turn: Turn | None) -> str:
     """The latest answer's cited statutes in plain words: how many, each verdict's Chinese label, what the
     answer wrote, the article it corresponds to, and the real text one click away."""
     if turn is None or turn.role != "lawyer":
-        return notice(
-            "律师回答后，这里列出回答引用的每条法条及核查结果。Citations of the answer appear here.", "info"
-        )
+        return notice(say("consult.citations.empty"), "info")
     if not turn.citations:
-        return notice("这次回答没有引用具体法条。The answer cites no statute.", "info")
+        return notice(say("consult.citations.none"), "info")
     counts = Counter(c.get("verdict", "") for c in turn.citations)
     pills = "".join(
         f"{_verdict_pill(v)}<span class='ll-meta'>× {counts[v]}</span>" for v in VERDICTS if counts.get(v)
     )
     head = (
-        f'<div class="ll-summary">回答引用了 {len(turn.citations)} 条法条</div><div class="ll-counts">{pills}</div>'
-        f'<div class="ll-note">{esc(CHECK_SCOPE)}。</div>'
+        f'<div class="ll-summary">{say("consult.citations.count", n=len(turn.citations))}</div>'
+        f'<div class="ll-counts">{pills}</div><div class="ll-note">{say(CHECK_SCOPE)}</div>'
     )
     return head + "".join(_citation_card(i, c, turn.text) for i, c in enumerate(turn.citations, start=1))
 
 
 def _verdict_pill(code: str) -> str:
     row = BY_CODE.get(code)
-    return badge(row.label_zh, row.badge) if row else badge(code, "none")
+    return _badge(verdict_label(code), row.badge) if row else badge(code, "none")
 
 
 def _citation_card(index: int, cit: Mapping, text: str) -> str:
@@ -406,25 +611,27 @@ def _citation_card(index: int, cit: Mapping, text: str) -> str:
     cited = (cit.get("law"), cit.get("article_label"))
     if matched and (matched.get("law"), matched.get("article_label")) != cited:
         rows.append(
-            '<div class="ll-row"><span class="ll-label">对应条文</span>'
-            f"《{esc(matched.get('law'))}》{esc(matched.get('article_label'))}</div>"
+            f'<div class="ll-row"><span class="ll-label">{say("consult.citations.matched")}</span>'
+            f'<span lang="zh-CN">《{esc(matched.get("law"))}》{esc(matched.get("article_label"))}</span></div>'
         )
     if cit.get("quoted"):
         rows.append(
-            f'<div class="ll-row"><span class="ll-label">回答引用的内容</span></div><div class="ll-quote">{esc(cit["quoted"])}</div>'
+            f'<div class="ll-row"><span class="ll-label">{say("consult.citations.quoted")}</span></div>'
+            f'<div class="ll-quote" lang="zh-CN">{esc(cit["quoted"])}</div>'
         )
     if matched.get("text"):
         rows.append(
-            f"<details><summary>法条原文《{esc(matched.get('law'))}》{esc(matched.get('article_label'))}"
-            f'</summary><div class="ll-text">{esc(matched["text"])}</div></details>'
+            f"<details><summary>{say('consult.citations.text')}"
+            f'<span lang="zh-CN">《{esc(matched.get("law"))}》{esc(matched.get("article_label"))}</span>'
+            f'</summary><div class="ll-text" lang="zh-CN">{esc(matched["text"])}</div></details>'
         )
     else:
-        rows.append('<div class="ll-note">法规库中没有找到这一条。</div>')
+        rows.append(f'<div class="ll-note">{say("consult.citations.missing")}</div>')
     return (
         f'<div class="ll-card" data-verdict="{esc(cit.get("verdict"))}">'
         f'<div class="ll-head"><span class="ll-title">{index}.</span>{_verdict_pill(str(cit.get("verdict")))}'
         f"{content_kind_tag(cit.get('content_kind'))}"
-        f'<span class="ll-title">{esc(written)}</span></div>' + "".join(rows) + "</div>"
+        f'<span class="ll-title" lang="zh-CN">{esc(written)}</span></div>' + "".join(rows) + "</div>"
     )
 
 
@@ -432,12 +639,16 @@ def retrieved_html(turn: Turn | None) -> str:
     """The statutes and cases retrieved for the latest answer (what a model-less answer shows)."""
     if turn is None or turn.role != "lawyer" or not (turn.statutes or turn.cases):
         return ""
-    statutes = "".join(statute_card(s, fit_line(s)) for s in turn.statutes)
+    # what the bar said of a statute is in Chinese (the words of the question it was found for)
+    statutes = "".join(
+        statute_card(s, fit_line(s)).replace('class="ll-row ll-fit"', 'class="ll-row ll-fit" lang="zh-CN"', 1)
+        for s in turn.statutes
+    )
     cases = "".join(case_card(c) for c in turn.cases) or f'<div class="ll-note">{esc(NONE_FITS)}</div>'
     return (
-        f'<div class="ll-summary">检索到的法条（系统检索，未经律师判断）Retrieved statutes ({len(turn.statutes)})</div>'
+        f'<div class="ll-summary">{say("consult.retrieved.statutes", n=len(turn.statutes))}</div>'
         f"{statutes}"
-        f'<div class="ll-summary">相似案例 Similar cases ({len(turn.cases)})</div>{cases}'
+        f'<div class="ll-summary">{say("consult.retrieved.cases", n=len(turn.cases))}</div>{cases}'
     )
 
 
@@ -452,21 +663,30 @@ def fit_line(statute: Mapping) -> str:
     return f"未列入回答：{REASONS.get(str(fit.get('reason')), '未通过相关性判断')}"
 
 
+def _lang_of(summary: str) -> str:
+    """The ``lang`` of a trace step's summary (the agents write them in English, some in Chinese)."""
+    return "zh-CN" if any("\u3400" <= ch <= "\u9fff" for ch in summary) else "en"
+
+
 def trace_html(trace: Sequence[TraceEvent]) -> str:
     """The agents' steps in order with their durations, as a table with proportional bars."""
     if not trace:
-        return notice("每一步（接待、检索、澄清、回答、核查、报告、评分）会连同耗时记录在这里。", "info")
+        return notice(say("consult.trace.empty"), "info")
     longest = max((e.duration_ms for e in trace), default=0.0) or 1.0
     rows = []
     for i, e in enumerate(trace, start=1):
         width = max(2, int(160 * e.duration_ms / longest))
-        status = "" if e.ok else badge("失败 failed", "bad")
+        status = "" if e.ok else _badge(say("consult.trace.failed"), "bad")
         rows.append(
-            f'<tr data-agent="{esc(e.agent)}"><td>{i}</td><td><b>{esc(e.agent)}</b></td><td>{esc(e.action)}</td>'
-            f"<td>{esc(e.summary)}</td><td>{e.duration_ms:,.1f} ms "
+            f'<tr data-agent="{esc(e.agent)}"><td>{i}</td><td lang="en"><b>{esc(e.agent)}</b></td>'
+            f'<td lang="en">{esc(e.action)}</td><td lang="{_lang_of(e.summary)}">{esc(e.summary)}</td>'
+            f"<td>{e.duration_ms:,.1f} ms "
             f'<span class="ll-bar" style="width:{width}px"></span></td><td>{status}</td></tr>'
         )
     return (
-        '<table class="ll-trace"><thead><tr><th>#</th><th>Agent</th><th>Step</th><th>Summary</th>'
-        "<th>Duration</th><th></th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+        f'<table class="ll-trace"><thead><tr><th>#</th><th>{say("consult.trace.agent")}</th>'
+        f"<th>{say('consult.trace.step')}</th><th>{say('consult.trace.summary')}</th>"
+        f"<th>{say('consult.trace.duration')}</th><th></th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
     )

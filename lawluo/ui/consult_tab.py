@@ -78,17 +78,18 @@ from typing import Any
 
 import gradio as gr
 
-from ..agents.secretary import Report, render_docx, render_markdown
+from ..agents.secretary import GENERATED_BY, Report, render_docx, render_markdown
 from ..firm import Consultation, Firm
 from ..firm.firm import ConsultationClosed, ConsultationTooLong, StepNotAllowed, facts_day
 from ..firm.saved import MAX_TURN_CHARS, SavedConsultationError, Status
+from ..i18n import LANGUAGES, Message, message, text
 from ..llm import Deadline, LanguageModels
 from ..llm.cancel import Cancelled
 from ..tolc.builder import MAX_HEIGHT, MAX_K, drawn_elsewhere
 from . import consult_render as cr
-from .copy import ADVANCED_LABEL, UICopy
-from .i18n import t
-from .render import CSS, inert_links, notice
+from .copy import UICopy
+from .i18n import LOCALES, Html, say, t
+from .render import CSS, inert_links, without_paths
 from .views import KEEP, Keep, View, date_box
 from .visitors import (
     DIRECT,
@@ -165,6 +166,8 @@ element.addEventListener('keydown', (event) => {
 });
 """
 
+#: The chat's trash button: Gradio names it in the page's language (its own translation of "Clear").
+CLEAR_BUTTON = "#ll-chat button[aria-label='Clear'], #ll-chat button[aria-label='清空对话']"
 #: The page's controls that change the consultation (the tree's mark buttons included), disabled while a step
 #: runs; 新咨询 New is not one of them: it stops a running step (:func:`new_consultation`).
 CONTROLS = (
@@ -175,7 +178,7 @@ CONTROLS = (
     "#ll-resume",
     "#ll-question textarea",
     "#ll-domain input",
-    "#ll-chat button[aria-label='Clear']",
+    CLEAR_BUTTON,
     "#ll-tree button[data-mark]",
     "#ll-tree select[data-issue]",
 )
@@ -238,6 +241,13 @@ UNLOCK_JS = (
 PAGE_JS = """
 if (!window.__llPage) {
   window.__llPage = true;
+  // a text of the script in the page's language (Gradio sets <html lang>; Chinese unless it is English)
+  const __llSay = (texts) => (document.documentElement.lang || '').toLowerCase().startsWith('en') ? texts.en : texts['zh-CN'];
+  // the chat's messages are the consultation's Chinese text: said so, for the English page (its notes and
+  // footers carry their own lang)
+  const markChat = () => document.querySelectorAll('#ll-chat [data-testid="user"], #ll-chat [data-testid="bot"], #ll-report')
+    .forEach((el) => { if (!el.hasAttribute('lang')) el.setAttribute('lang', 'zh-CN'); });
+  new MutationObserver(markChat).observe(document.body, {childList: true, subtree: true});
   const question = (event) => event.target instanceof Element && event.target.closest('#ll-question textarea');
   document.addEventListener('keydown', (event) => {
     if (event.key !== 'Enter' || !question(event) || event.isComposing || event.keyCode === 229) return;
@@ -288,24 +298,23 @@ if (!window.__llPage) {
   }, 250);
 }
 """
-NEW_CONFIRM = (
-    "开始新的咨询？当前咨询的对话、澄清树和报告都会清除，此浏览器中保存的副本也会删除（要保留，请先“保存咨询”）；"
-    "正在进行的生成会停止。\n\n"
-    "Start a new consultation? The current one is cleared, with the copy kept in this browser (save it first to "
-    "keep it); what is being generated is stopped."
-)
+#: The texts the page's script shows itself (the confirmation of 新咨询, the seconds a step has taken), by the
+#: page's language (``<html lang>``).
+NEW_CONFIRM = {LOCALES[lang]: text("consult.new_confirm", lang) for lang in LANGUAGES}
+ELAPSED_TEXT = {LOCALES[lang]: text("consult.elapsed", lang) for lang in LANGUAGES}
 #: The key of the browser tab's copy of the consultation in its ``sessionStorage`` (:data:`REMEMBER_JS`).
 STORAGE_KEY = "lawluo-consultation"
 PAGE_JS = (
-    PAGE_JS.replace("__CLEARS__", json.dumps("#ll-new, #ll-chat button[aria-label='Clear']"))
-    .replace("__CONFIRM__", json.dumps(NEW_CONFIRM, ensure_ascii=False))
+    PAGE_JS.replace("__CLEARS__", json.dumps(f"#ll-new, {CLEAR_BUTTON}"))
+    .replace("__CONFIRM__", f"__llSay({json.dumps(NEW_CONFIRM, ensure_ascii=False)})")
     .replace("__KEY__", json.dumps(STORAGE_KEY))
-    .replace("__ELAPSED__", json.dumps("（已用 {s} 秒）", ensure_ascii=False))
+    .replace("__ELAPSED__", f"__llSay({json.dumps(ELAPSED_TEXT, ensure_ascii=False)})")
 )
 #: The chat grows with its messages from this height to this one, then scrolls (an empty chat is small, so
 #: the question box is on a phone's first screen).
 CHAT_MIN_HEIGHT, CHAT_MAX_HEIGHT = 120, 440
-#: In ``consult.md``, what follows this line is folded under 使用说明 How it works.
+#: In ``consult.md``, what follows this line is folded under 使用说明 / How it works. The file holds each part
+#: in both languages, each in its own ``<div class="ll-lang-…" lang>`` (the page shows its language's).
 INTRO_FOLD = "<!-- more -->"
 #: The page's CSS for the tab (``launch(css=…)``, see ``app.launch_options``). On a narrow screen (a phone)
 #: the two columns become one list in the order a visitor needs them: the chat, the question box and its
@@ -337,59 +346,55 @@ LAYOUT_CSS = """
 
 #: After the message of a step at work: the page writes how long the step has run (:data:`PAGE_JS`).
 ELAPSED = '<div class="ll-elapsed" aria-hidden="true"></div>'
-EMPTY_MESSAGE = "请输入您的问题。Please type a question first."
-FACTS_DATE_MESSAGE = "事情发生的日期请写成 2019-06-01 这样，或留空。Write the date of the facts as YYYY-MM-DD, or leave it empty."
+#: The tab's messages: each one's catalogue key (``lawluo/strings/consult.yaml``; the page says it with
+#: :func:`~lawluo.ui.i18n.say`) and, under the old name, its Chinese text (the logs, the tests).
+EMPTY = "consult.msg.empty"
+FACTS_DATE = "consult.msg.facts_date"
 #: What the visitor does next while the tree awaits marks: shown when the tree is ready, and again for an
 #: empty Ask then (a second click of Ask, after the first took the question, is not a missing question).
-MARK_MESSAGE = "请逐条标记“是 / 否 / 不确定”，然后点击“提交已标记的事实”。Mark the facts, then submit them to the lawyer."
-CLOSED_MESSAGE = "本次咨询已结束，请点击“新咨询”开始新的咨询。This consultation has ended: start a new one."
-DOMAIN_CHANGED = "已改派领域，之后的回答由该领域律师作答。Domain changed."
-REBUILDING = "正在按新领域重新生成澄清树… Rebuilding the clarification tree for the chosen domain…"
+MARK = "consult.msg.mark"
+CLOSED = "consult.msg.closed"
+DOMAIN_CHANGED_KEY = "consult.msg.domain_changed"
+REBUILDING_KEY = "consult.msg.rebuilding"
 #: After an override while the tree awaited marks: the tree was built again from the chosen domain.
-TREE_REBUILT = (
-    "已改派为「{name}」：澄清树已按该领域的要素重新生成（{kept}），之后的回答由该领域律师作答。"
-    "Domain changed: the tree was rebuilt from its elements ({kept_en})."
-)
-ISSUE_REBUILDING = "正在按所选问题类型重新生成澄清树… Rebuilding the tree for the chosen issue…"
+TREE_REBUILT = "consult.msg.tree_rebuilt"
+ISSUE_REBUILDING_KEY = "consult.msg.issue_rebuilding"
 #: After the client chose an issue in the tree's 问题类型 menu.
-ISSUE_REBUILT = (
-    "已按问题类型「{title}」重新生成澄清树（{kept}）。The tree was rebuilt for the chosen issue ({kept_en})."
-)
+ISSUE_REBUILT = "consult.msg.issue_rebuilt"
 #: An unexpected error, in plain words (its type and text go to the log, never to the visitor).
-FAILED_MESSAGE = (
-    "出错了，这一步没有完成，当前咨询未受影响，可以稍后再试。Something went wrong; nothing was lost."
+FAILED = "consult.msg.failed"
+BUSY = "consult.msg.busy"
+FOREIGN = "consult.msg.foreign"
+EMPTY_MESSAGE, FACTS_DATE_MESSAGE, MARK_MESSAGE, CLOSED_MESSAGE = map(text, (EMPTY, FACTS_DATE, MARK, CLOSED))
+DOMAIN_CHANGED, REBUILDING, ISSUE_REBUILDING = map(
+    text, (DOMAIN_CHANGED_KEY, REBUILDING_KEY, ISSUE_REBUILDING_KEY)
 )
-BUSY_MESSAGE = (
-    "上一个操作仍在进行中（生成澄清树、回答或报告），请等它完成后再试。"
-    "Your previous request is still running: wait for it to finish, then try again."
-)
-#: Why a step's model calls were cancelled (the firm keeps what was written, with its note).
-PAGE_LEFT = "已停止：咨询页面已关闭。Stopped: the page was closed."
-STARTED_OVER = "已停止：访客开始了新的咨询。Stopped: the visitor started a new consultation."
+FAILED_MESSAGE, BUSY_MESSAGE, FOREIGN_MESSAGE = map(text, (FAILED, BUSY, FOREIGN))
+#: Why a step's model calls were cancelled (the firm keeps what was written, with its note): the Chinese text
+#: is the reason the model calls carry; the page says it in its language (:func:`said`).
+PAGE_LEFT = text("consult.stop.page_left")
+STARTED_OVER = text("consult.stop.started_over")
 #: How long 新咨询 waits for the step it stopped to end before the page starts over anyway (the step then
 #: changes nothing, and holds the session until its model call returns: Ask is refused until then).
 REPLACE_WAIT_S = 2.0
-FOREIGN_MESSAGE = (
-    "这个咨询属于另一个浏览器，无法在此查看或继续。This consultation belongs to another browser."
-)
 #: What the visitor reads when the firm refuses a step (the firm's reason follows); a closed
 #: consultation always reads :data:`CLOSED_MESSAGE`.
 REFUSALS = {
-    "ask": "无法继续提问 Cannot ask more",
-    "answer": "没有待回答的问题（已经回答过了，或还没有提问），可以继续提问或重新生成 There is nothing to answer",
-    "regenerate": "没有可以重新生成的回答 There is no answer to regenerate",
-    "mark": "无法标记 Cannot mark",
-    "domain": "无法设置领域 Cannot set the domain",
-    "issue": "无法按该问题类型重新生成 Cannot choose this issue",
-    "end": "无法生成报告 Cannot write the report",
+    "ask": "consult.refused.ask",
+    "answer": "consult.refused.answer",
+    "regenerate": "consult.refused.regenerate",
+    "mark": "consult.refused.mark",
+    "domain": "consult.refused.domain",
+    "issue": "consult.refused.issue",
+    "end": "consult.refused.end",
 }
 REPORT_FILE, SAVED_FILE = "LawLuo-consultation-report", "LawLuo-consultation.json"
 
-RESUME_REFUSED = "无法恢复，当前咨询未改变 Cannot resume (nothing changed): "
-NOT_TEXT_MESSAGE = (
-    "这不是文本文件：保存的咨询是 UTF-8 编码的 .json 文件。"
-    "This is not a text file: a saved consultation is a UTF-8 JSON file."
-)
+#: Before why a saved consultation cannot be resumed (``{why}``).
+RESUME_REFUSED_KEY = "consult.resume.refused"
+RESUME_REFUSED = text(RESUME_REFUSED_KEY, why="")
+NOT_TEXT = "consult.resume.not_text"
+NOT_TEXT_MESSAGE = text(NOT_TEXT)
 #: The browser's copy of a consultation is at most this big; a bigger one is not updated (a browser's
 #: sessionStorage holds about 5 MB an origin).
 MAX_STORED_BYTES = 1_000_000
@@ -430,22 +435,45 @@ REMEMBER_JS, RESTORE_JS = (
     js.replace("__KEY__", json.dumps(STORAGE_KEY)).replace("__NOTHING__", json.dumps(NOTHING_STORED))
     for js in (REMEMBER_JS, RESTORE_JS)
 )
-RESTORED_MESSAGE = (
-    "已恢复此浏览器中保存的咨询（刷新页面不会丢失；“新咨询”或关闭此标签页会删除它）。"
-    "Your consultation, kept in this browser tab, is back (New, or closing the tab, deletes it)."
-)
-RESTORED_CLOSED = "报告可点击“结束咨询”重新下载。Click End to download the report again."
-STORED_REFUSED = (
-    "此浏览器中保存的咨询无法恢复，已删除 The consultation kept in this browser cannot be restored and was "
-    "deleted: "
-)
+RESTORED_KEY, RESTORED_CLOSED_KEY = "consult.restored", "consult.restored_closed"
+RESTORED_MESSAGE, RESTORED_CLOSED = text(RESTORED_KEY), text(RESTORED_CLOSED_KEY)
+#: Before why the browser's copy cannot be restored (``{why}``).
+STORED_REFUSED_KEY = "consult.stored_refused"
+STORED_REFUSED = text(STORED_REFUSED_KEY, why="")
+
+
+class Refusal(ValueError):
+    """Why a saved consultation is refused, as a :class:`~lawluo.i18n.Message` (``.message``); ``str()`` is
+    its Chinese text."""
+
+    def __init__(self, message: Message) -> None:
+        super().__init__(str(message))
+        self.message = message
+
+
+def why(exc: BaseException) -> Message | Html:
+    """What the page says of an error it shows: its :class:`~lawluo.i18n.Message` (a :class:`Refusal`), else
+    its text (the library's, in English), marked so and without the server's paths."""
+    found = getattr(exc, "message", None)
+    if isinstance(found, Message):
+        return found
+    return Html(f'<span lang="en">{cr.esc(without_paths(str(exc)))}</span>')
+
+
+def said(reason: str) -> Html:
+    """A reason a step stopped (the text its model calls carry, Chinese): in both languages when it is one of
+    the tab's, else as written."""
+    return cr.note_html(reason)
+
+
+def too_long(n: int) -> Message:
+    """Why a question of ``n`` characters is refused."""
+    return message("consult.msg.too_long", n=f"{n:,}", limit=f"{MAX_QUESTION_CHARS:,}")
 
 
 def too_long_message(n: int) -> str:
-    return (
-        f"问题过长：{n:,} 字，上限 {MAX_QUESTION_CHARS:,} 字，请精简后再提交（您输入的内容仍保留在输入框中）。"
-        f"The question has {n:,} characters; the limit is {MAX_QUESTION_CHARS:,}. Shorten it and ask again."
-    )
+    """:func:`too_long`'s Chinese text (a plain text: the MCP tool's error)."""
+    return str(too_long(n))
 
 
 # -- the view of a consultation -------------------------------------------------------------------
@@ -487,7 +515,7 @@ def view(
     firm: Firm,
     state: Consultation | None,
     /,
-    message: str = "",
+    message: str | Html | Message = "",
     kind: str = "info",
     streaming: str | None = None,
     *,
@@ -521,7 +549,7 @@ def view(
         citations=cr.citations_html(lawyer_turn),
         retrieved=cr.retrieved_html(lawyer_turn),
         trace=cr.trace_html(state.trace if state else []),
-        message=(notice(message, kind) if message else "")
+        message=(cr.notice(message, kind) if message else "")
         + (ELAPSED if message and (working or streaming is not None) else ""),
     )
     return ConsultView(**{**drawn, **also})
@@ -541,13 +569,15 @@ def domain_menu(state: Consultation | None, reopen: bool = False) -> str | None 
 def refused(firm: Firm, state: Consultation, exc: Exception, step: str, **also) -> ConsultView:
     """The view after the firm refused ``step`` (its typed error, or a bad value): why, and nothing changed."""
     if isinstance(exc, ConsultationClosed):
-        return view(firm, state, CLOSED_MESSAGE, "warn", **also)
-    return view(firm, state, f"{REFUSALS[step]}: {exc}", "warn", **also)
+        return view(firm, state, say(CLOSED), "warn", **also)
+    return view(
+        firm, state, say("consult.refused", what=message(REFUSALS[step]), why=why(exc)), "warn", **also
+    )
 
 
 def _busy(firm: Firm, state: Consultation | None, **also) -> ConsultView:
     """Another step of the visitor is running: say so, and leave the consultation to it (state unchanged)."""
-    return view(firm, state, BUSY_MESSAGE, "warn", working=True, **{**also, "state": KEEP})
+    return view(firm, state, say(BUSY), "warn", working=True, **{**also, "state": KEEP})
 
 
 def _is_busy(visitors: Visitors | None, visit: Visit) -> bool:
@@ -556,7 +586,7 @@ def _is_busy(visitors: Visitors | None, visit: Visit) -> bool:
 
 def _foreign(firm: Firm, state: Consultation | None, **also) -> ConsultView:
     """A request from another browser: nothing of the consultation is shown, and it is left as it is."""
-    return view(firm, None, FOREIGN_MESSAGE, "error", **{**also, "state": state})
+    return view(firm, None, say(FOREIGN), "error", **{**also, "state": state})
 
 
 def _failed(firm: Firm, state: Consultation | None, exc: Exception, **also) -> ConsultView:
@@ -564,15 +594,15 @@ def _failed(firm: Firm, state: Consultation | None, exc: Exception, **also) -> C
     kind = "error"
     if isinstance(exc, Cancelled):  # not a failure: the page left, or the step's time ran out
         logger.info("consultation step stopped: %s", exc)
-        message, kind = str(exc), "warn"
+        shown, kind = said(str(exc)), "warn"
     else:
         logger.exception("consultation handler failed")  # the error's type and text: for the operator
-        message = FAILED_MESSAGE
+        shown = say(FAILED)
     try:
-        return view(firm, state, message, kind, **also)
+        return view(firm, state, shown, kind, **also)
     except Exception:  # noqa: BLE001 — the state cannot be drawn: show the message, leave the rest as it is
         logger.exception("consultation view failed")
-        return ConsultView(state=state, message=notice(message, "error"), **also)
+        return ConsultView(state=state, message=cr.notice(shown, "error"), **also)
 
 
 def _hidden() -> dict:
@@ -609,16 +639,16 @@ def ask(
     try:
         facts_day(facts_date)  # checked here, set once the consultation takes the question
     except ValueError as exc:
-        yield view(firm, state, f"{FACTS_DATE_MESSAGE}（{exc}）", "warn", question=question)
+        yield view(firm, state, say(FACTS_DATE, why=why(exc)), "warn", question=question)
         return
     if not text:
         if state is not None and state.status == Status.CLARIFYING and state.tree is not None:
-            yield view(firm, state, MARK_MESSAGE, question=question)
+            yield view(firm, state, say(MARK), question=question)
         else:
-            yield view(firm, state, EMPTY_MESSAGE, "warn", question=question)
+            yield view(firm, state, say(EMPTY), "warn", question=question)
         return
     if len(text) > MAX_QUESTION_CHARS:
-        yield view(firm, state, too_long_message(len(text)), "warn", question=question)
+        yield view(firm, state, say(too_long(len(text))), "warn", question=question)
         return
 
     def run(step: Step) -> Generator[ConsultView, None, ConsultView]:
@@ -683,26 +713,20 @@ def _clarify_or_answer(
 ) -> Generator[ConsultView, None, ConsultView]:
     """The question taken: the tree level by level, or the streamed answer; returns the last view."""
     try:
-        running = (
-            "已收到问题，正在生成澄清树… Building the clarification tree…"
-            if use_tolc
-            else "已收到问题，律师正在回答… The lawyer is answering…"
-        )
+        running = say("consult.msg.building" if use_tolc else "consult.msg.answering_first")
         yield view(firm, state, running, working=True, question="")
-        deadline = _deadline(
-            visitors, "澄清树 The clarification tree" if use_tolc else "回答 The answer", step
-        )
+        deadline = _deadline(visitors, "the clarification tree" if use_tolc else "the answer", step)
         if not use_tolc:
             return (yield from _stream(firm, state, firm.answer(state, deadline), question=""))
         tree_height, tree_k, reduced = _tree_size(firm, visitors, height, k)
         for n, _tree in enumerate(firm.clarify(state, tree_height, tree_k, deadline), start=1):
-            building = f"正在生成澄清树：已生成 {n} 层，正在生成下一层… Building the clarification tree…"
+            building = say("consult.msg.levels", n=n)
             yield view(firm, state, building, working=True, question="")
-        done = MARK_MESSAGE
+        done = say(MARK)
         late = deadline.expired and state.tree is not None and state.tree.source == "model"
         if late:
-            done = f"{deadline.exceeded()} 部分要素改由相似案例生成 Some elements come from similar cases. {done}"
-        return view(firm, state, reduced + done, "warn" if reduced or late else "info", question="")
+            done = say("consult.msg.late", seconds=f"{deadline.seconds:g}", then=done)
+        return view(firm, state, Html(reduced + done), "warn" if reduced or late else "info", question="")
     except Exception as exc:  # noqa: BLE001 — the UI shows every failure as a message
         return _failed(firm, state, exc, question="")
 
@@ -717,30 +741,32 @@ def _deadline(visitors: Visitors, what: str, step: Step | None = None) -> Deadli
     )
 
 
-def _tree_size(firm: Firm, visitors: Visitors, height, k) -> tuple[int, int, str]:
+def _tree_size(firm: Firm, visitors: Visitors, height, k) -> tuple[int, int, Html]:
     """The tree size asked for, within the sliders' range and the visitors' limit; and a note if reduced."""
     asked_h = min(max(_int(height) or firm.height, 2), MAX_HEIGHT)
     asked_k = min(max(_int(k) or firm.k, 1), MAX_K)
     if not firm.tree_builder.uses_model:  # a tree read off similar cases costs no model call
-        return asked_h, asked_k, ""
+        return asked_h, asked_k, Html("")
     tree_height, tree_k = fit_tree(asked_h, asked_k, visitors.limits.tree_calls)
     if (tree_height, tree_k) == (asked_h, asked_k):
-        return tree_height, tree_k, ""
-    return (
-        tree_height,
-        tree_k,
-        f"澄清树已缩小为 {tree_height} 层、每个问题下 {tree_k} 个细问（本站每棵树最多 "
-        f"{visitors.limits.tree_calls} 次模型调用，{asked_h} 层、每个 {asked_k} 个需要 {tree_calls(asked_h, asked_k)} 次）。"
-        f"The tree was reduced to H={tree_height}, K={tree_k}: this server allows "
-        f"{visitors.limits.tree_calls} model calls per tree. ",
+        return tree_height, tree_k, Html("")
+    reduced = say(
+        "consult.msg.reduced",
+        h=tree_height,
+        k=tree_k,
+        limit=visitors.limits.tree_calls,
+        asked_h=asked_h,
+        asked_k=asked_k,
+        calls=tree_calls(asked_h, asked_k),
     )
+    return tree_height, tree_k, Html(reduced + " ")
 
 
 def answer(
     firm: Firm, state: Consultation | None, visitors: Visitors | None = None, visit: Visit = DIRECT
 ) -> Iterator[ConsultView]:
     """The lawyer answers the latest question with the facts marked so far (streamed)."""
-    first = "请先提问。Ask a question first."
+    first = say("consult.msg.ask_first")
     yield from _lawyer_streams(firm, state, visitors, visit, firm.answer, "answer", first)
 
 
@@ -748,7 +774,7 @@ def regenerate(
     firm: Firm, state: Consultation | None, visitors: Visitors | None = None, visit: Visit = DIRECT
 ) -> Iterator[ConsultView]:
     """Answer the latest question again (the previous answer is dropped)."""
-    nothing = "没有可以重新生成的回答。There is no answer to regenerate."
+    nothing = say("consult.msg.nothing_to_regenerate")
     yield from _lawyer_streams(firm, state, visitors, visit, firm.regenerate, "regenerate", nothing)
 
 
@@ -759,7 +785,7 @@ def _lawyer_streams(
     visit: Visit,
     run: Callable[[Consultation, Deadline], Iterator[str]],
     step: str,
-    no_consultation: str,
+    no_consultation: Html,
 ) -> Iterator[ConsultView]:
     """``run`` (``firm.answer`` or ``firm.regenerate``) streamed as the visitor's one model step; the firm
     says whether the consultation accepts it (``step`` names its refusal in :data:`REFUSALS`)."""
@@ -773,7 +799,7 @@ def _lawyer_streams(
 
     def streamed(running: Step) -> Generator[ConsultView, None, ConsultView]:
         try:
-            pieces = run(state, _deadline(visitors, "回答 The answer", running))
+            pieces = run(state, _deadline(visitors, "the answer", running))
         except StepNotAllowed as exc:
             return refused(firm, state, exc, step)
         return (yield from _stream(firm, state, pieces))
@@ -793,7 +819,7 @@ def _stream(
     is left as it is (:data:`~lawluo.ui.views.KEEP`).
     """
     text, shown = "", 0.0
-    answering = "律师正在回答… The lawyer is answering…"
+    answering = say("consult.msg.answering")
     try:
         yield view(firm, state, answering, streaming="", **also)
         earlier: list[dict] = []
@@ -807,8 +833,8 @@ def _stream(
                 yield ConsultView(state=state, chat=[*earlier, cr.streaming_message(text)], **also)
                 shown = time.monotonic()
         last = state.turns[-1]
-        done = "回答完毕，引用的法条已核查。Answered; its citations are checked."
-        return view(firm, state, last.note or done, "warn" if last.note else "info", **also)
+        done = cr.note_html(last.note) if last.note else say("consult.msg.answered")
+        return view(firm, state, done, "warn" if last.note else "info", **also)
     except Exception as exc:  # noqa: BLE001
         return _failed(firm, state, exc, **also)
 
@@ -826,15 +852,17 @@ def mark(
     if not owner_of(state, visit):
         return _foreign(firm, state)
     if state is None:
-        return view(firm, state, "还没有澄清树。There is no clarification tree yet.", "warn")
+        return view(firm, state, say("consult.msg.no_tree"), "warn")
     if _is_busy(visitors, visit):  # a growing tree would drop the mark with its next level
         return _busy(firm, state)
     try:
         firm.mark(state, str(node_id), str(value))
     except (KeyError, ValueError) as exc:
         return refused(firm, state, exc, "mark")
-    text = cr.MARK_TEXT.get(str(value), str(value))
-    return view(firm, state, f"已标记 {node_id}：{text}")
+    key = cr.MARK_TEXT.get(str(value))
+    return view(
+        firm, state, say("consult.msg.marked", node=node_id, mark=message(key) if key else str(value))
+    )
 
 
 def mark_clicked(
@@ -858,14 +886,14 @@ def _rebuilt(
     state: Consultation,
     start: Callable[[], Iterator],
     step: str,
-    building: str,
-    done: Callable[[str, str], str],
+    building: Html,
+    done: Callable[[Message], Html],
 ) -> Generator[ConsultView, None, ConsultView]:
     """Drive a rebuild of the tree the firm starts with ``start()`` (:meth:`Firm.reclarify`, :meth:`Firm.reissue`):
     what the firm refuses is shown as a refusal of ``step``; while the new tree grows the tree is shown with
     the ``building`` message; a rebuild that fails or is closed halfway (the page left) is closed, which puts
-    the consultation back as it was. Returns the final view, its message ``done(kept, kept_en)`` with the
-    marks kept in Chinese and English."""
+    the consultation back as it was. Returns the final view, its message ``done(kept)`` with the marks kept
+    (a :class:`~lawluo.i18n.Message`)."""
     marked = sum(n.mark != "unknown" for n in state.tree.visible())
     try:
         rebuild = start()
@@ -880,8 +908,10 @@ def _rebuilt(
             raise
         return _failed(firm, state, exc)
     kept = sum(n.mark != "unknown" for n in state.tree.visible())
-    words = f"保留了 {kept} / {marked} 个标记" if marked else "请逐条标记"
-    return view(firm, state, done(words, f"{kept} of {marked} marks kept"))
+    words = (
+        message("consult.msg.kept", kept=kept, marked=marked) if marked else message("consult.msg.mark_each")
+    )
+    return view(firm, state, done(words))
 
 
 def set_domain(
@@ -903,7 +933,7 @@ def set_domain(
         yield _foreign(firm, state)
         return
     if state is None or not state.turns:
-        yield view(firm, state, "请先提问，再调整领域。Ask first, then change the domain.", "warn")
+        yield view(firm, state, say("consult.msg.domain_first"), "warn")
         return
     if _is_busy(visitors, visit):
         yield _busy(firm, state)
@@ -919,20 +949,20 @@ def set_domain(
         except (KeyError, ValueError) as exc:
             yield refused(firm, state, exc, "domain")
             return
-        yield view(firm, state, DOMAIN_CHANGED)
+        yield view(firm, state, say(DOMAIN_CHANGED_KEY))
         return
 
     def run(step: Step) -> Generator[ConsultView, None, ConsultView]:
-        deadline = _deadline(visitors, "澄清树 The clarification tree", step)
+        deadline = _deadline(visitors, "the clarification tree", step)
         return (
             yield from _rebuilt(
                 firm,
                 state,
                 lambda: firm.reclarify(state, domain_id, deadline),
                 "domain",
-                REBUILDING,
-                lambda kept, kept_en: TREE_REBUILT.format(
-                    name=firm.domains[state.domain].name, kept=kept, kept_en=kept_en
+                say(REBUILDING_KEY),
+                lambda kept: cr.say_chinese(
+                    TREE_REBUILT, {"name": cr.domain_field(firm.domains, state.domain)}, kept=kept
                 ),
             )
         )
@@ -957,7 +987,7 @@ def choose_issue(
         yield _foreign(firm, state)
         return
     if state is None or state.tree is None:
-        yield view(firm, state, "请先提问，再选择问题类型。Ask first, then choose the issue.", "warn")
+        yield view(firm, state, say("consult.msg.issue_first"), "warn")
         return
     if _is_busy(visitors, visit):
         yield _busy(firm, state)
@@ -968,11 +998,11 @@ def choose_issue(
         return
 
     def run(step: Step) -> Generator[ConsultView, None, ConsultView]:
-        deadline = _deadline(visitors, "澄清树 The clarification tree", step)
+        deadline = _deadline(visitors, "the clarification tree", step)
 
-        def rebuilt(kept: str, kept_en: str) -> str:  # only after Firm.reissue accepted the issue
+        def rebuilt(kept: Message) -> Html:  # only after Firm.reissue accepted the issue
             title = firm.material.issue(issue_id).title
-            return ISSUE_REBUILT.format(title=title, kept=kept, kept_en=kept_en)
+            return cr.say_chinese(ISSUE_REBUILT, {"title": title}, kept=kept)
 
         return (
             yield from _rebuilt(
@@ -980,7 +1010,7 @@ def choose_issue(
                 state,
                 lambda: firm.reissue(state, issue_id, deadline),
                 "issue",
-                ISSUE_REBUILDING,
+                say(ISSUE_REBUILDING_KEY),
                 rebuilt,
             )
         )
@@ -1021,7 +1051,7 @@ def end(
     if not owner_of(state, visit):
         return _foreign(firm, state, **nothing)
     if state is None:
-        return view(firm, state, "还没有可以写成报告的咨询。Ask a question first.", "warn", **nothing)
+        return view(firm, state, say("consult.msg.nothing_to_report"), "warn", **nothing)
     step = None
     try:
         with visitors.step(visit, "end") as step:
@@ -1046,7 +1076,7 @@ def _report(
     try:
         try:
             # an empty name box keeps the name the consultation has (one resumed from a file)
-            firm.close(state, _deadline(visitors, "报告 The report", step), (client or "").strip() or None)
+            firm.close(state, _deadline(visitors, "the report", step), (client or "").strip() or None)
         except ConsultationClosed:
             pass  # ended before: its report is offered again
         if step.replaced:  # 新咨询 cleared the session's folder: write nothing into it
@@ -1061,16 +1091,28 @@ def _report(
         return refused(firm, state, exc, "end", **nothing)
     except Exception as exc:  # noqa: BLE001
         return _failed(firm, state, exc, **nothing)
-    message = report.notice or "咨询已结束，报告已生成。The consultation has ended; its report is below."
     return view(
         firm,
         state,
-        message,
+        cr.note_html(report.notice) if report.notice else say("consult.msg.ended"),
         "warn" if report.notice else "info",
-        report=inert_links(markdown),  # the report's model-written text links nowhere
+        report=shown_report(markdown, report),  # the report's model-written text links nowhere
         download_md=gr.update(value=str(md_path), visible=True),
         download_docx=gr.update(value=str(docx_path), visible=True),
     )
+
+
+def shown_report(markdown: str, report: Report) -> str:
+    """The report as the page shows it: its model-written text links nowhere, and its number and the name of
+    the model that wrote it, codes, are marked as no language's (``zxx``: the report is Chinese, they are not)."""
+    shown = inert_links(markdown)
+    if report.number:
+        shown = shown.replace(report.number, f'<span lang="zxx">{cr.esc(report.number)}</span>', 1)
+    by = " ".join(str(report.generated_by or "").split())
+    if by and not report.partial:  # the model's name: a code too
+        line = GENERATED_BY.format(by=by)
+        shown = shown.replace(line, GENERATED_BY.format(by=f'<span lang="zxx">{cr.esc(by)}</span>'), 1)
+    return shown
 
 
 def _write_private(path: Path, text: str) -> Path:
@@ -1090,13 +1132,13 @@ def save_consultation(
     if not owner_of(state, visit):
         return _foreign(firm, state, saved=_hidden())
     if state is None or not state.turns:
-        return view(firm, state, "还没有可以保存的咨询。Nothing to save yet.", "warn", saved=_hidden())
+        return view(firm, state, say("consult.msg.nothing_to_save"), "warn", saved=_hidden())
     try:
         path = _write_private(visitors.folder(visit) / SAVED_FILE, state.to_json())
     except OSError as exc:
         return _failed(firm, state, exc, saved=_hidden())
     saved = gr.update(value=str(path), visible=True)
-    return view(firm, state, "已保存，请下载文件。Saved: download the file.", saved=saved)
+    return view(firm, state, say("consult.msg.saved"), saved=saved)
 
 
 def resume_consultation(
@@ -1120,59 +1162,55 @@ def resume_consultation(
     path = Path(upload if isinstance(upload, str) else getattr(upload, "name", "") or "")
     try:
         if not path.is_file():
-            raise ValueError("没有收到文件。No file was uploaded.")
+            raise Refusal(message("consult.resume.no_file"))
         spent = visitors.resume(visit, path.stat().st_size) if visitors is not None else None
         if spent is not None:  # each try counts: parsing costs too
-            raise ValueError(spent)
+            raise Refusal(spent)
         if path.stat().st_size > MAX_SAVED_BYTES:
-            raise ValueError(_too_big(path.stat().st_size))
+            raise Refusal(_too_big(path.stat().st_size))
         with path.open("rb") as f:
             resumed = parse_saved(firm, f.read(MAX_SAVED_BYTES + 1))
     except OSError:
         logger.exception("cannot read an uploaded consultation")
-        return view(
-            firm, state, f"{RESUME_REFUSED}无法读取上传的文件。The uploaded file cannot be read.", "warn"
-        )
+        unread = message("consult.resume.unreadable")
+        return view(firm, state, say(RESUME_REFUSED_KEY, why=unread), "warn")
     except ValueError as exc:
-        return view(firm, state, f"{RESUME_REFUSED}{exc}", "warn")
+        return view(firm, state, say(RESUME_REFUSED_KEY, why=why(exc)), "warn")
     resumed.owner = visit.owner
-    message = f"已恢复咨询 {resumed.id}。Consultation resumed."
-    return view(firm, resumed, message, domain=domain_menu(resumed, reopen=True))
+    shown = say("consult.msg.resumed", id=resumed.id)
+    return view(firm, resumed, shown, domain=domain_menu(resumed, reopen=True))
 
 
-def _too_big(n: int) -> str:
-    return (
-        f"文件有 {n:,} 字节，保存的咨询最多 {MAX_SAVED_BYTES:,} 字节。"
-        f"The file has {n:,} bytes; a saved consultation has at most {MAX_SAVED_BYTES:,}."
-    )
+def _too_big(n: int) -> Message:
+    return message("consult.resume.too_big", n=f"{n:,}", limit=f"{MAX_SAVED_BYTES:,}")
 
 
 def parse_saved(firm: Firm, raw: bytes | str) -> Consultation:
     """A saved consultation (an uploaded file's bytes, or the copy a browser kept) checked whole against
-    :mod:`lawluo.firm.saved` and the firm's domain table; raises ``ValueError`` saying, in Chinese and
-    English, what is wrong (never where the file was stored)."""
+    :mod:`lawluo.firm.saved` and the firm's domain table; raises :class:`Refusal` (a ``ValueError``) saying
+    what is wrong (its ``.message``; never where the file was stored)."""
     if isinstance(raw, bytes):
         if len(raw) > MAX_SAVED_BYTES:
-            raise ValueError(_too_big(len(raw)))
+            raise Refusal(_too_big(len(raw)))
         try:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise ValueError(NOT_TEXT_MESSAGE) from None
+            raise Refusal(message(NOT_TEXT)) from None
     if not isinstance(raw, str) or "\x00" in raw:
-        raise ValueError(NOT_TEXT_MESSAGE)
+        raise Refusal(message(NOT_TEXT))
     if len(raw.encode("utf-8")) > MAX_SAVED_BYTES:
-        raise ValueError(_too_big(len(raw.encode("utf-8"))))
+        raise Refusal(_too_big(len(raw.encode("utf-8"))))
     try:
         return Consultation.from_json(raw, firm.domains)
     except SavedConsultationError as exc:
         gloss = (
-            "文件中的业务领域不在本站的领域表中"
+            "consult.resume.unknown_domain"
             if " is not a domain of " in str(exc)
-            else "文件内容不符合咨询记录的格式"
+            else "consult.resume.bad_format"
         )
-        raise ValueError(f"{gloss}。{exc}") from None
+        raise Refusal(message(gloss, detail=without_paths(str(exc)))) from None
     except ValueError as exc:  # not JSON at all
-        raise ValueError(f"这不是 LawLuo 保存的咨询（不是有效的 JSON）。{exc}") from None
+        raise Refusal(message("consult.resume.not_json", detail=without_paths(str(exc)))) from None
 
 
 def new_consultation(
@@ -1223,18 +1261,18 @@ def restore_consultation(
         return ConsultView()
     try:
         if not isinstance(stored, str):
-            raise ValueError(NOT_TEXT_MESSAGE)
+            raise Refusal(message(NOT_TEXT))
         restored = parse_saved(firm, stored)
     except ValueError as exc:
-        return view(firm, None, f"{STORED_REFUSED}{exc}", "warn", stored=NOTHING_STORED)
+        return view(firm, None, say(STORED_REFUSED_KEY, why=why(exc)), "warn", stored=NOTHING_STORED)
     restored.owner = visit.owner
-    report, message = "", RESTORED_MESSAGE
+    report, shown = "", say(RESTORED_KEY)
     if restored.status == Status.CLOSED and restored.report:
-        report, message = (
-            inert_links(render_markdown(Report(**restored.report))),
-            f"{message} {RESTORED_CLOSED}",
+        report, shown = (
+            shown_report(render_markdown(Report(**restored.report)), Report(**restored.report)),
+            Html(f"{shown} {say(RESTORED_CLOSED_KEY)}"),
         )
-    return view(firm, restored, message, report=report)
+    return view(firm, restored, shown, report=report)
 
 
 def consultation_json(state: Consultation | None, visit: Visit = DIRECT) -> dict:
@@ -1268,11 +1306,11 @@ def build_consult_tab(
     """
     visitors = Visitors(limits)
     intro, more = _intro(copy)
-    with gr.Tab(TAB_LABEL, id="consult"):
+    with gr.Tab(TAB_LABEL, id="consult", elem_id="ll-consult"):
         if intro:
             gr.Markdown(intro, elem_id="ll-intro")
         if more:
-            with gr.Accordion("使用说明 How it works", open=False, elem_id="ll-intro-more"):
+            with gr.Accordion(t("consult.how_it_works"), open=False, elem_id="ll-intro-more"):
                 gr.Markdown(more)
         gr.HTML(cr.banner_html(models.status()), css_template=HTML_CSS, elem_id="ll-banner")
         # idle consultations expire (the visitor can save one to keep it); a closed page frees it at once
@@ -1284,7 +1322,7 @@ def build_consult_tab(
         with gr.Row(elem_id="ll-main"):
             with gr.Column(scale=3, elem_id="ll-left"):
                 chat = gr.Chatbot(
-                    label="咨询对话 Conversation",
+                    label=t("consult.chat"),
                     elem_id="ll-chat",
                     height=None,
                     min_height=CHAT_MIN_HEIGHT,
@@ -1292,36 +1330,35 @@ def build_consult_tab(
                     buttons=["copy"],
                 )
                 question = gr.Textbox(
-                    label="您的问题 Your question",
-                    placeholder="例如：我在公司干了两年一直没签劳动合同，现在被辞退了，能要求什么赔偿？",
+                    label=t("consult.question"),
+                    placeholder=t("consult.question_placeholder"),
                     lines=3,
                     max_lines=8,
                     elem_id="ll-question",
                 )
                 with gr.Row(elem_id="ll-buttons"):
-                    ask_btn = gr.Button("提问 Ask", variant="primary", elem_id="ll-ask")
-                    regen_btn = gr.Button("重新生成 Regenerate", elem_id="ll-regenerate")
-                    end_btn = gr.Button("结束咨询 End consultation", variant="stop", elem_id="ll-end")
-                    new_btn = gr.Button("新咨询 New", elem_id="ll-new")
+                    ask_btn = gr.Button(t("consult.ask"), variant="primary", elem_id="ll-ask")
+                    regen_btn = gr.Button(t("consult.regenerate"), elem_id="ll-regenerate")
+                    end_btn = gr.Button(t("consult.end"), variant="stop", elem_id="ll-end")
+                    new_btn = gr.Button(t("consult.new"), elem_id="ll-new")
                 client_name = gr.Textbox(
-                    label="咨询人姓名（可不填，结束咨询时写入报告）Your name for the report (optional)",
+                    label=t("consult.client"),
                     max_lines=1,
                     max_length=100,
                     elem_id="ll-client",
                 )
                 facts_date = date_box(
-                    "事情发生的日期（可不填）Date of the facts (optional)",
-                    "引用按当日有效的法律核查，不填按现行法律。Citations are checked against the law in force that day.",
+                    t("consult.facts_date"),
+                    t("consult.facts_date_info"),
                     "ll-facts-date",
+                    t("consult.facts_date_placeholder"),
                 )
                 message = gr.HTML("", css_template=HTML_CSS, js_on_load=PAGE_JS, elem_id="ll-message")
-                gr.Markdown("### 法律要素澄清树 Tree of Legal Clarifications", elem_id="ll-tree-title")
+                gr.Markdown("### " + t("consult.tree_title"), elem_id="ll-tree-title")
                 tree = gr.HTML(
                     cr.tree_html(None), css_template=HTML_CSS, js_on_load=TREE_JS, elem_id="ll-tree"
                 )
-                submit_btn = gr.Button(
-                    "提交已标记的事实 Submit the marked facts", variant="primary", elem_id="ll-submit"
-                )
+                submit_btn = gr.Button(t("consult.submit"), variant="primary", elem_id="ll-submit")
             with gr.Column(scale=2, elem_id="ll-right"):
                 routing = gr.HTML(
                     cr.routing_html(None, None, (), firm.domains, firm.receptionist.notice),
@@ -1329,44 +1366,47 @@ def build_consult_tab(
                     elem_id="ll-routing",
                 )
                 domain_box = gr.Dropdown(
-                    choices=[(d.name, d.id) for d in firm.domains],
+                    choices=[(cr.domain_choice(d), d.id) for d in firm.domains],
                     value=None,
-                    label="改派领域 Change the domain",
+                    label=t("consult.domain"),
                     elem_id="ll-domain",
                 )
-                with gr.Accordion(ADVANCED_LABEL, open=False, elem_id="ll-use-tolc-accordion"):
-                    use_tolc = gr.Checkbox(
-                        True, label="回答前先澄清 (ToLC) Clarify before answering", elem_id="ll-use-tolc"
-                    )
+                with gr.Accordion(t("consult.advanced"), open=False, elem_id="ll-use-tolc-accordion"):
+                    use_tolc = gr.Checkbox(True, label=t("consult.use_tolc"), elem_id="ll-use-tolc")
                     height = gr.Slider(
-                        2, MAX_HEIGHT, value=firm.height, step=1, label="树高 H (levels)", elem_id="ll-height"
+                        2,
+                        MAX_HEIGHT,
+                        value=firm.height,
+                        step=1,
+                        label=t("consult.height"),
+                        elem_id="ll-height",
                     )
-                    k = gr.Slider(
-                        1, MAX_K, value=firm.k, step=1, label="每个节点的子要素数 K", elem_id="ll-k"
-                    )
-                with gr.Accordion("保存 / 恢复 Save / resume", open=False, elem_id="ll-save-accordion"):
-                    save_btn = gr.Button("保存咨询 Save (.json)", elem_id="ll-save")
-                    saved = gr.File(label="咨询记录 Saved consultation", visible=False, elem_id="ll-saved")
+                    k = gr.Slider(1, MAX_K, value=firm.k, step=1, label=t("consult.k"), elem_id="ll-k")
+                with gr.Accordion(t("consult.save_resume"), open=False, elem_id="ll-save-accordion"):
+                    save_btn = gr.Button(t("consult.save"), elem_id="ll-save")
+                    saved = gr.File(label=t("consult.saved"), visible=False, elem_id="ll-saved")
                     resume_btn = gr.UploadButton(
-                        "恢复咨询 Resume from .json", file_types=[".json"], elem_id="ll-resume"
+                        t("consult.resume"), file_types=[".json"], elem_id="ll-resume"
                     )
-                with gr.Accordion("引用核查 Citations", open=True, elem_id="ll-citations-accordion"):
+                with gr.Accordion(t("consult.citations"), open=True, elem_id="ll-citations-accordion"):
                     citations = gr.HTML(
                         cr.citations_html(None), css_template=HTML_CSS, elem_id="ll-citations"
                     )
                 with gr.Accordion(
-                    "检索到的法条与案例 Retrieved statutes and cases",
+                    t("consult.retrieved"),
                     open=False,
                     elem_id="ll-retrieved-accordion",
                 ):
                     retrieved = gr.HTML("", css_template=HTML_CSS, elem_id="ll-retrieved")
-                with gr.Accordion("流程追踪 Trace", open=False, elem_id="ll-trace-accordion"):
+                with gr.Accordion(t("consult.trace"), open=False, elem_id="ll-trace-accordion"):
                     trace = gr.HTML(cr.trace_html([]), css_template=HTML_CSS, elem_id="ll-trace")
-        gr.Markdown("### 咨询报告 Consultation report")
+        gr.Markdown("### " + t("consult.report"))
         report = gr.Markdown("", elem_id="ll-report")
         with gr.Row():
-            download_md = gr.DownloadButton("下载 .md", visible=False, elem_id="ll-download-md")
-            download_docx = gr.DownloadButton("下载 .docx", visible=False, elem_id="ll-download-docx")
+            download_md = gr.DownloadButton(t("consult.download_md"), visible=False, elem_id="ll-download-md")
+            download_docx = gr.DownloadButton(
+                t("consult.download_docx"), visible=False, elem_id="ll-download-docx"
+            )
 
         # Hidden inputs of the scriptable /mark endpoint (the tree's buttons use the click event).
         node_box = gr.Textbox(visible=False)

@@ -32,8 +32,8 @@ to whoever names the session. The gate remembers which browser (the digest of it
 :mod:`.visitors`) joined each session's first event, and refuses the stream, and any event of that
 session, to a request without that cookie (403): the hash alone is no longer enough.
 
-Refusals are JSON ``{"detail": …}`` with a plain message (Chinese first) and ``Retry-After``; nothing
-else about the request is read or logged.
+Refusals are JSON ``{"detail": …}`` with a message in both languages (HTML, each in its ``<span lang>``:
+the page's toast shows its own) and ``Retry-After``; nothing else about the request is read or logged.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from starlette.middleware import Middleware
 from ..config import Settings
 from ..config.settings import from_setting, read_settings
 from .client_address import DEFAULT_TRUSTED, TrustedProxies, scope_address
+from .i18n import say
 from .visitors import VISITOR_COOKIE, owner_digest
 
 logger = logging.getLogger(__name__)
@@ -87,26 +88,21 @@ class GateLimits:
 class Refused(Exception):
     """A request the gate turns away: HTTP ``status`` with ``message`` and a ``Retry-After`` in seconds."""
 
-    def __init__(self, status: int, message: str, retry_after: float | None = None) -> None:
+    def __init__(self, status: int, key: str, retry_after: float | None = None, **fields) -> None:
+        message = say(key, **fields)  # both languages, each in its <span lang>: the page shows its own
         super().__init__(message)
         self.status, self.message, self.retry_after = status, message, retry_after
 
 
-TOO_BIG = "请求过大（上限 {limit}），未处理。The request is too large (limit {limit}); nothing was done."
-TOO_FAST = (
-    "请求过于频繁，请 {seconds} 秒后再试。Too many requests from your address; try again in {seconds} s."
-)
-TOO_MANY_SESSIONS = "您的网络地址在一小时内打开了太多页面，请稍后再试。Too many new pages from your address this hour; try again later."
-ADDRESS_BUSY = (
-    "您的网络地址已有 {n} 个请求在排队或运行，请等它们完成。Your address already has {n} requests waiting or running; "
-    "wait for them to finish."
-)
-QUEUE_FULL = (
-    "律师模型正忙，排队已满，请稍后再试；法条检索与引用核查不受影响。The model is busy and its queue is full; "
-    "try again in a minute (statute search and citation checks still work)."
-)
-FREE_QUEUE_FULL = "服务器繁忙，请稍后再试。The server is busy; try again in a moment."
-NOT_YOUR_SESSION = "这不是您的浏览器会话。This is not your browser session."
+#: The refusals' messages (keys of ``lawluo/strings/app.yaml``), sent as :func:`~lawluo.ui.i18n.say` HTML:
+#: Gradio shows a refused event's ``detail`` as a toast that renders HTML, in the page's language.
+TOO_BIG = "app.gate_too_big"
+TOO_FAST = "app.gate_too_fast"
+TOO_MANY_SESSIONS = "app.gate_too_many_sessions"
+ADDRESS_BUSY = "app.gate_address_busy"
+QUEUE_FULL = "app.gate_queue_full"
+FREE_QUEUE_FULL = "app.gate_free_queue_full"
+NOT_YOUR_SESSION = "app.gate_not_your_session"
 
 
 def _size(n: int) -> str:
@@ -272,7 +268,7 @@ class QueueGate:
         user = signed_in_user(scope)
         wait = max(self.requests.take(address), self.requests.take(f"user:{user}") if user else 0.0)
         if wait > 0:
-            raise Refused(429, TOO_FAST.format(seconds=math.ceil(wait)), wait)
+            raise Refused(429, TOO_FAST, wait, seconds=math.ceil(wait))
         if upload:  # streamed to disk by Gradio: counted as it comes, never held whole here
             await self.app(scope, _counting(receive, limit), send)
             return
@@ -323,7 +319,7 @@ class QueueGate:
         mine = max(mine, users)
         per_address = self.limits.model_per_address if model else self.limits.free_per_address
         if mine >= per_address:
-            raise Refused(429, ADDRESS_BUSY.format(n=mine), 10)
+            raise Refused(429, ADDRESS_BUSY, 10, n=mine)
         if waiting + sum(n for (_, m), n in self._admitting.items() if m == model) >= (
             self.limits.model_queue if model else self.limits.free_queue
         ):
@@ -401,9 +397,9 @@ def _check_length(scope, limit: int) -> None:
             try:
                 declared = int(value)
             except ValueError:
-                raise Refused(400, "Content-Length 无效 is not a number") from None
+                raise Refused(400, "app.gate_bad_length") from None
             if declared > limit:
-                raise Refused(413, TOO_BIG.format(limit=_size(limit)))
+                raise Refused(413, TOO_BIG, limit=_size(limit))
 
 
 async def _read_body(receive, limit: int) -> bytes:
@@ -411,11 +407,11 @@ async def _read_body(receive, limit: int) -> bytes:
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            raise Refused(400, "连接已断开 The client went away.")
+            raise Refused(400, "app.gate_went_away")
         chunk = message.get("body", b"")
         total += len(chunk)
         if total > limit:
-            raise Refused(413, TOO_BIG.format(limit=_size(limit)))
+            raise Refused(413, TOO_BIG, limit=_size(limit))
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
@@ -446,7 +442,7 @@ def _counting(receive, limit: int):
         if message["type"] == "http.request":
             total += len(message.get("body", b""))
             if total > limit:
-                raise Refused(413, TOO_BIG.format(limit=_size(limit)))
+                raise Refused(413, TOO_BIG, limit=_size(limit))
         return message
 
     return counted

@@ -1,5 +1,5 @@
 """The pages in the visitor's language: Chinese by default, English when the browser asks for it or the
-visitor switches (the footer's 设置 / Settings → Language).
+visitor switches (the navbar's "English" / "中文", remembered in the browser).
 
 Two kinds of text, one catalogue (:mod:`lawluo.i18n`, ``lawluo/strings/*.yaml``):
 
@@ -13,8 +13,10 @@ Two kinds of text, one catalogue (:mod:`lawluo.i18n`, ``lawluo/strings/*.yaml``)
 
 Gradio chooses the language from ``navigator.language`` and falls back to English for a language it does
 not know (a browser that says only ``zh`` would get English). :data:`LOCALE_HEAD` runs before Gradio's
-bundle and settles it by the project's rule: the first of the browser's languages that is Chinese or
-English decides; neither → Chinese.
+bundle and settles it by the project's rule: the visitor's choice, else the first of the browser's languages
+that is Chinese or English, else Chinese. The switch reloads the page (``?lang=en``): Gradio's own switch
+(设置 / Settings → Language) changes the page in place but leaves the labels of tabs not yet opened in the
+old language, and forgets the choice on the next visit.
 """
 
 from __future__ import annotations
@@ -93,17 +95,34 @@ LANG_CSS = """
 html[lang^="en"] .ll-lang-zh, html:not([lang^="en"]) .ll-lang-en { display: none !important; }
 """
 
-#: Before Gradio reads ``navigator.language``: the first of the browser's languages that is Chinese or English
-#: (``zh-TW`` and ``zh`` too) decides, Chinese if neither. Gradio's language switch still works after it.
+#: Where a visitor's choice of language is remembered in the browser (the navbar's switch, ``?lang=en|zh``).
+CHOICE_KEY = "lawluo-lang"
+
+#: Before Gradio reads ``navigator.language``: the language the visitor chose (``?lang=en`` or ``?lang=zh`` in
+#: the address — the navbar's switch — remembered in ``localStorage``), else the first of the browser's
+#: languages that is Chinese or English (``zh-TW`` and a bare ``zh`` too), else Chinese.
 LOCALE_HEAD = (
-    "<script>(function(){try{var l=(navigator.languages&&navigator.languages.length?navigator.languages:"
-    "[navigator.language||'']).map(function(x){return String(x).toLowerCase();})"
-    ".filter(function(x){return x.slice(0,2)==='zh'||x.slice(0,2)==='en';})[0]||'zh';"
-    f"var pick=l.slice(0,2)==='en'?{json.dumps(LOCALES[EN])}:{json.dumps(LOCALES[ZH])};"
-    "Object.defineProperty(navigator,'language',{get:function(){return pick;},configurable:true});"
-    "Object.defineProperty(navigator,'languages',{get:function(){return [pick];},configurable:true});"
+    "<script>(function(){try{var key=" + json.dumps(CHOICE_KEY) + ",pick=null,"
+    "asked=new URLSearchParams(location.search).get('lang');"
+    "if(asked==='en'||asked==='zh'){pick=asked;try{localStorage.setItem(key,asked);}catch(e){}}"
+    "else{try{var kept=localStorage.getItem(key);if(kept==='en'||kept==='zh'){pick=kept;}}catch(e){}}"
+    "if(!pick){var l=(navigator.languages&&navigator.languages.length?navigator.languages:"
+    "[navigator.language||'']).map(function(x){return String(x).toLowerCase().slice(0,2);})"
+    ".filter(function(x){return x==='zh'||x==='en';})[0];pick=l||'zh';}"
+    f"var locale=pick==='en'?{json.dumps(LOCALES[EN])}:{json.dumps(LOCALES[ZH])};"
+    "Object.defineProperty(navigator,'language',{get:function(){return locale;},configurable:true});"
+    "Object.defineProperty(navigator,'languages',{get:function(){return [locale];},configurable:true});"
     "}catch(e){}})();</script>"
 )
 
-
-__all__ = ["LANG_CSS", "LOCALES", "LOCALE_HEAD", "Html", "say", "say_block", "t", "translations"]
+__all__ = [
+    "CHOICE_KEY",
+    "LANG_CSS",
+    "LOCALES",
+    "LOCALE_HEAD",
+    "Html",
+    "say",
+    "say_block",
+    "t",
+    "translations",
+]

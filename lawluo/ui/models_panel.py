@@ -10,26 +10,31 @@ from collections.abc import Sequence
 
 import gradio as gr
 
-from ..config import ROLE_HELP
+from ..i18n import catalogue
 from ..llm import LanguageModels, RoleStatus
 from .copy import ADVANCED_LABEL, UICopy
+from .i18n import say
 from .render import esc
 
 
 def models_status_html(statuses: Sequence[RoleStatus], reasons: bool = True) -> str:
     """One row per role: its job, its model, and either "ready" or (with ``reasons``: for the operator,
-    it may name a setting or an environment variable) the reason it cannot be used."""
+    it may name a setting or an environment variable) the reason it cannot be used. A role's name and job
+    are in the page's language; its model and the reason (the operator's words) are shown as they are."""
     rows = []
+    known = catalogue()
     for s in statuses:
         badge = (
-            '<span class="ll-badge ok">可用 ready</span>'
+            f'<span class="ll-badge ok">{say("about.ready")}</span>'
             if s.available
-            else '<span class="ll-badge none">未配置 not available</span>'
+            else f'<span class="ll-badge none">{say("about.not_available")}</span>'
         )
-        reason = f'<div class="ll-note">{esc(s.reason)}</div>' if s.reason and reasons else ""
+        reason = f'<div class="ll-note" lang="en">{esc(s.reason)}</div>' if s.reason and reasons else ""
+        name = say(f"about.role.{s.role}") if f"about.role.{s.role}" in known else esc(s.role)
+        job = say(f"about.role_help.{s.role}") if f"about.role_help.{s.role}" in known else ""
         rows.append(
-            f'<div class="ll-row"><b>{esc(s.role)}</b> <span class="ll-meta">{esc(ROLE_HELP.get(s.role, ""))}</span>'
-            f"<br>{badge} <code>{esc(s.description)}</code>{reason}</div>"
+            f'<div class="ll-row" data-role="{esc(s.role)}"><b>{name}</b> <span class="ll-meta">{job}</span>'
+            f'<br>{badge} <code lang="en">{esc(s.description)}</code>{reason}</div>'
         )
     return '<div class="ll-card ll-models">' + "".join(rows) + "</div>"
 
@@ -37,7 +42,7 @@ def models_status_html(statuses: Sequence[RoleStatus], reasons: bool = True) -> 
 def build_models_panel(models: LanguageModels, copy: UICopy) -> None:
     """Which roles have a model, in a visitor's words; how to configure them, and why a role cannot be
     used (settings, environment variables), folded under 高级 / Advanced for the site's operator."""
-    intro, advanced = copy.split("models.md")
+    intro, advanced = copy.markdown("models.md")
     if intro:
         gr.Markdown(intro)
     statuses = models.status()

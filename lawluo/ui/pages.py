@@ -53,19 +53,25 @@ NAV_CSS = """
 #ll-navbar nav { display: flex; flex-wrap: wrap; gap: 0.25rem 1.25rem; align-items: center; }
 #ll-navbar nav a { display: inline-flex; align-items: center; min-height: 44px; padding: 0 0.25rem;
   text-decoration: none; color: var(--body-text-color); }
+#ll-navbar nav a.ll-switch { margin-left: auto; }
 #ll-navbar nav a[aria-current="page"] { font-weight: 600; border-bottom: 2px solid var(--color-accent); }
 @media (max-width: 700px) { #ll-navbar nav { gap: 0 0.75rem; font-size: 0.9rem; } }
 """
 
 
 def navbar_html(current: Page) -> str:
-    """The navbar's HTML on the page ``current``: a link to each page, the current one marked."""
+    """The navbar's HTML on the page ``current``: a link to each page, the current one marked, and the switch
+    to the other language."""
     current_mark = ' aria-current="page"'
     links = "".join(
         f'<a href="{page.link}"{current_mark if page == current else ""}>{say(page.name_key)}</a>'
         for page in PAGES
     )
-    return f"<nav>{links}</nav>"
+    switch = (  # to the other language: the page reloads in it (lawluo/ui/i18n.py's LOCALE_HEAD remembers it)
+        '<a class="ll-switch ll-lang-zh" href="?lang=en" lang="en" hreflang="en">English</a>'
+        '<a class="ll-switch ll-lang-en" href="?lang=zh" lang="zh-CN" hreflang="zh-CN">中文</a>'
+    )
+    return f"<nav>{links}{switch}</nav>"
 
 
 def navbar(current: Page) -> gr.HTML:

@@ -4,6 +4,10 @@ Every string that comes from a user or from the database passes through :func:`e
 (``html.escape``) before it is put into HTML, so an answer containing ``<script>`` or
 ``<img onerror=…>`` renders as text. Nothing here imports Gradio: these are pure functions from
 plain dicts (the ``as_dict()`` of library results) to HTML strings, tested directly.
+
+What the page says is in both languages (:func:`~lawluo.ui.i18n.say`: the page shows its own); what the
+database holds — a law's name, an article's text, a case's facts — and what a visitor typed stay as they are,
+in an element that says they are Chinese (:func:`zh`), so that the English page declares them so.
 """
 
 from __future__ import annotations
@@ -13,11 +17,13 @@ import re
 from collections.abc import Mapping, Sequence
 
 from ..agents.secretary import inert_links, md_text  # inert_links lives beside md_text: the report uses it
+from ..i18n import LANGUAGES, Message, message
+from ..i18n import text as text_in
 from ..law import content_kinds
 from ..law.numerals import int_to_chinese
 from ..law.verdicts import BY_CODE, CONTENT_BEARING, HALLUCINATED, VERDICTS
-from ..retrieval.case_fit import NONE_FITS_CAUSE, UNKNOWN_KIND
-from .copy import ADVANCED_LABEL
+from .copy import ADVANCED_KEY
+from .i18n import LOCALES, Html, say
 
 #: Facts longer than this are shown truncated, with the full text one click away.
 FACTS_PREVIEW_CHARS = 160
@@ -25,6 +31,8 @@ FACTS_PREVIEW_CHARS = 160
 CITATION_PAGE = 50
 #: How many characters of a query a result's heading or a "no match" message quotes back.
 ECHO_CHARS = 60
+#: How a citation looks, in the messages that say none was found.
+CITATION_EXAMPLE = "《民法典》第一千零七十九条"
 
 
 CSS = """
@@ -68,6 +76,37 @@ def esc(value: object) -> str:
     return "" if value is None else html.escape(str(value), quote=True)
 
 
+#: Chinese characters: a field of a message that holds them is Chinese content (a law's name, a query).
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def zh(value: object, tag: str = "span", css: str = "") -> Html:
+    """Content of the law or of a visitor (a law's name, an article's text, a query), escaped, in an element
+    that says it is Chinese: on the English page it stays as it is, declared so (``lang="zh-CN"``)."""
+    attrs = f' class="{esc(css)}"' if css else ""
+    return Html(f'<{tag}{attrs} lang="{LOCALES["zh"]}">{esc(value)}</{tag}>')
+
+
+def zh_fields(msg: Message) -> Message:
+    """``msg`` with each text field that holds Chinese (a law's name, an article's number as written) put in
+    a ``lang="zh-CN"`` span (:func:`zh`): the English version of the message declares them so."""
+    fields = {
+        k: zh(without_paths(v)) if isinstance(v, str) and not isinstance(v, Html) and _CJK.search(v) else v
+        for k, v in msg.fields.items()
+    }
+    return Message(msg.key, fields)
+
+
+def both(build) -> Html:
+    """``build(lang)`` (HTML) for each language, each in its own ``<span lang>``: the page shows its own
+    (as :func:`~lawluo.ui.i18n.say`, for HTML that a key alone cannot give: a tooltip in each language)."""
+    return Html(
+        "".join(
+            f'<span class="ll-lang-{lang}" lang="{LOCALES[lang]}">{build(lang)}</span>' for lang in LANGUAGES
+        )
+    )
+
+
 # -- untrusted text -------------------------------------------------------------------------------
 
 
@@ -98,49 +137,73 @@ def error_text(exc: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def notice(message: str, kind: str = "info") -> str:
-    """A message box; ``kind`` is ``info``, ``warn`` or ``error``. The message is escaped, and any absolute
-    file path in it (an error's message may quote one) is replaced by ``…``: the server's folders are
-    its own (:func:`without_paths`)."""
+def notice(message: str | Message, kind: str = "info") -> str:
+    """A message box; ``kind`` is ``info``, ``warn`` or ``error``. ``message``: a
+    :class:`~lawluo.i18n.Message` (shown in the page's language, its Chinese fields declared so:
+    :func:`zh_fields`), HTML already made (:class:`~lawluo.ui.i18n.Html`, e.g. a :func:`~lawluo.ui.i18n.say`),
+    or plain text, escaped, with any absolute file path in it (an error's message may quote one) replaced
+    by ``…``: the server's folders are its own (:func:`without_paths`)."""
     kind = kind if kind in ("info", "warn", "error") else "info"
-    return f'<div class="ll-notice {kind}" role="status">{esc(without_paths(message))}</div>'
+    if isinstance(message, Message):
+        body = say(zh_fields(message))
+    elif isinstance(message, Html):
+        body = message
+    else:
+        body = esc(without_paths(message))
+    return f'<div class="ll-notice {kind}" role="status">{body}</div>'
 
 
 def badge(text: str, css_class: str) -> str:
-    return f'<span class="ll-badge {esc(css_class)}">{esc(text)}</span>'
+    """A pill; ``text`` is escaped unless it is :class:`~lawluo.ui.i18n.Html` (a :func:`~lawluo.ui.i18n.say`)."""
+    body = text if isinstance(text, Html) else esc(text)
+    return f'<span class="ll-badge {esc(css_class)}">{body}</span>'
 
 
 def verdict_badge(verdict: str) -> str:
-    """A coloured pill naming the verdict in Chinese (what was checked: 条文存在·内容相符, 条号错误 …); the
-    verdict's code and meaning are its tooltip and ``data-verdict``, for a researcher, not its text."""
-    row = BY_CODE.get(verdict)  # badge colour, Chinese label and meaning: lawluo/law/verdicts.py
-    colour, zh, meaning = (row.badge, row.label_zh, row.meaning) if row else ("none", verdict, "")
-    return (
-        f'<span class="ll-badge {esc(colour)}" data-verdict="{esc(verdict)}" '
-        f'title="{esc(verdict)}: {esc(meaning)}">{esc(zh)}</span>'
+    """A coloured pill naming the verdict in the page's language (what was checked: 条文存在·内容相符 /
+    Exists · content agrees, 条号错误 …); the verdict's code and meaning are its tooltip and
+    ``data-verdict``, for a researcher, not its text."""
+    row = BY_CODE.get(verdict)  # badge colour: lawluo/law/verdicts.py; label and meaning: the catalogue
+    if row is None:
+        label = Html(f'<span lang="en">{esc(verdict)}</span>')
+        return (
+            f'<span class="ll-badge none" data-verdict="{esc(verdict)}" title="{esc(verdict)}">{label}</span>'
+        )
+    label = both(
+        lambda lang: (
+            f'<span title="{esc(verdict)}: {esc(text_in("statute.verdict_tip." + verdict, lang))}">'
+            f"{esc(text_in('statute.verdict.' + verdict, lang))}</span>"
+        )
     )
+    return f'<span class="ll-badge {esc(row.badge)}" data-verdict="{esc(verdict)}">{label}</span>'
 
 
 def content_kind_tag(code: str | None) -> str:
     """A small muted tag saying how the checker read a citation (:mod:`lawluo.law.content_kinds`):
-    原文引用, 转述, 适用 or 仅引条号, what that means (in Chinese) as a tooltip; empty for a missing or
-    unknown reading.
+    原文引用, 转述, 适用 or 仅引条号 (quoted, paraphrase, applied, number only), what that means as a tooltip,
+    each in the page's language; empty for a missing or unknown reading.
 
-    >>> content_kind_tag("none")
-    '<span class="ll-kind" data-kind="none" title="回答只写了法律名称和条号，无可比对">仅引条号</span>'
+    >>> content_kind_tag("none").count('title="回答只写了法律名称和条号，无可比对">仅引条号</span>')
+    1
     """
     row = content_kinds.BY_CODE.get(code or "")
     if row is None:
         return ""
-    return f'<span class="ll-kind" data-kind="{esc(row.code)}" title="{esc(row.meaning_zh)}">{esc(row.tag_zh)}</span>'
+    tag = both(
+        lambda lang: (
+            f'<span title="{esc(text_in("statute.kind_tip." + row.code, lang))}">'
+            f"{esc(text_in('statute.kind.' + row.code, lang))}</span>"
+        )
+    )
+    return f'<span class="ll-kind" data-kind="{esc(row.code)}">{tag}</span>'
 
 
 def _version_badges(current: bool, in_force: bool = True) -> str:
     out = []
     if not in_force:
-        out.append(badge("repealed 已废止", "bad"))
+        out.append(badge(say("statute.repealed"), "bad"))
     if not current:
-        out.append(badge("superseded 已修订", "warn"))
+        out.append(badge(say("statute.superseded"), "warn"))
     return " ".join(out)
 
 
@@ -150,25 +213,31 @@ def _version_badges(current: bool, in_force: bool = True) -> str:
 def statute_card(hit: Mapping, note: str = "") -> str:
     """One :meth:`StatuteHit.as_dict` as a card: law, article, version (+ badge), level, text, score;
     an article the query named by law and number is marked so, and a repealed law's card says what
-    replaced it (``hit["repeal"]``); ``note`` (plain text) is a line above the text."""
+    replaced it (``hit["repeal"]``, the database's Chinese words); ``note`` (plain text, escaped; or
+    :class:`~lawluo.ui.i18n.Html`) is a line above the text."""
     badges = _version_badges(bool(hit.get("current", True)), bool(hit.get("in_force", True)))
     if hit.get("exact"):
-        badges = badge("按条号查到 exact article", "ok") + " " + badges
+        badges = badge(say("statute.exact_article"), "ok") + " " + badges
     repeal = hit.get("repeal")
-    repeal_row = f'<div class="ll-row ll-repeal">{esc(repeal)}</div>' if repeal else ""
+    repeal_row = zh(repeal, "div", "ll-row ll-repeal") if repeal else ""
+    note_html = note if isinstance(note, Html) else esc(note)
     return (
         '<div class="ll-card">'
         '<div class="ll-head">'
-        f'<span class="ll-title">{esc(hit.get("law"))} {esc(hit.get("article_label"))}</span>'
-        f'<span class="ll-meta">version {esc(hit.get("version"))}</span>{badges}'
-        f'<span class="ll-meta">{esc(hit.get("level"))}</span>'
-        f'<span class="ll-meta">score {float(hit.get("score") or 0):.2f}</span>'
+        + zh(f"{hit.get('law') or ''} {hit.get('article_label') or ''}", "span", "ll-title")
+        + f'<span class="ll-meta">{say("statute.version", version=hit.get("version"))}</span>{badges}'
+        + zh(hit.get("level"), "span", "ll-meta")
+        + f'<span class="ll-meta">{say("statute.score", score=_score(hit))}</span>'
         "</div>"
         f"{repeal_row}"
-        + (f'<div class="ll-row ll-fit">{esc(note)}</div>' if note else "")
-        + f'<div class="ll-text">{esc(hit.get("text"))}</div>'
-        "</div>"
+        + (f'<div class="ll-row ll-fit">{note_html}</div>' if note else "")
+        + zh(hit.get("text"), "div", "ll-text")
+        + "</div>"
     )
+
+
+def _score(hit: Mapping) -> str:
+    return f"{float(hit.get('score') or 0):.2f}"
 
 
 def echo(query: str) -> str:
@@ -182,20 +251,19 @@ def echo(query: str) -> str:
     return query if len(query) <= ECHO_CHARS else query[:ECHO_CHARS] + "…"
 
 
-def _results(query: str, hits: Sequence[Mapping], card, noun: tuple[str, str, str], example: str) -> str:
-    """The cards of ``hits``, headed by their count; ``noun``: the Chinese noun, its measure word, the English."""
-    zh, unit, en = noun
+def _results(query: str, hits: Sequence[Mapping], card, keys: tuple[str, str], example: str) -> str:
+    """The cards of ``hits``, headed by their count; ``keys``: the catalogue's heading and "none" message."""
+    found, none = keys
     if not hits:
-        return notice(
-            f"没有找到匹配的{zh} No {en} matched “{echo(query)}”。换个说法试试 Try other words, e.g. {example}.",
-            "warn",
-        )
-    head = f'<div class="ll-meta">{len(hits)} {unit}{zh} {en}(s) for “{esc(echo(query))}”</div>'
+        return notice(message(none, query=echo(query), example=example), "warn")
+    head = f'<div class="ll-meta">{say(found, n=len(hits), query=zh(echo(query)))}</div>'
     return head + "".join(card(h) for h in hits)
 
 
 def statute_results(query: str, hits: Sequence[Mapping]) -> str:
-    return _results(query, hits, statute_card, ("法条", "条", "article"), "试用期 解除劳动合同")
+    return _results(
+        query, hits, statute_card, ("statute.articles_found", "statute.no_articles"), "试用期 解除劳动合同"
+    )
 
 
 # -- case search ----------------------------------------------------------------------------------
@@ -218,30 +286,35 @@ def case_card(hit: Mapping) -> str:
     articles = "、".join(article_ref(a) for a in hit.get("articles") or []) or "—"
     if len(facts) > FACTS_PREVIEW_CHARS:
         facts_html = (
-            f'<div class="ll-text">{esc(facts[:FACTS_PREVIEW_CHARS])}…</div>'
-            f"<details><summary>Full facts 全部案情 ({len(facts):,} chars)</summary>"
-            f'<div class="ll-text">{esc(facts)}</div></details>'
+            zh(facts[:FACTS_PREVIEW_CHARS] + "…", "div", "ll-text")
+            + f"<details><summary>{say('statute.full_facts', n=f'{len(facts):,}')}</summary>"
+            + zh(facts, "div", "ll-text")
+            + "</details>"
         )
     else:
-        facts_html = f'<div class="ll-text">{esc(facts)}</div>'
+        facts_html = zh(facts, "div", "ll-text")
     extra = []
     if hit.get("outcome"):
         extra.append(
-            f'<details><summary>Outcome 裁判结果</summary><div class="ll-text">{esc(hit["outcome"])}</div></details>'
+            f"<details><summary>{say('statute.outcome')}</summary>"
+            + zh(hit["outcome"], "div", "ll-text")
+            + "</details>"
         )
     if hit.get("sentence"):
         extra.append(
-            f'<div class="ll-row"><span class="ll-label">刑期 Sentence</span>{esc(hit["sentence"])}</div>'
+            f'<div class="ll-row"><span class="ll-label">{say("statute.sentence")}</span>'
+            + zh(hit["sentence"])
+            + "</div>"
         )
     return (
         '<div class="ll-card">'
         '<div class="ll-head">'
-        f'<span class="ll-title">{esc(hit.get("title"))}</span>'
-        f"{badge(str(hit.get('cause') or '—'), 'info')}"
-        f'<span class="ll-meta">source {esc(hit.get("source"))}</span>'
-        f'<span class="ll-meta">score {float(hit.get("score") or 0):.2f}</span>'
+        + zh(hit.get("title"), "span", "ll-title")
+        + badge(zh(hit.get("cause") or "—"), "info")
+        + f'<span class="ll-meta">{say("statute.source", source=hit.get("source"))}</span>'
+        + f'<span class="ll-meta">{say("statute.score", score=_score(hit))}</span>'
         "</div>"
-        f'<div class="ll-row"><span class="ll-label">引用法条 Cites</span>{esc(articles)}</div>'
+        f'<div class="ll-row"><span class="ll-label">{say("statute.cites")}</span>' + zh(articles) + "</div>"
         f"{facts_html}{''.join(extra)}"
         "</div>"
     )
@@ -252,17 +325,17 @@ def case_results(query: str, hits: Sequence[Mapping], cause: str | None = None) 
     (:meth:`~lawluo.retrieval.cases.CaseSearcher.similar`), named in the heading — and, when there are none,
     a notice saying that the case bank has no case of this kind (``""``: that the kind could not be told).
 
-    >>> "没有与此问题同类（民间借贷纠纷）" in case_results("借钱不还", [], "民间借贷纠纷")
+    >>> "没有与此问题同类（" in case_results("借钱不还", [], "民间借贷纠纷")
     True
     """
     if cause is None:
-        return _results(query, hits, case_card, ("案例", "个", "case"), "醉酒驾驶机动车")
+        return _results(query, hits, case_card, ("statute.cases_found", "statute.no_cases"), "醉酒驾驶机动车")
     if not hits:
-        return notice(NONE_FITS_CAUSE.format(cause=cause) if cause else UNKNOWN_KIND, "info")
-    head = (
-        f'<div class="ll-meta">{len(hits)} 个同类案例 case(s) of this kind ({esc(cause)}) '
-        f"for “{esc(echo(query))}”</div>"
-    )
+        if cause:
+            return notice(message("statute.cases_none_fit", cause=cause), "info")
+        return notice(message("statute.cases_unknown_kind", examples="“民间借贷纠纷”“盗窃”"), "info")
+    said = say("statute.cases_of_kind", n=len(hits), cause=zh(cause), query=zh(echo(query)))
+    head = f'<div class="ll-meta">{said}</div>'
     return head + "".join(case_card(h) for h in hits)
 
 
@@ -287,6 +360,16 @@ def nhsr_line(nhsr: float | None, counts: Mapping[str, int]) -> str:
     return f"NHSR {right}/{bearing} = {nhsr:.2f} over content-bearing citations"
 
 
+def nhsr_message(nhsr: float | None, counts: Mapping[str, int]) -> Message:
+    """:func:`nhsr_line` as a message of the catalogue, for the page (in its language)."""
+    total, bearing, right = _tally(counts)
+    if total == 0:
+        return message("statute.nhsr_none")
+    if nhsr is None or bearing == 0:
+        return message("statute.nhsr_names_only", total=total)
+    return message("statute.nhsr", right=right, bearing=bearing, nhsr=f"{nhsr:.2f}")
+
+
 def _tally(counts: Mapping[str, int]) -> tuple[int, int, int]:
     """Citations in all, those that bear content (NHSR's denominator), and those of them not hallucinated."""
     bearing = sum(n for code, n in counts.items() if code in CONTENT_BEARING)
@@ -300,18 +383,24 @@ def plain_summary(counts: Mapping[str, int]) -> str:
     >>> plain_summary({"verified": 1, "wrong_number": 1, "no_content": 2})
     '共找到 4 处法条引用：写出条文内容的 2 处中，1 处与条文相符；另有 2 处只写了法律名称和条号。'
     """
+    return str(summary_message(counts))
+
+
+def summary_message(counts: Mapping[str, int]) -> Message:
+    """:func:`plain_summary` as a message of the catalogue, for the page (in its language)."""
     total, bearing, right = _tally(counts)
     if total == 0:
-        return "没有找到法条引用（请写成《民法典》第一千零七十九条这样的形式）。"
-    parts = [f"共找到 {total} 处法条引用"]
-    if bearing:
-        parts.append(f"写出条文内容的 {bearing} 处中，{right} 处与条文相符")
-    if total - bearing:
-        parts.append(("另有" if bearing else "都") + f" {total - bearing} 处只写了法律名称和条号")
-    return parts[0] + "：" + "；".join(parts[1:]) + "。" if len(parts) > 1 else parts[0] + "。"
+        return message("statute.summary_none", example=CITATION_EXAMPLE)
+    if not bearing:
+        return message("statute.summary_names_only", total=total)
+    if total == bearing:
+        return message("statute.summary_bearing", total=total, bearing=bearing, right=right)
+    return message("statute.summary_both", total=total, bearing=bearing, right=right, names=total - bearing)
 
 
-def check_summary(nhsr: float | None, counts: Mapping[str, int], notices: Sequence[str] = ()) -> str:
+def check_summary(
+    nhsr: float | None, counts: Mapping[str, int], notices: Sequence[str | Message] = ()
+) -> str:
     """The check in plain words, one badge per verdict that occurs with its count, any notices (e.g.
     truncation), and the NHSR line for researchers under 高级 / Advanced."""
     pills = "".join(
@@ -319,10 +408,10 @@ def check_summary(nhsr: float | None, counts: Mapping[str, int], notices: Sequen
     )
     return (
         "".join(notice(n, "warn") for n in notices)
-        + f'<div class="ll-summary">{esc(plain_summary(counts))}</div>'
+        + f'<div class="ll-summary">{say(zh_fields(summary_message(counts)))}</div>'
         + (f'<div class="ll-counts">{pills}</div>' if pills else "")
-        + f'<details class="ll-advanced"><summary>{esc(ADVANCED_LABEL)}</summary>'
-        + f'<div class="ll-meta ll-nhsr">{esc(nhsr_line(nhsr, counts))}</div></details>'
+        + f'<details class="ll-advanced"><summary>{say(ADVANCED_KEY)}</summary>'
+        + f'<div class="ll-meta ll-nhsr">{say(nhsr_message(nhsr, counts))}</div></details>'
     )
 
 
@@ -344,44 +433,69 @@ def as_written(cit: Mapping, text: str) -> str:
 
 
 def citation_card(index: int, cit: Mapping, text: str) -> str:
-    """One :meth:`Checked.as_dict`: verdict, as written, as resolved, quoted content, the real article."""
+    """One :meth:`Checked.as_dict`: verdict, as written, as resolved, quoted content, the real article; with
+    ``cit["notes"]`` (:attr:`Checked.notes`) the checker's notes in the page's language, else its English
+    ``note``."""
     written = as_written(cit, text)
     resolved = f"《{cit.get('law')}》{cit.get('article_label')}"
-    rows = [f'<div class="ll-row"><span class="ll-label">原文写作</span>{esc(written)}</div>']
+
+    def label(key: str) -> str:
+        return f'<span class="ll-label">{say(key)}</span>'
+
+    rows = [f'<div class="ll-row">{label("statute.cit_written")}{zh(written)}</div>']
     if resolved.strip("《》") and resolved != written:
-        rows.append(f'<div class="ll-row"><span class="ll-label">指的是</span>{esc(resolved)}</div>')
+        rows.append(f'<div class="ll-row">{label("statute.cit_resolved")}{zh(resolved)}</div>')
     matched = cit.get("matched")
     if matched:
-        version = f"{matched.get('version')} 版" + ("" if matched.get("current") else "，已被修订")
+        version = message(
+            "statute.cit_version" if matched.get("current") else "statute.cit_version_old",
+            version=matched.get("version"),
+        )
         score = matched.get("score")
+        fit = both(
+            lambda lang: (
+                esc(version.text(lang))
+                + (
+                    ("，" if lang == "zh" else ", ")
+                    + esc(text_in("statute.cit_fit", lang, score=f"{float(score):.0f}"))
+                    if score is not None
+                    else ""
+                )
+            )
+        )
         rows.append(
-            '<div class="ll-row"><span class="ll-label">内容对应的条文</span>'
-            f"《{esc(matched.get('law'))}》{esc(matched.get('article_label'))}"
-            f' <span class="ll-meta">（{esc(version)}'
-            + (f"，相符度 {float(score):.0f}/100" if score is not None else "")
-            + "）</span></div>"
+            f'<div class="ll-row">{label("statute.cit_matched")}'
+            + zh(f"《{matched.get('law')}》{matched.get('article_label')}")
+            + f' <span class="ll-meta">（{fit}）</span></div>'
         )
     if cit.get("quoted"):
         rows.append(
-            '<div class="ll-row"><span class="ll-label">引用的内容</span></div>'
-            f'<div class="ll-quote">{esc(cit["quoted"])}</div>'
+            f'<div class="ll-row">{label("statute.cit_quoted")}</div>' + zh(cit["quoted"], "div", "ll-quote")
         )
     else:
-        rows.append('<div class="ll-row"><span class="ll-label">引用的内容</span>（只写了名称和条号）</div>')
-    if cit.get("note"):
-        rows.append(f'<div class="ll-note">{esc(cit["note"])}</div>')
+        rows.append(f'<div class="ll-row">{label("statute.cit_quoted")}{say("statute.cit_no_quote")}</div>')
+    notes = [n for n in cit.get("notes") or () if isinstance(n, Message)]
+    if notes:  # how the checker reached the verdict, in the page's language (Checked.notes)
+        rows.append(f'<div class="ll-note">{"; ".join(say(zh_fields(n)) for n in notes)}</div>')
+    elif cit.get("note"):  # only its English (a Checked.as_dict without the notes)
+        rows.append(f'<div class="ll-note" lang="en">{esc(cit["note"])}</div>')
     if matched and matched.get("text"):
+        article = zh(f"《{matched.get('law')}》{matched.get('article_label')}")
         rows.append(
-            f"<details><summary>法条原文《{esc(matched.get('law'))}》{esc(matched.get('article_label'))}"
-            f'</summary><div class="ll-text">{esc(matched["text"])}</div></details>'
+            f"<details><summary>{say('statute.cit_article_text', article=article)}</summary>"
+            + zh(matched["text"], "div", "ll-text")
+            + "</details>"
         )
     else:
-        rows.append('<div class="ll-note">法条库中没有找到对应的条文。</div>')
+        rows.append(f'<div class="ll-note">{say("statute.cit_no_article")}</div>')
     return (
         '<div class="ll-card">'
         f'<div class="ll-head"><span class="ll-title">#{index}</span>{verdict_badge(str(cit.get("verdict")))}'
         f"{content_kind_tag(cit.get('content_kind'))}"
-        f'<span class="ll-title">{esc(written)}</span></div>' + "".join(rows) + "</div>"
+        + zh(written, "span", "ll-title")
+        + "</div>"
+        + "".join(rows)
+        + "</div>"
     )
 
 
@@ -390,9 +504,7 @@ def citation_list(citations: Sequence[Mapping], text: str, shown: int | None = N
     how many there are and a button (``data-more``: how many the next page shows) for the next
     :data:`CITATION_PAGE` (the browser needs seconds to draw thousands of cards)."""
     if not citations:
-        return notice(
-            "No statute citation found in the text. Citations look like 《民法典》第一千零七十九条.", "info"
-        )
+        return notice(message("statute.no_citations", example=CITATION_EXAMPLE), "info")
     total = len(citations)
     shown = total if shown is None else min(max(shown, 0), total)
     cards = "".join(citation_card(i, c, text) for i, c in enumerate(citations[:shown], start=1))
@@ -401,6 +513,6 @@ def citation_list(citations: Sequence[Mapping], text: str, shown: int | None = N
     step = min(CITATION_PAGE, total - shown)
     return (
         cards + '<div class="ll-more">'
-        f'<span class="ll-meta">已显示 {shown:,} / {total:,} 条引用 Showing {shown:,} of {total:,} citations</span>'
-        f'<button type="button" data-more="{shown + step}">再显示 {step} 条 Show {step} more</button></div>'
+        f'<span class="ll-meta">{say("statute.showing", shown=f"{shown:,}", total=f"{total:,}")}</span>'
+        f'<button type="button" data-more="{shown + step}">{say("statute.show_more", step=step)}</button></div>'
     )

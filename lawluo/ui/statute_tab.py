@@ -1,9 +1,10 @@
-"""The 法条检索 / Statute lookup tab: statute search, case search and citation checking.
+"""The statute lookup tab (法条检索): statute search, case search and citation checking.
 
 Handlers are plain module-level functions that take the service objects first; the tab builder binds
 them with :func:`functools.partial`. They never raise: bad input gets a friendly message, and an
-unexpected error is logged and shown as ``Something went wrong: <type>: <message>``. Their HTML comes
-from :mod:`lawluo.ui.render`, which escapes all user and database text.
+unexpected error is logged and shown as ``出错了：<type>: <message>`` (``Something went wrong: …`` on the
+English page). Their HTML comes from :mod:`lawluo.ui.render`, which escapes all user and database text;
+the page's texts are keys of ``lawluo/strings/statutes.yaml`` (:mod:`lawluo.ui.i18n`).
 
 Scriptable with ``gradio_client`` (api names ``search_statutes``, ``search_cases``,
 ``check_citations`` and ``check_citations_json``)::
@@ -26,14 +27,16 @@ from typing import Any
 
 import gradio as gr
 
+from ..i18n import Message, message
 from ..law.checker import CitationChecker, as_of_day
 from ..retrieval.case_fit import question_cause
 from ..retrieval.casebank import REBUILD_COMMAND as CASES_REBUILD_COMMAND
 from ..retrieval.cases import CaseSearcher
+from ..retrieval.query import bilingual
 from ..retrieval.statutes import QueryError, StatuteSearcher, clean_query
 from . import render
 from .copy import ADVANCED_LABEL, UICopy
-from .i18n import t
+from .i18n import LOCALES, Html, say, t
 from .views import date_box
 
 logger = logging.getLogger(__name__)
@@ -43,10 +46,12 @@ MAX_TEXT_CHARS = 200_000
 MAX_K = 20
 DEFAULT_K = 5
 TAB_LABEL = t("tab.statutes")
-EMPTY_ANSWER_MESSAGE = (
-    "Paste an answer that cites statutes, e.g. 根据《民法典》第一千零七十九条规定：“……” — "
-    "请粘贴一段引用了法条的回答，再点击“核查引用”。"
-)
+#: The date box's placeholder: a date, in no language.
+AS_OF_EXAMPLE = "2017-06-01"
+#: What the check says when there is no text to check.
+EMPTY_ANSWER = message("statute.empty_answer", example="根据《民法典》第一千零七十九条规定：“……”")
+#: The same for scripts (``/check_citations_json``'s ``error``): Chinese, then English.
+EMPTY_ANSWER_MESSAGE = bilingual(EMPTY_ANSWER)
 
 
 # -- handlers -------------------------------------------------------------------------------------
@@ -63,7 +68,13 @@ def _clamp_k(k: Any) -> int:
 def _failure(exc: Exception) -> str:
     """Log the traceback (call inside ``except``) and return the message the user sees."""
     logger.exception("statute tab handler failed")
-    return render.notice(f"出错了 Something went wrong: {render.error_text(exc)}", "error")
+    error = Html(f'<span lang="en">{render.esc(render.error_text(exc))}</span>')
+    return render.notice(say("statute.error", error=error), "error")
+
+
+def _refused(exc: QueryError) -> str:
+    """The notice of a query or a text that cannot be searched or checked, in the page's language."""
+    return render.notice(exc.message if exc.message is not None else str(exc), "warn")
 
 
 def search_statutes(searcher: StatuteSearcher, query: str, k: float = DEFAULT_K) -> str:
@@ -76,12 +87,12 @@ def search_statutes(searcher: StatuteSearcher, query: str, k: float = DEFAULT_K)
     query = "" if query is None else query
     try:
         hits = searcher.search(query, _clamp_k(k))
-        notices = [x.message() for x in searcher.lookup(clean_query(query)) if x.message()]
+        notices = [n for x in searcher.lookup(clean_query(query)) if (n := x.notice())]
         return "".join(render.notice(n, "warn") for n in notices) + render.statute_results(
             query.strip(), [h.as_dict() for h in hits]
         )
     except QueryError as exc:
-        return render.notice(str(exc), "warn")
+        return _refused(exc)
     except Exception as exc:
         return _failure(exc)
 
@@ -91,38 +102,35 @@ def search_cases(case_searcher: CaseSearcher | None, query: str, k: float = DEFA
     (:meth:`~lawluo.retrieval.cases.CaseSearcher.similar`: a case's cause of action fits the query's); when
     the case bank has none of its kind, or its kind cannot be told, a notice says so and no case is shown."""
     if case_searcher is None:
-        return render.notice(
-            f"The case bank is not available. Build it with `{CASES_REBUILD_COMMAND}` and restart the app.",
-            "error",
-        )
+        command = Html(f"<code>{render.esc(CASES_REBUILD_COMMAND)}</code>")
+        return render.notice(say("statute.cases_unavailable", command=command), "error")
     query = "" if query is None else query
     try:
         cause = question_cause(clean_query(query))
         hits = case_searcher.similar(query, _clamp_k(k), cause=cause)
         return render.case_results(query.strip(), [h.as_dict() for h in hits], cause)
     except QueryError as exc:
-        return render.notice(str(exc), "warn")
+        return _refused(exc)
     except Exception as exc:
         return _failure(exc)
 
 
-def _prepare_text(text: Any) -> tuple[str, list[str]]:
+def _card(checked) -> dict:
+    """What a citation's card shows: :meth:`Checked.as_dict` and the checker's notes as messages."""
+    return {**checked.as_dict(), "notes": tuple(getattr(checked, "notes", ()))}
+
+
+def _prepare_text(text: Any) -> tuple[str, list[Message]]:
     """The text to check (capped at :data:`MAX_TEXT_CHARS`) and notices about it."""
     if text is None:
         text = ""
     if not isinstance(text, str):
-        raise QueryError("请粘贴文字 the answer must be text")
+        raise QueryError(message("statute.answer_not_text"))
     if len(text) > MAX_TEXT_CHARS:
         return text[:MAX_TEXT_CHARS], [
-            f"文本有 {len(text):,} 字，只核查了前 {MAX_TEXT_CHARS:,} 字。"
-            f"The text has {len(text):,} characters; only the first {MAX_TEXT_CHARS:,} were checked."
+            message("statute.truncated", total=f"{len(text):,}", limit=f"{MAX_TEXT_CHARS:,}")
         ]
     return text, []
-
-
-AS_OF_MESSAGE = (
-    "日期请写成 2017-06-01 这样，或留空（按现行法律核查）。Write the date as YYYY-MM-DD, or leave it empty."
-)
 
 
 def _as_of(value: Any) -> str | None:
@@ -130,7 +138,8 @@ def _as_of(value: Any) -> str | None:
     try:
         return as_of_day(value if isinstance(value, str | type(None)) else str(value))
     except ValueError as exc:
-        raise QueryError(f"{AS_OF_MESSAGE}（{exc}）") from None
+        shown = render.echo(str(value))
+        raise QueryError(message("statute.as_of_bad", value=shown)) from exc
 
 
 def check_answer(checker: CitationChecker, text: str, as_of: str | None = None) -> tuple[str, str]:
@@ -146,17 +155,17 @@ def check_answer(checker: CitationChecker, text: str, as_of: str | None = None) 
         day = _as_of(as_of)
         text, notices = _prepare_text(text)
         if not text.strip():
-            return render.notice(EMPTY_ANSWER_MESSAGE, "info"), ""
+            return render.notice(EMPTY_ANSWER, "info"), ""
         result = checker.check(text, as_of=day)
         if day:
-            notices = [*notices, f"按 {day} 有效的法律核查。Checked against the law in force on {day}."]
-        citations = [c.as_dict() for c in result.citations]
+            notices = [*notices, message("statute.checked_as_of", day=day)]
+        citations = [_card(c) for c in result.citations]
         return (
             render.check_summary(result.nhsr, result.counts(), notices),
             render.citation_list(citations, text, render.CITATION_PAGE),
         )
     except QueryError as exc:
-        return render.notice(str(exc), "warn"), ""
+        return _refused(exc), ""
     except Exception as exc:
         return _failure(exc), ""
 
@@ -175,23 +184,34 @@ def more_citations(
         text, _notices = _prepare_text(text)
         if not text.strip():
             return ""
-        citations = [c.as_dict() for c in checker.check(text, as_of=_as_of(as_of)).citations]
+        citations = [_card(c) for c in checker.check(text, as_of=_as_of(as_of)).citations]
         return render.citation_list(citations, text, max(shown, render.CITATION_PAGE))
     except QueryError as exc:
-        return render.notice(str(exc), "warn")
+        return _refused(exc)
     except Exception as exc:
         return _failure(exc)
 
 
-#: A click on the "more" button under the citation cards asks for the next page (its ``data-more``).
+#: A click on the "more" button under the citation cards asks for the next page (its ``data-more``). And the
+#: tab's text boxes take Chinese (a question, an answer to check): they say so (``lang``), their Chinese
+#: examples (placeholders) too, on the English page as well.
 MORE_JS = """
+const mark = () => {
+  for (const box of document.querySelectorAll(QUERY_BOXES)) {
+    if (box.getAttribute('lang') !== ZH) box.setAttribute('lang', ZH);
+  }
+};
+mark();
+new MutationObserver(mark).observe(element.closest('.tabitem') || document.body, {childList: true, subtree: true});
 element.addEventListener('click', (event) => {
   const button = event.target.closest('button[data-more]');
   if (!button || !element.contains(button)) return;
   button.disabled = true;
   trigger('click', {more: button.dataset.more});
 });
-"""
+""".replace(
+    "QUERY_BOXES", repr("#ll-statute-query textarea, #ll-case-query textarea, #ll-check-answer textarea")
+).replace("ZH", repr(LOCALES["zh"]))
 
 
 def check_answer_json(checker: CitationChecker, text: str, as_of: str | None = None) -> dict:
@@ -206,7 +226,8 @@ def check_answer_json(checker: CitationChecker, text: str, as_of: str | None = N
     }
     try:
         out["as_of"] = day = _as_of(as_of)
-        text, out["notices"] = _prepare_text(text)
+        text, notices = _prepare_text(text)
+        out["notices"] = [bilingual(n) for n in notices]
         if not text.strip():
             out["error"] = EMPTY_ANSWER_MESSAGE
             return out
@@ -229,13 +250,24 @@ def _results_box() -> gr.HTML:
     return gr.HTML(value="", css_template=render.CSS, padding=False)
 
 
-def _search_section(title: str, label: str, placeholder: str, fn, api_name: str) -> None:
-    """A query box, a result-count slider and a button wired to ``fn(query, k) -> html``."""
-    gr.Markdown(title)
+def example_label(label: Any) -> str:
+    """An example's label (``check_examples.json``: ``{"zh": …, "en": …}``) as HTML in both languages; a
+    plain string is shown as it is, declared Chinese."""
+    if isinstance(label, dict):
+        return render.both(lambda lang: render.esc(label.get(lang) or label.get("zh") or ""))
+    return render.zh(label or "")
+
+
+def _search_section(
+    title: str, label: str, placeholder: str, fn, api_name: str, elem_id: str | None = None
+) -> None:
+    """A query box, a result-count slider and a button wired to ``fn(query, k) -> html``; ``title`` and
+    ``label`` are keys of the catalogue, ``placeholder`` an example query (Chinese in every language)."""
+    gr.Markdown(t(title))
     with gr.Row():
-        query = gr.Textbox(label=label, placeholder=placeholder, scale=4)
-        k = gr.Slider(1, MAX_K, value=DEFAULT_K, step=1, label="Results 条数", scale=1)
-        button = gr.Button("Search 检索", variant="primary", scale=1)
+        query = gr.Textbox(label=t(label), placeholder=placeholder, scale=4, elem_id=elem_id)
+        k = gr.Slider(1, MAX_K, value=DEFAULT_K, step=1, label=t("statute.results_label"), scale=1)
+        button = gr.Button(t("statute.search_button"), variant="primary", scale=1)
     out = _results_box()
     button.click(fn, [query, k], out, api_name=api_name)
     query.submit(fn, [query, k], out, api_visibility="private")
@@ -246,48 +278,59 @@ def build_statute_tab(
 ) -> None:
     """Add the tab to the enclosing ``gr.Blocks``; ``case_searcher=None`` when the case bank is missing."""
     with gr.Tab(TAB_LABEL, id="statutes"):
-        intro = copy.text("statute_tab.md")
+        intro, _ = copy.markdown("statute_tab.md")
         if intro:
             gr.Markdown(intro)
 
         _search_section(
-            "### 条文检索 · Statute search",
-            "Question or keywords 问题或关键词",
+            "statute.search_title",
+            "statute.search_label",
             "试用期 解除劳动合同",
             partial(search_statutes, searcher),
             "search_statutes",
+            "ll-statute-query",
         )
         _search_section(
-            "### 案例检索 · Case search",
-            "Facts or keywords 案情或关键词",
+            "statute.cases_title",
+            "statute.cases_label",
             "醉酒驾驶机动车 追逐竞驶",
             partial(search_cases, case_searcher),
             "search_cases",
+            "ll-case-query",
         )
 
-        gr.Markdown("### 引用核查 · Citation check")
+        gr.Markdown(t("statute.check_title"))
         answer = gr.Textbox(
-            label="Answer to check 待核查的回答",
+            label=t("statute.check_label"),
             placeholder="根据《中华人民共和国民法典》第一千零七十九条规定：“……”",
             lines=6,
             max_lines=16,
+            elem_id="ll-check-answer",
         )
         examples = copy.json("check_examples.json") or []
         if examples:
-            gr.Examples(
-                examples=[[e["text"]] for e in examples],
-                inputs=answer,
-                example_labels=[e["label"] for e in examples],
-                label="Example answers 示例回答",
+            # A gr.Dataset, not gr.Examples: Gradio does not translate gr.Examples' labels; a sample drawn as
+            # HTML holds both languages' label, the page shows its own.
+            samples = gr.Dataset(
+                components=[gr.HTML(visible=False)],
+                samples=[[example_label(e.get("label"))] for e in examples],
+                type="index",
+                label=t("statute.examples_label"),
+                elem_id="ll-check-examples",
+            )
+            texts = [str(e.get("text") or "") for e in examples]
+            samples.click(
+                lambda i: texts[i] if isinstance(i, int) and 0 <= i < len(texts) else gr.skip(),
+                samples,
+                answer,
                 api_visibility="private",
             )
-        as_of_box = date_box(
-            "Date the text was written 撰写日期（可不填）",
-            "Citations are judged against the law in force that day; empty: today's law. 按当日有效的法律核查。",
-            "ll-check-as-of",
+        as_of_box = date_box(t("statute.as_of_label"), t("statute.as_of_info"), "ll-check-as-of")
+        as_of_box.placeholder = (
+            AS_OF_EXAMPLE  # not "YYYY-MM-DD": an example date reads the same in any language
         )
-        check_button = gr.Button("Check citations 核查引用", variant="primary")
-        help_text, advanced = copy.split("check_help.md")
+        check_button = gr.Button(t("statute.check_button"), variant="primary")
+        help_text, advanced = copy.markdown("check_help.md")
         if help_text:
             gr.Markdown(help_text)
         if advanced:
@@ -330,7 +373,8 @@ def build_statute_tab(
         )
 
 
-def build_unavailable_tab(message: str) -> None:
-    """The tab, when the statute database cannot be loaded: what is wrong and how to build it."""
+def build_unavailable_tab(text: str) -> None:
+    """The tab, when the statute database cannot be loaded: what is wrong and how to build it (Markdown in
+    both languages: ``app.py``'s ``_missing_db_message``)."""
     with gr.Tab(TAB_LABEL, id="statutes"):
-        gr.Markdown(message)
+        gr.Markdown(text)

@@ -54,9 +54,10 @@ class View:
         return tuple(gr.skip() if (value := getattr(self, name)) is KEEP else value for name in names)
 
 
-def date_box(label: str, info: str, elem_id: str) -> gr.Textbox:
+def date_box(label, info, elem_id: str, placeholder="YYYY-MM-DD") -> gr.Textbox:
     """A one-line ``YYYY-MM-DD`` field: the day citations are judged as of (the statute tab's date the text was
-    written, the consultation's date of the facts); empty means today's law."""
+    written, the consultation's date of the facts); empty means today's law. ``label``, ``info`` and
+    ``placeholder`` may be texts or ``gr.I18n`` keys (:func:`lawluo.ui.i18n.t`)."""
     return gr.Textbox(
-        label=label, info=info, placeholder="YYYY-MM-DD", max_lines=1, max_length=20, elem_id=elem_id
+        label=label, info=info, placeholder=placeholder, max_lines=1, max_length=20, elem_id=elem_id
     )

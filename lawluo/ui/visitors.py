@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.settings import from_setting, read_settings
+from ..i18n import Message, message, text
 from ..llm.cancel import CancelToken
 from .client_address import request_address
 
@@ -73,21 +74,12 @@ class VisitorLimits:
         return read_settings(cls, settings)
 
 
-CALLS_SPENT = (
-    "本站每个网络地址每{period}最多调用模型 {limit} 次，您的额度已用完，请 {minutes} 分钟后再试；"
-    "法条检索、引用核查和澄清树的标记不受影响。This site allows {limit} model calls per {period_en} from one "
-    "address; yours are spent — try again in {minutes} min (statute search and checks still work)."
-)
+#: What a visitor whose model calls are spent is told (:func:`calls_spent`).
+CALLS_SPENT = "consult.limit.calls_spent"
 #: Memory a resumed consultation holds, per byte of its file (a 2 MB file was measured at ~5 MB).
 RESUMED_MEMORY_FACTOR = 3
-RESUMED_FULL = (
-    "服务器暂时无法再恢复更多咨询（内存额度已满），请稍后再试。The server holds as many resumed consultations as "
-    "it may right now; try again later."
-)
-RESUMES_SPENT = (
-    "本站每个网络地址每小时最多恢复 {limit} 次咨询，请 {minutes} 分钟后再试。This site allows {limit} resumed "
-    "consultations per hour from one address; try again in {minutes} min."
-)
+RESUMED_FULL = "consult.limit.resumed_full"
+RESUMES_SPENT = "consult.limit.resumes_spent"
 
 
 class Windows:
@@ -140,15 +132,21 @@ class AddressAllowance:
 
 
 def calls_spent(window: float, limit: int, wait: float) -> str:
-    """What a visitor whose model calls are spent is told.
+    """What a visitor whose model calls are spent is told (its Chinese text: the message of the model call's
+    error; :func:`calls_spent_message` is the message itself).
 
     >>> calls_spent(60, 30, 12.5).split('；')[0]
     '本站每个网络地址每分钟最多调用模型 30 次，您的额度已用完，请 1 分钟后再试'
     """
+    return str(calls_spent_message(window, limit, wait))
+
+
+def calls_spent_message(window: float, limit: int, wait: float) -> Message:
+    """:func:`calls_spent` as a :class:`~lawluo.i18n.Message`."""
     minute = window <= 60
-    return CALLS_SPENT.format(
-        period="分钟" if minute else "小时",
-        period_en="minute" if minute else "hour",
+    return message(
+        CALLS_SPENT,
+        period=message("consult.limit.minute" if minute else "consult.limit.hour"),
         limit=limit,
         minutes=max(1, int(-(-wait // 60))),
     )
@@ -170,7 +168,7 @@ DIRECT = Visit()  # a direct call of a handler (tests, scripts): no session, not
 #: them first (a request's timeout, a slot's wait, the answer's check between pieces); this stops whatever
 #: does not look at it (a structured call streamed token by token).
 BUDGET_GRACE_S = 1.0
-BUDGET_SPENT = "已停止：超过了本步骤的时间预算（{seconds:g} 秒）。Stopped: the step's time budget of {seconds:g} s is spent."
+BUDGET_SPENT = "consult.stop.budget"
 
 
 @dataclass
@@ -193,7 +191,7 @@ class Step:
 
     def expire_after(self, seconds: float) -> None:
         """Cancel the step ``seconds`` (plus :data:`BUDGET_GRACE_S`) from now, unless it has ended."""
-        reason = BUDGET_SPENT.format(seconds=seconds)
+        reason = text(BUDGET_SPENT, seconds=f"{seconds:g}")  # the reason the model calls carry: Chinese
         self._timer = threading.Timer(seconds + BUDGET_GRACE_S, self.token.cancel, args=(reason,))
         self._timer.daemon = True
         self._timer.start()
@@ -267,7 +265,7 @@ class Visitors:
         """The model-call budget of ``visit``'s address (``None`` for a direct call: nothing to limit)."""
         return AddressAllowance(self.calls, visit.address) if visit.session else None
 
-    def resume(self, visit: Visit, file_bytes: int = 0) -> str | None:
+    def resume(self, visit: Visit, file_bytes: int = 0) -> Message | None:
         """Count a resumed consultation of ``visit``'s address (a file of ``file_bytes``): ``None``, or why it
         may not resume now — the address resumed ``resumes_per_hour`` times this hour, or the consultations
         resumed by every visitor would hold more than ``resumed_memory_mb`` (until a session leaves or expires)."""
@@ -275,7 +273,7 @@ class Visitors:
             return None
         full = self.resumes.take(visit.address)
         if full is not None:
-            return RESUMES_SPENT.format(limit=full[1], minutes=max(1, int(-(-full[2] // 60))))
+            return message(RESUMES_SPENT, limit=full[1], minutes=max(1, int(-(-full[2] // 60))))
         held = file_bytes * RESUMED_MEMORY_FACTOR
         now = time.monotonic()
         with self._lock:
@@ -284,7 +282,7 @@ class Visitors:
                     del self._resumed[session]
             others = sum(n for s, (n, _) in self._resumed.items() if s != visit.session)
             if others + held > self.limits.resumed_memory_mb * 1024 * 1024:
-                return RESUMED_FULL
+                return message(RESUMED_FULL)
             self._resumed[visit.session] = (held, now)
         return None
 
