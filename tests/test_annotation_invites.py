@@ -425,7 +425,7 @@ def test_the_admin_invites_withdraws_and_reads_the_log_in_the_tab(admin_service)
     message, invitations, audit = adjudicate_tab.uninvite_account(admin_service, "lawyer-li", ROOT)
     assert "Invitation withdrawn" in message and invitations == [] and audit[0][2] == "uninvite"
     message, _, _ = adjudicate_tab.uninvite_account(admin_service, "lawyer-li", ROOT)
-    assert "no invitation for 'lawyer-li'" in html.unescape(message)
+    assert "There is no invitation for “'lawyer-li'”" in html.unescape(message)
     message, invitations, audit = adjudicate_tab.access_tables(admin_service, ROOT)
     assert message == "" and [row[2] for row in audit] == ["uninvite", "invite", "signup", "signup"]
 

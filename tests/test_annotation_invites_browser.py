@@ -33,20 +33,20 @@ def test_the_admin_invites_in_the_page_and_reads_the_log_as_text(browser, app):
     root = sign_in(browser, app, "root", "rootpw", shots="annotation-invites")
     open_admin(root, app)  # the admins' page, /admin
     root.click("#adj-access button:has-text('邀请与审计')")
-    root.wait_for_selector("#adj-audit:has-text('import')", timeout=20000)
-    assert "<img src=x onerror=" in root.inner_text("#adj-audit")  # the file name, as text
+    root.wait_for_selector("#adj-audit-table:has-text('import')", timeout=20000)
+    assert "<img src=x onerror=" in root.inner_text("#adj-audit-table")  # the file name, as text
 
     root.fill("#adj-invite-name input", "lawyer-li")
     root.click("#adj-invite")
-    root.wait_for_selector("#adj-access-message:has-text('Invited')", timeout=20000)
-    root.wait_for_selector("#adj-invitations:has-text('lawyer-li')", timeout=20000)
+    root.wait_for_selector("#adj-access-message:has-text('已邀请')", timeout=20000)
+    root.wait_for_selector("#adj-invitations-table:has-text('lawyer-li')", timeout=20000)
     assert app.store.invitation("lawyer-li") == "annotator"
 
     root.fill("#adj-invite-name input", HOSTILE[:90])
     root.click("#adj-invite")
-    root.wait_for_selector("#adj-access-message:has-text('Not invited')", timeout=20000)
+    root.wait_for_selector("#adj-access-message:has-text('没有邀请')", timeout=20000)
     root.shot("invitations-and-audit-log")
-    for area in ("#adj-access-message", "#adj-audit", "#adj-invitations"):
+    for area in ("#adj-access-message", "#adj-audit-table", "#adj-invitations-table"):
         assert root.locator(f"{area} img, {area} script").count() == 0
     assert root.evaluate("window.__pwned") is None
     assert [i["name"] for i in app.store.invitations()] == ["lawyer-li"]

@@ -10,10 +10,9 @@ import pytest
 from lawluo.agents.domains import PACKAGED
 from lawluo.agents.lawyer import REPLY_NO_CASES, Brief, grounded_reply, retrieve_cases
 from lawluo.retrieval import case_fit
-from lawluo.retrieval.case_fit import NONE_FITS, UNKNOWN_KIND, cause_fits, question_cause
+from lawluo.retrieval.case_fit import NONE_FITS, cause_fits, question_cause
 from lawluo.retrieval.casebank import Case
 from lawluo.retrieval.cases import CaseSearcher
-from lawluo.ui import render
 from lawluo.ui.statute_tab import search_cases
 
 LOANS = (
@@ -90,14 +89,14 @@ def test_a_question_with_no_fitting_case_gets_none_and_the_notice(small_bank):
     assert REPLY_NO_CASES == NONE_FITS and NONE_FITS in reply
 
     page = search_cases(small_bank, question, 5)
-    assert "没有与此问题同类（民间借贷纠纷）的案例" in page and "No case of this kind" in page
+    assert "没有与此问题同类（" in page and "民间借贷纠纷" in page and "No case of this kind" in page
     assert 'class="ll-card"' not in page
 
 
 def test_an_unknown_kind_shows_no_case_and_says_why(small_bank):
     page = search_cases(small_bank, "朋友 钱", 5)
     assert small_bank.search("朋友 钱", 3) and 'class="ll-card"' not in page
-    assert render.esc(UNKNOWN_KIND) in page
+    assert "未能判断这个问题属于哪一类案件" in page and "Could not tell what kind of case this is" in page
 
 
 def test_hostile_text_in_a_question_is_escaped_in_the_notice_and_the_heading(small_bank, case_searcher):

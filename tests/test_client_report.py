@@ -163,11 +163,14 @@ def test_the_report_carries_the_name_typed_in_the_tab_the_facts_and_the_checked_
         f"《中华人民共和国劳动合同法》第八十二条：条文存在·内容相符**\n\n条文原文：{ARTICLE_82}" in markdown
     )
     assert "《中华人民共和国劳动合同法》第九百九十九条：查无此条**\n\n法规库中没有这一条的原文。" in markdown
-    assert DISCLAIMER in markdown and "生成方式：openai · fake-model" in markdown
+    # the page marks the model's name as a code (no language); the files carry it as written
+    assert DISCLAIMER in markdown and '生成方式：<span lang="zxx">openai · fake-model</span>' in markdown
     # the boss scored the report: in the trace, not in what the client keeps
     assert state.report_score is not None and any(e.action == "score report" for e in state.trace)
     md_path, docx_path = Path(ended.download_md["value"]), Path(ended.download_docx["value"])
     assert markdown_paragraphs(md_path.read_text(encoding="utf-8")) == docx_paragraphs(docx_path)
+    assert "*生成方式：openai · fake-model*" in md_path.read_text(encoding="utf-8")  # no markup in the file
+    assert "lang=" not in md_path.read_text(encoding="utf-8")
     server = firm_server.url.split("//")[1].split("/")[0]  # 127.0.0.1:port
     shown = "".join([markdown, md_path.read_text(encoding="utf-8"), *docx_paragraphs(docx_path)])
     shown += str(ended.chat) + ended.trace + ended.routing + ended.citations + ended.message + state.to_json()

@@ -43,8 +43,8 @@ def test_no_jargon_reaches_the_visitor_but_the_trace_keeps_every_figure(firm):
     views += list(tab.regenerate(firm, state))
     views.append(tab.end(firm, state, client="王女士"))
     shown = "".join(visible(v) for v in views)
-    for word in JARGON:
-        assert word not in shown, word
+    for word in JARGON:  # a word, not a part of one ("not judged by a lawyer" is plain English)
+        assert not re.search(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", shown), word
     trace = views[-1].trace
     assert "NHSR" in trace and "P(better)" in trace  # the checker's and the boss's figures, for the curious
     assert state.turns[-1].score["method"] == "judge"  # the boss did score the answer

@@ -96,7 +96,8 @@ def test_the_files_a_visitor_downloads_link_nowhere(firm):
     state = list(tab.ask(firm, None, question, True, 2, 2))[-1].state
     ended = tab.end(firm, state, client=f"张先生 {LEAK}/name someone@example.com")
     md = Path(ended.download_md["value"]).read_text(encoding="utf-8")
-    assert md == ended.report  # what the page shows is what the file holds
+    # what the page shows is what the file holds (the page marks the report's number as a code of no language)
+    assert re.sub(r'<span lang="zxx">([^<]*)</span>', r"\1", ended.report) == md and "lang=" not in md
     assert "<a " not in rendered(md) and not AUTOLINK.search(md)
     assert f"{LEAK}/question" in rendered(md) and f"{LEAK}/name" in rendered(md)
     docx = Path(ended.download_docx["value"])

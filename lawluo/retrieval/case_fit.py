@@ -25,18 +25,9 @@ from __future__ import annotations
 
 import re
 
-#: What a page says when no case of the question's kind is in the case bank (Chinese, then English).
-NONE_FITS = "案例库中没有与此问题同类的案例 · No case of this kind is in the case bank"
-#: The same, naming the question's cause.
-NONE_FITS_CAUSE = (
-    "案例库中没有与此问题同类（{cause}）的案例 · No case of this kind ({cause}) is in the case bank"
-)
-#: What a page says when the question's kind could not be told (no similar case is shown then).
-UNKNOWN_KIND = (
-    "未能判断这个问题属于哪一类案件，因此不列出相似案例；写明案由或罪名（如“民间借贷纠纷”“盗窃”）再试 · "
-    "Could not tell what kind of case this is, so no similar case is shown; name the cause or the charge "
-    "(e.g. 民间借贷纠纷, 盗窃) and try again"
-)
+#: What the lawyer's extract (no model) says when no case of the question's kind is in the case bank: part
+#: of its Chinese answer (the pages say it in their own language: ``statute.cases_none_fit``).
+NONE_FITS = "案例库中没有与此问题同类的案例。"
 
 #: Causes of action that group narrower ones (the parent's cases fit a child's question and the reverse).
 #: The first three rows are ``benchmarks/retrieval_fresh.py``'s; 婚姻家庭 was added with this module, from

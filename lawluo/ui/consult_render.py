@@ -36,7 +36,6 @@ from ..firm.state import Consultation, TraceEvent, Turn
 from ..i18n import LANGUAGES, Message, catalogue, text
 from ..i18n import text as text_of
 from ..law.verdicts import BY_CODE, VERDICTS
-from ..retrieval.case_fit import NONE_FITS
 from ..retrieval.statute_fit import REASONS
 from ..tolc import Node, Tree
 from ..tolc.material import Issue, stated_answer
@@ -232,6 +231,7 @@ CONSULT_CSS = """
 .ll-mark.on[data-mark="yes"] { background: #1f8a46; border-color: #1f8a46; color: #fff; }
 .ll-mark.on[data-mark="no"] { background: #c0392b; border-color: #c0392b; color: #fff; }
 .ll-mark.on[data-mark="unknown"] { background: #6b7280; border-color: #6b7280; color: #fff; }
+.ll-mark > span { color: inherit !important; }  /* the label in the page's language: the button's colour */
 .ll-src { font-size: 0.8em; color: #8a5a00; background: #fff6e0; border: 1px solid #f0d48a;
   border-radius: 6px; padding: 0 6px; }
 .ll-node details { flex-basis: 100%; margin: 2px 0 0 2.2em; font-size: 0.9em; }
@@ -644,7 +644,10 @@ def retrieved_html(turn: Turn | None) -> str:
         statute_card(s, fit_line(s)).replace('class="ll-row ll-fit"', 'class="ll-row ll-fit" lang="zh-CN"', 1)
         for s in turn.statutes
     )
-    cases = "".join(case_card(c) for c in turn.cases) or f'<div class="ll-note">{esc(NONE_FITS)}</div>'
+    cases = (
+        "".join(case_card(c) for c in turn.cases)
+        or f'<div class="ll-note">{say("consult.retrieved.no_case")}</div>'
+    )
     return (
         f'<div class="ll-summary">{say("consult.retrieved.statutes", n=len(turn.statutes))}</div>'
         f"{statutes}"
