@@ -153,7 +153,10 @@ def test_an_element_the_question_answers_is_shown_as_您已说明_with_its_butto
     html = cr.tree_html(tree, markable=True)
     stated = html.split('data-node="2"', 1)[1]
     words = re.sub(r"<[^>]+>", "", stated.split("</div>", 1)[0])  # the text, each language's once
-    assert "您已说明：“公司一直没给我交社保”" in words and "Already said in your question: “公司一直没给我交社保”" in words
+    assert (
+        "您已说明：“公司一直没给我交社保”" in words
+        and "Already said in your question: “公司一直没给我交社保”" in words
+    )
     assert 'data-node="2" data-mark="yes" aria-pressed="true"' in stated  # marked for the client …
     assert 'data-node="2" data-mark="no" aria-pressed="false"' in stated  # … who may still say 否
     assert " disabled" not in stated.split("</div>", 1)[0]
