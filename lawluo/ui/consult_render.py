@@ -319,7 +319,7 @@ def routing_html(
             f'<div class="ll-row"><span class="ll-label">{say("consult.routing.suggested")}</span>{suggested}</div>'
         )
     elif routing and routing.get("top"):
-        ranked = "，".join(
+        ranked = say("consult.routing.list_sep").join(
             f"{domain_name(domains, t.get('domain'), t.get('name'))} {float(t.get('p') or 0):.0%}"
             for t in routing["top"]
         )

@@ -36,18 +36,21 @@ LOCALES: dict[str, str] = {ZH: "zh-CN", EN: "en"}
 
 @functools.cache
 def translations() -> gr.I18n:
-    """The catalogue as Gradio's ``I18n`` (``launch(i18n=…)``): one dictionary per locale."""
-    table = catalogue()
-    return gr.I18n(
-        **{LOCALES[lang]: {key: texts[lang] for key, texts in table.items()} for lang in LANGUAGES}
-    )
+    """Gradio's ``I18n`` for ``launch(i18n=…)``: one dictionary per locale, holding the keys the pages use as
+    fixed texts (:func:`t` adds each as it is used). Gradio sends these dictionaries with every page; texts
+    built at run time carry their own words (:func:`say`), so the rest of the catalogue stays on the server
+    (``/`` would weigh some 100 kB more)."""
+    return gr.I18n(**{LOCALES[lang]: {} for lang in LANGUAGES})
 
 
 def t(key: str) -> Any:
     """A fixed text of the page (a label, a button, a placeholder, a Markdown value) by its key, translated
     in the browser. An unknown key raises ``KeyError`` when the page is built."""
-    catalogue()[key]  # noqa: B018 - fail while building the page, not by showing a key
-    return translations()(key)
+    texts = catalogue()[key]  # fail while building the page, not by showing a key
+    table = translations()
+    for lang in LANGUAGES:
+        table.translations[LOCALES[lang]][key] = texts[lang]
+    return table(key)
 
 
 class Html(str):
