@@ -78,13 +78,14 @@ def test_the_navbars_switch_reloads_the_page_in_the_other_language_and_the_choic
     context = browser.new_context(locale="zh-CN", viewport={"width": 1366, "height": 900})
     page = context.new_page()
     try:
-        page.goto(app.url)
+        page.goto(app.url.rstrip("/") + "/?item=q1")  # the rest of the address survives the switch
         nav = page.locator("#ll-navbar nav")
         nav.locator("a").first.wait_for(timeout=30_000)
         assert nav.locator("a").first.inner_text().strip() == text("nav.home", ZH)
         nav.get_by_role("link", name="English").click()
         page.wait_for_function("document.documentElement.lang === 'en'", timeout=30_000)
         page.get_by_role("tab", name=text("tab.consult", EN)).wait_for(timeout=30_000)
+        assert "item=q1" in page.url and "lang=en" in page.url
         assert page.locator("#ll-navbar nav a").first.inner_text().strip() == text("nav.home", EN)
         for key in ("tab.consult", "tab.statutes", "tab.about"):  # every tab, opened or not
             assert page.get_by_role("tab", name=text(key, EN)).count() == 1

@@ -103,7 +103,8 @@ CHOICE_KEY = "lawluo-lang"
 
 #: Before Gradio reads ``navigator.language``: the language the visitor chose (``?lang=en`` or ``?lang=zh`` in
 #: the address — the navbar's switch — remembered in ``localStorage``), else the first of the browser's
-#: languages that is Chinese or English (``zh-TW`` and a bare ``zh`` too), else Chinese.
+#: languages that is Chinese or English (``zh-TW`` and a bare ``zh`` too), else Chinese. The switch's click keeps
+#: the rest of the address's query (``/annotate?item=…``), only ``lang`` set.
 LOCALE_HEAD = (
     "<script>(function(){try{var key=" + json.dumps(CHOICE_KEY) + ",pick=null,"
     "asked=new URLSearchParams(location.search).get('lang');"
@@ -115,6 +116,11 @@ LOCALE_HEAD = (
     f"var locale=pick==='en'?{json.dumps(LOCALES[EN])}:{json.dumps(LOCALES[ZH])};"
     "Object.defineProperty(navigator,'language',{get:function(){return locale;},configurable:true});"
     "Object.defineProperty(navigator,'languages',{get:function(){return [locale];},configurable:true});"
+    # the navbar's switch keeps the rest of the address (an annotator's ?item=…)
+    "document.addEventListener('click',function(e){var a=e.target&&e.target.closest&&"
+    "e.target.closest('a.ll-switch');if(!a){return;}var u=new URL(location.href);"
+    "u.searchParams.set('lang',a.getAttribute('hreflang')==='en'?'en':'zh');"
+    "e.preventDefault();location.assign(u.toString());});"
     "}catch(e){}})();</script>"
 )
 
