@@ -42,7 +42,7 @@ import gradio as gr
 from lawluo.i18n import Message
 from lawluo.i18n import message as msg
 from lawluo.ui.i18n import Html, say, say_block, t
-from lawluo.ui.render import esc, without_paths
+from lawluo.ui.render import data, data_lang, esc, without_paths
 from lawluo.ui.views import KEEP, Keep, View
 
 from . import label_form, verdicts
@@ -100,17 +100,6 @@ def error_text(exc: BaseException) -> Message | Html:
     has one, else its text without the server's paths, in an element of its language (:func:`data`)."""
     found = getattr(exc, "message", None)
     return found if isinstance(found, Message) else Html(data(without_paths(str(exc))))
-
-
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-
-
-def data(value: object) -> str:
-    """Text from the data (a name, a question, a comment, an item id), escaped, in an element that says its
-    language: Chinese when it has a Chinese character, else English (names like ``alice``, ``sysA``)."""
-    text = "" if value is None else str(value)
-    lang = "zh-CN" if _CJK.search(text) else "en"
-    return f'<span lang="{lang}">{esc(text)}</span>'
 
 
 def say_error(key: str, exc: BaseException) -> Html:
@@ -548,7 +537,7 @@ def audit_table(service: AnnotationService, limit: int = AUDIT_ROWS) -> list[lis
 
 def _md_name(name: str) -> str:
     """A name inside Markdown, as literal text in an element of its language (:func:`data`)."""
-    return f'<span lang="{"zh-CN" if _CJK.search(name) else "en"}">{md_text(name)}</span>'
+    return f'<span lang="{data_lang(name)}">{md_text(name)}</span>'
 
 
 def access_help(service: AnnotationService) -> str:

@@ -70,7 +70,7 @@ from lawluo.i18n import Message, message
 from lawluo.jsonl import JSONLError
 from lawluo.ui.copy import both_markdown, languages
 from lawluo.ui.i18n import Html, say, t
-from lawluo.ui.render import CSS, esc, without_paths
+from lawluo.ui.render import CSS, data, data_lang, esc, without_paths
 from lawluo.ui.views import KEEP, Keep, View
 
 from . import label_form, verdicts
@@ -304,21 +304,6 @@ def bind(fn: Callable[..., Any], *bound: Any) -> Callable[..., Any]:
 
 
 # --------------------------------------------------------------------------- rendering
-
-
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-
-
-def data_lang(value: object) -> str:
-    """The language of a text from the data (a question, an answer, a name): ``zh-CN`` when it has a
-    Chinese character, else ``en`` (names like ``alice``, ids like ``q-7``)."""
-    return "zh-CN" if _CJK.search("" if value is None else str(value)) else "en"
-
-
-def data(value: object) -> Html:
-    """A text from the data (a name, an item id, a file's name) escaped, in an element that says its
-    language (:func:`data_lang`): it is shown as it is on either page."""
-    return Html(f'<span lang="{data_lang(value)}">{esc(value)}</span>')
 
 
 def md_data(value: object) -> Html:

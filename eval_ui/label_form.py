@@ -37,8 +37,8 @@ import gradio as gr
 
 from lawluo.i18n import EN, ZH, Message, message
 from lawluo.i18n import text as catalogue_text
-from lawluo.ui.i18n import Html, say, t
-from lawluo.ui.render import badge, esc
+from lawluo.ui.i18n import say, t
+from lawluo.ui.render import badge, esc, zh
 
 from . import verdicts
 from .statutes import CitedStatute
@@ -180,18 +180,12 @@ def card_html(statute: CitedStatute, show_checker: bool) -> str:
     )
 
 
-def zh_data(value: object) -> Html:
-    """Chinese content (a law's name, an article, a statute's text) escaped, in an element that says so: it
-    stays Chinese on the English page."""
-    return Html(f'<span lang="zh-CN">{esc(value)}</span>')
-
-
 def note_html(note: Message | str | None) -> str:
     """A statute's note (:class:`~eval_ui.statutes.CitedStatute`) in the reader's language; its fields (a
     law's name, an article) are legal content, shown in Chinese."""
     if isinstance(note, Message):
-        return say(note.key, **{k: zh_data(v) for k, v in note.fields.items()})
-    return zh_data(note) if note else ""
+        return say(note.key, **{k: zh(v) for k, v in note.fields.items()})
+    return zh(note) if note else ""
 
 
 def slots_note(cited: Sequence[CitedStatute], labels: Mapping[str, str] | None = None) -> str:
@@ -206,7 +200,7 @@ def slots_note(cited: Sequence[CitedStatute], labels: Mapping[str, str] | None =
     if len(cited) > SLOTS:
         rest = [s.key for s in cited[SLOTS:]]
         parts.append(say("annotate.cites_more", slots=SLOTS, rest=len(rest)))
-        parts.append(zh_data("; ".join(rest)))
+        parts.append(zh("; ".join(rest)))
     return f'<div class="ann-slot-note">{" ".join(parts)}</div>'
 
 

@@ -41,7 +41,18 @@ from ..tolc import Node, Tree
 from ..tolc.material import Issue, stated_answer
 from ..tolc.tree import FALLBACK_REASONS, NODE_SOURCES
 from .i18n import LOCALES, Html, say
-from .render import as_written, badge, case_card, content_kind_tag, esc, inert_md, statute_card, without_paths
+from .render import (
+    as_written,
+    badge,
+    case_card,
+    content_kind_tag,
+    data_lang,
+    esc,
+    inert_md,
+    statute_card,
+    without_paths,
+    zh,
+)
 
 #: The tree's mark buttons: the mark and the catalogue key of its label.
 MARK_LABELS = (("yes", "consult.mark.yes"), ("no", "consult.mark.no"), ("unknown", "consult.mark.unknown"))
@@ -53,12 +64,6 @@ CASE_FACTS_CHARS = 220
 
 
 # -- languages ------------------------------------------------------------------------------------
-
-
-def zh(value: object) -> Html:
-    """Chinese content (a statute, a tree element, a model's text, a domain's name from data), escaped and
-    marked ``lang="zh-CN"``: the English page shows it as it is, and says what language it is in."""
-    return Html(f'<span lang="zh-CN">{esc(value)}</span>')
 
 
 def both(build: Callable[[str], str]) -> Html:
@@ -666,11 +671,6 @@ def fit_line(statute: Mapping) -> str:
     return f"未列入回答：{REASONS.get(str(fit.get('reason')), '未通过相关性判断')}"
 
 
-def _lang_of(summary: str) -> str:
-    """The ``lang`` of a trace step's summary (the agents write them in English, some in Chinese)."""
-    return "zh-CN" if any("\u3400" <= ch <= "\u9fff" for ch in summary) else "en"
-
-
 def trace_html(trace: Sequence[TraceEvent]) -> str:
     """The agents' steps in order with their durations, as a table with proportional bars."""
     if not trace:
@@ -682,7 +682,7 @@ def trace_html(trace: Sequence[TraceEvent]) -> str:
         status = "" if e.ok else _badge(say("consult.trace.failed"), "bad")
         rows.append(
             f'<tr data-agent="{esc(e.agent)}"><td>{i}</td><td lang="en"><b>{esc(e.agent)}</b></td>'
-            f'<td lang="en">{esc(e.action)}</td><td lang="{_lang_of(e.summary)}">{esc(e.summary)}</td>'
+            f'<td lang="en">{esc(e.action)}</td><td lang="{data_lang(e.summary)}">{esc(e.summary)}</td>'
             f"<td>{e.duration_ms:,.1f} ms "
             f'<span class="ll-bar" style="width:{width}px"></span></td><td>{status}</td></tr>'
         )

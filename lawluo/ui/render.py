@@ -87,6 +87,18 @@ def zh(value: object, tag: str = "span", css: str = "") -> Html:
     return Html(f'<{tag}{attrs} lang="{LOCALES["zh"]}">{esc(value)}</{tag}>')
 
 
+def data_lang(value: object) -> str:
+    """The ``lang`` of a text from the data (a name, a question, an item id, a trace's summary): ``zh-CN``
+    when it has a Chinese character, else ``en`` (names like ``alice``, ids like ``q-7``)."""
+    return LOCALES["zh"] if _CJK.search("" if value is None else str(value)) else LOCALES["en"]
+
+
+def data(value: object) -> Html:
+    """A text from the data escaped, in an element that says its language (:func:`data_lang`): it is shown
+    as it is on either page."""
+    return Html(f'<span lang="{data_lang(value)}">{esc(value)}</span>')
+
+
 def zh_fields(msg: Message) -> Message:
     """``msg`` with each text field that holds Chinese (a law's name, an article's number as written) put in
     a ``lang="zh-CN"`` span (:func:`zh`): the English version of the message declares them so."""
