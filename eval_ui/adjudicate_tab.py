@@ -46,7 +46,7 @@ from lawluo.ui.render import data, data_lang, esc, without_paths
 from lawluo.ui.views import KEEP, Keep, View
 
 from . import label_form, verdicts
-from .annotate_tab import ANNOTATE_CSS, bind, identify, md_text
+from .annotate_tab import ANNOTATE_CSS, bind, identify, md_text, notice_html, say_notice
 from .label_form import MAX_NOTE_CHARS, SLOTS
 from .login import SignIn, unlock_form
 from .service import AnnotationService, Identity
@@ -82,17 +82,6 @@ AUDIT_HEADERS = list(AUDIT_COLUMNS)
 #: Rows of the audit log the tab shows (``python -m eval_ui audit --limit N`` reads further back).
 AUDIT_ROWS = 200
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
-
-
-def notice_html(html: str, kind: str = "info") -> str:
-    """A message box (:func:`lawluo.ui.render.notice`'s markup) around HTML already safe, e.g. :func:`say`."""
-    kind = kind if kind in ("info", "warn", "error") else "info"
-    return f'<div class="ll-notice {kind}" role="status">{html}</div>'
-
-
-def say_notice(key: str | Message, kind: str = "info", **fields: Any) -> str:
-    """``say(key, **fields)`` in a message box."""
-    return notice_html(say(key, **fields), kind)
 
 
 def error_text(exc: BaseException) -> Message | Html:

@@ -70,7 +70,7 @@ from lawluo.i18n import Message, message
 from lawluo.jsonl import JSONLError
 from lawluo.ui.copy import both_markdown, languages
 from lawluo.ui.i18n import Html, say, t
-from lawluo.ui.render import CSS, data, data_lang, esc, without_paths
+from lawluo.ui.render import CSS, data, data_lang, esc, notice, without_paths
 from lawluo.ui.views import KEEP, Keep, View
 
 from . import label_form, verdicts
@@ -314,8 +314,7 @@ def md_data(value: object) -> Html:
 def notice_html(html_text: str, kind: str = "info") -> str:
     """A message box around HTML already escaped (:func:`~lawluo.ui.i18n.say`'s output); ``kind`` is
     ``info``, ``warn`` or ``error``."""
-    kind = kind if kind in ("info", "warn", "error") else "info"
-    return f'<div class="ll-notice {kind}" role="status">{html_text}</div>'
+    return notice(Html(html_text), kind)
 
 
 def error_text(exc: BaseException) -> Message | str:

@@ -33,14 +33,14 @@ from ..agents.domains import PACKAGED, Domains
 from ..agents.lawyer import found_for
 from ..agents.secretary import md_text
 from ..firm.state import Consultation, TraceEvent, Turn
-from ..i18n import LANGUAGES, Message, catalogue, text
+from ..i18n import Message, catalogue, text
 from ..i18n import text as text_of
 from ..law.verdicts import BY_CODE, VERDICTS
 from ..retrieval.statute_fit import REASONS
 from ..tolc import Node, Tree
 from ..tolc.material import Issue, stated_answer
 from ..tolc.tree import FALLBACK_REASONS, NODE_SOURCES
-from .i18n import LOCALES, Html, say
+from .i18n import Html, both, say
 from .render import (
     as_written,
     badge,
@@ -64,16 +64,6 @@ CASE_FACTS_CHARS = 220
 
 
 # -- languages ------------------------------------------------------------------------------------
-
-
-def both(build: Callable[[str], str]) -> Html:
-    """A text composed per language (``build(lang)`` returns its HTML, escaped where it must be), in both
-    languages, each in its own element as :func:`~lawluo.ui.i18n.say` does."""
-    return Html(
-        "".join(
-            f'<span class="ll-lang-{lang}" lang="{LOCALES[lang]}">{build(lang)}</span>' for lang in LANGUAGES
-        )
-    )
 
 
 def notice(message: str | Html | Message, kind: str = "info") -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
@@ -69,16 +70,21 @@ def _fill(key_or_message: str | Message, lang: str, fields: dict[str, Any]) -> s
     return text(key_or_message, lang, **filled)
 
 
+def both(build: Callable[[str], str]) -> Html:
+    """``build(lang)`` (HTML, escaped where it must be) for each language, each in its own ``<span lang>``:
+    the page shows its own (for HTML a key alone cannot give, e.g. a tooltip in each language)."""
+    return Html(
+        "".join(
+            f'<span class="ll-lang-{lang}" lang="{LOCALES[lang]}">{build(lang)}</span>' for lang in LANGUAGES
+        )
+    )
+
+
 def say(key_or_message: str | Message, **fields: Any) -> Html:
     """An inline text built while the app runs, in both languages, each in its own ``<span lang>``: the page
     shows the one of its language. Fields are escaped unless wrapped in :class:`Html`; a field may be a
     :class:`~lawluo.i18n.Message` (rendered in each language)."""
-    return Html(
-        "".join(
-            f'<span class="ll-lang-{lang}" lang="{LOCALES[lang]}">{_fill(key_or_message, lang, fields)}</span>'
-            for lang in LANGUAGES
-        )
-    )
+    return both(lambda lang: _fill(key_or_message, lang, fields))
 
 
 def say_block(key_or_message: str | Message, **fields: Any) -> Html:
@@ -130,6 +136,7 @@ __all__ = [
     "LOCALES",
     "LOCALE_HEAD",
     "Html",
+    "both",
     "say",
     "say_block",
     "t",

@@ -17,13 +17,13 @@ import re
 from collections.abc import Mapping, Sequence
 
 from ..agents.secretary import inert_links, md_text  # inert_links lives beside md_text: the report uses it
-from ..i18n import LANGUAGES, Message, message
+from ..i18n import Message, message
 from ..i18n import text as text_in
 from ..law import content_kinds
 from ..law.numerals import int_to_chinese
 from ..law.verdicts import BY_CODE, CONTENT_BEARING, HALLUCINATED, VERDICTS
 from .copy import ADVANCED_KEY
-from .i18n import LOCALES, Html, say
+from .i18n import LOCALES, Html, both, say
 
 #: Facts longer than this are shown truncated, with the full text one click away.
 FACTS_PREVIEW_CHARS = 160
@@ -107,16 +107,6 @@ def zh_fields(msg: Message) -> Message:
         for k, v in msg.fields.items()
     }
     return Message(msg.key, fields)
-
-
-def both(build) -> Html:
-    """``build(lang)`` (HTML) for each language, each in its own ``<span lang>``: the page shows its own
-    (as :func:`~lawluo.ui.i18n.say`, for HTML that a key alone cannot give: a tooltip in each language)."""
-    return Html(
-        "".join(
-            f'<span class="ll-lang-{lang}" lang="{LOCALES[lang]}">{build(lang)}</span>' for lang in LANGUAGES
-        )
-    )
 
 
 # -- untrusted text -------------------------------------------------------------------------------

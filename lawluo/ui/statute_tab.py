@@ -36,7 +36,7 @@ from ..retrieval.query import bilingual
 from ..retrieval.statutes import QueryError, StatuteSearcher, clean_query
 from . import render
 from .copy import ADVANCED_LABEL, UICopy
-from .i18n import LOCALES, Html, say, t
+from .i18n import LOCALES, Html, both, say, t
 from .views import date_box
 
 logger = logging.getLogger(__name__)
@@ -254,7 +254,7 @@ def example_label(label: Any) -> str:
     """An example's label (``check_examples.json``: ``{"zh": …, "en": …}``) as HTML in both languages; a
     plain string is shown as it is, declared Chinese."""
     if isinstance(label, dict):
-        return render.both(lambda lang: render.esc(label.get(lang) or label.get("zh") or ""))
+        return both(lambda lang: render.esc(label.get(lang) or label.get("zh") or ""))
     return render.zh(label or "")
 
 
