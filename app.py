@@ -30,7 +30,7 @@ from eval_ui.auth import UsersError, load_users
 from eval_ui.login import SignIn, SignInLimits
 from eval_ui.service import AnnotationService
 from eval_ui.store import StoreError, start_sync
-from lawluo.config import ConfigError, Settings, describe_settings
+from lawluo.config import ConfigError, Settings, describe_settings, load_settings
 from lawluo.firm import Firm
 from lawluo.i18n import EN, LANGUAGES, ZH, Message, message, text
 from lawluo.law.checker import CitationChecker
@@ -125,7 +125,7 @@ def build_app(
     waiting for it. ``warm_up``: search once before returning (jieba's dictionary loaded); with False,
     ``demo.warm_up()`` does it later (:func:`main` calls it once the page is served).
     """
-    settings = settings or Settings.load()
+    settings = settings or load_settings()
     models = models or LanguageModels(settings.models)
     checker = None
     copy = UICopy(settings.ui_copy_dir)
@@ -317,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
     try:
-        settings = Settings.load(args.config)
+        settings = load_settings(args.config)
         sign_in = sign_in_for(settings)
         options = launch_options(settings, sign_in)
     except (ConfigError, UsersError) as exc:

@@ -78,9 +78,22 @@ def stored_verdict(shown: str, swapped: bool) -> str:
     return {"left": "B" if swapped else "A", "right": "A" if swapped else "B"}.get(shown, shown)
 
 
+def random_label(rng: random.Random):
+    """A new label with a random verdict, Rel and T_LC (the statute marked at random) and comment."""
+    from eval_ui.store import AnswerLabel, LabelInput
+
+    return LabelInput(
+        rng.choice(("left", "right", "tie", "both_bad")),
+        left=AnswerLabel({STATUTE: rng.random() < 0.3}, rel=rng.randint(0, 10), tlc=rng.randint(0, 10)),
+        right=AnswerLabel(rel=rng.randint(0, 10)),
+        comment=rng.choice(("", "理由充分", "引用法条有误")),
+        seconds_spent=rng.uniform(5, 120),
+    )
+
+
 def writer(store, name: str, n_labels: int, seed: int, barrier) -> dict:
     """Save ``n_labels`` new labels plus random edits, unchanged re-saves and repeated submissions."""
-    from eval_ui.store import AnswerLabel, LabelInput
+    from eval_ui.store import LabelInput
 
     rng = random.Random(seed)
     expected: dict[str, tuple[str, str]] = {}  # item -> (stored verdict, submission id of the current label)
@@ -97,22 +110,13 @@ def writer(store, name: str, n_labels: int, seed: int, barrier) -> dict:
         counts["acks"] += 1
         return saved
 
-    def new_label() -> LabelInput:
-        return LabelInput(
-            rng.choice(("left", "right", "tie", "both_bad")),
-            left=AnswerLabel({STATUTE: rng.random() < 0.3}, rel=rng.randint(0, 10), tlc=rng.randint(0, 10)),
-            right=AnswerLabel(rel=rng.randint(0, 10)),
-            comment=rng.choice(("", "理由充分", "引用法条有误")),
-            seconds_spent=rng.uniform(5, 120),
-        )
-
     barrier.wait()
     start = time.time()
     while counts["new"] < n_labels:
         shown = store.next_item(name)
         if shown is None:
             raise RuntimeError(f"{name} ran out of items after {counts['new']}; use more --items")
-        label, sid = new_label(), uuid.uuid4().hex
+        label, sid = random_label(rng), uuid.uuid4().hex
         item_id = shown.item.id
         save(item_id, label, sid)
         swapped[item_id] = shown.swapped

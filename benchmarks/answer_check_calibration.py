@@ -29,7 +29,7 @@ from _common import DATA, percentile, read_jsonl
 
 from lawluo.agents.answer_check import ECHO_RATIO, check_answer, cjk_share, echo_ratio
 from lawluo.agents.lawyer import Brief, _statutes_block, lookup_notices, retrieve_statutes
-from lawluo.config import Settings
+from lawluo.config import load_settings
 from lawluo.firm import Firm
 from lawluo.firm.firm import STATUTES_K
 from lawluo.prompts.untrusted import quote
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     cut = (lambda rows: rows[: args.limit]) if args.limit else (lambda rows: rows)
 
-    firm = Firm.from_settings(Settings.load(environ={}))
+    firm = Firm.from_settings(load_settings(environ={}))
     consult = cut(read_jsonl(DATA / "lawbench" / "consult.dev.jsonl"))
     lb = briefs(firm, {r["id"]: r["question"] for r in consult})
     predictions = [

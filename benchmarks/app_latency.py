@@ -249,9 +249,9 @@ def lap(stage):
 print("| stage | CPU s | RSS MB | peak MB |\n|---|---|---|---|")
 import gradio; lap("import gradio (+ pandas, fastapi, …)")
 import app; lap("import app (the rest of lawluo, eval_ui)")
-from lawluo.config import Settings
+from lawluo.config import Settings, load_settings
 from lawluo.law.database import StatuteDB
-settings = Settings.load()
+settings = load_settings()
 db = StatuteDB(settings.statutes_path); lap("StatuteDB (64,496 articles)")
 from lawluo.retrieval.statutes import StatuteSearcher
 statutes = StatuteSearcher.from_settings(settings, db)

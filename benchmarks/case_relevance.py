@@ -45,12 +45,11 @@ from pathlib import Path
 
 from _common import ROOT, command_line, emit_report
 
-from lawluo.agents.domains import OTHER, PACKAGED
 from lawluo.agents.lawyer import retrieve_cases
-from lawluo.config import Settings
+from lawluo.config import load_settings
+from lawluo.domains import OTHER, PACKAGED
 from lawluo.retrieval.case_fit import cause_fits, question_cause
 from lawluo.retrieval.cases import CaseHit, CaseSearcher
-from lawluo.tolc.material import CRIMINAL_SIGNAL
 
 FRESH = ROOT / "benchmarks" / "data" / "lay_questions.fresh1.jsonl"
 FRESH_SHA256 = "f38a645cb2e9635d13d9d0dd4fb1d1542a04e9a78715f38679e43ce1001444d1"
@@ -110,12 +109,12 @@ def systems(searcher: CaseSearcher) -> dict[str, Callable[[Question], list[dict]
         hits = dicts(searcher.search(q.text, OLD_CANDIDATES))
         if q.domain and q.domain != OTHER:
             hits = [h for h in hits if h["domain_hint"] == PACKAGED[q.domain].name]
-        elif not CRIMINAL_SIGNAL.search(q.text):
+        elif not PACKAGED["criminal"].said_in(q.text):
             hits = [h for h in hits if h["domain_hint"] != criminal]
         return hits
 
     def after_app(q: Question) -> list[dict]:
-        return retrieve_cases(searcher, PACKAGED[q.domain or OTHER], q.text, SHOWN + 1, criminal)
+        return retrieve_cases(searcher, PACKAGED[q.domain or OTHER], q.text, SHOWN + 1, PACKAGED.guarded)
 
     def after_no_domain(q: Question) -> list[dict]:
         return dicts(searcher.similar(q.text, SHOWN + 1))
@@ -176,7 +175,7 @@ def main() -> int:
     names = [s.strip() for s in args.sets.split(",") if s.strip()]
     if not names or set(names) - set(SETS):
         parser.error(f"--sets must name some of {', '.join(SETS)}")
-    searcher = CaseSearcher.from_settings(Settings.load(environ={}))
+    searcher = CaseSearcher.from_settings(load_settings(environ={}))
     sets = question_sets(names, searcher)
     command = command_line()
     lines = [

@@ -26,12 +26,12 @@ def texts_of(length: int = 2000) -> list[str]:
 
 
 def main() -> None:
-    from lawluo.config import Settings
+    from lawluo.config import load_settings
     from lawluo.law import StatuteDB
     from lawluo.law.checker import CitationChecker
 
     t = time.perf_counter()
-    checker = CitationChecker(StatuteDB(Settings.load().statutes_path))
+    checker = CitationChecker(StatuteDB(load_settings().statutes_path))
     texts = texts_of()
     cold = []
     for text in texts:

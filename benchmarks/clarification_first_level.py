@@ -25,7 +25,7 @@ from pathlib import Path
 
 from _common import ROOT  # also puts the repository root on sys.path
 
-from lawluo.config import Settings
+from lawluo.config import load_settings
 from lawluo.firm import Firm
 from lawluo.tolc.material import stated_answer
 
@@ -37,7 +37,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def run(questions: list[dict]) -> list[dict]:
-    firm = Firm.from_settings(Settings.load(environ={}))  # no model configured
+    firm = Firm.from_settings(load_settings(environ={}))  # no model configured
     rows = []
     for q in questions:
         state = firm.new()

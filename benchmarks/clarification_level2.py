@@ -20,7 +20,7 @@ from collections import Counter
 from _common import ROOT, read_jsonl
 from clarification_relevance import QUESTIONS
 
-from lawluo.config import Settings
+from lawluo.config import load_settings
 from lawluo.firm import Firm
 from lawluo.tolc.from_cases import YES_NO_FOCUS
 
@@ -42,7 +42,7 @@ def origin(node) -> str:
 
 def main() -> None:
     questions = [q for path in QUESTIONS for q in read_jsonl(path)]
-    firm = Firm.from_settings(Settings.load(environ={}))  # no model configured
+    firm = Firm.from_settings(load_settings(environ={}))  # no model configured
     counts = Counter()
     for q in questions:
         state = firm.new()

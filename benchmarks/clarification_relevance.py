@@ -90,7 +90,7 @@ from pathlib import Path
 
 from _common import ROOT, read_jsonl
 
-from lawluo.config import Settings
+from lawluo.config import Settings, load_settings
 from lawluo.firm import Firm
 from lawluo.llm import LanguageModels
 from lawluo.tolc import TreeBuilder
@@ -301,7 +301,7 @@ def table(results: dict[str, dict], sizes: dict[str, int]) -> str:
     return "\n".join(rows)
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--routing", choices=["receptionist", "labelled"], default="receptionist")
     parser.add_argument(
@@ -312,32 +312,12 @@ def main() -> None:
     )
     parser.add_argument("--unlabelled", type=Path, help="write the elements that have no label here")
     parser.add_argument("--show", action="store_true", help="print every question's first level")
-    args = parser.parse_args()
-    questions = [q for path in QUESTIONS for q in read_jsonl(path)]
-    labels = {
-        (r["id"], r["element"]): int(r["relevant"])
-        for path in LABELS
-        if path.exists()
-        for r in read_jsonl(path)
-    }
-    settings = Settings.load(environ={})
-    firm = Firm.from_settings(settings)  # no model configured
-    picks = read_issues(firm) if args.issue == "labelled" else None
-    chosen: Counter = Counter()
-    systems = {"material, no model": first_levels(firm, questions, args.routing, None, picks, chosen)}
-    cases = firm.case_searcher
-    old = TreeBuilder(lambda q, k: [h.case for h in cases.search(q, k)], None, height=2, k=3)  # the old path
-    systems["cases, no model (old)"] = first_levels(firm, questions, args.routing, old)
-    material = firm.material
-    unfiltered = Firm.from_settings(
-        settings,
-        receptionist=firm.receptionist,
-        case_searcher=firm.case_searcher,
-        material=Unfiltered(material.items, material.index, material.colloquial),
-        statute_searcher=firm.statute_searcher,
-        checker=firm.checker,
-    )
-    systems["material, no filter"] = first_levels(unfiltered, questions, args.routing, None, picks)
+    return parser.parse_args()
+
+
+def fake_model_levels(firm: Firm, questions: list[dict], routing: str, picks) -> tuple[dict, int, int]:
+    """The first levels of a clarifier on the fake OpenAI server (it parrots 3 elements of its prompt),
+    and how many of its prompts carried reference elements, of how many."""
     with FakeOpenAIServer() as server:
         server.responder = parrot(3)
         env = {
@@ -348,17 +328,128 @@ def main() -> None:
             "OPENAI_API_KEY": "test-key",
         }
         modelled = Firm.from_settings(
-            Settings.load(environ=env),
-            models=LanguageModels(Settings.load(environ=env).models),
+            load_settings(environ=env),
+            models=LanguageModels(load_settings(environ=env).models),
             receptionist=firm.receptionist,
             case_searcher=firm.case_searcher,
             material=firm.material,
             statute_searcher=firm.statute_searcher,
             checker=firm.checker,
         )
-        systems["fake model (smoke)"] = first_levels(modelled, questions, args.routing, None, picks)
+        levels = first_levels(modelled, questions, routing, None, picks)
         prompts = [r["messages"][-1]["content"] for r in server.requests]
         carried = sum(bool((m := _MATERIAL.search(p)) and m.group(1).startswith("- ")) for p in prompts)
+    return levels, carried, len(prompts)
+
+
+def first_levels_of_systems(firm: Firm, settings: Settings, questions, routing: str, picks, chosen: Counter):
+    """Every set-up's first levels (material, old case path, material unfiltered, fake model), and the
+    fake server's count of prompts with reference elements and of prompts."""
+    systems = {"material, no model": first_levels(firm, questions, routing, None, picks, chosen)}
+    cases = firm.case_searcher
+    old = TreeBuilder(lambda q, k: [h.case for h in cases.search(q, k)], None, height=2, k=3)  # the old path
+    systems["cases, no model (old)"] = first_levels(firm, questions, routing, old)
+    material = firm.material
+    unfiltered = Firm.from_settings(
+        settings,
+        receptionist=firm.receptionist,
+        case_searcher=firm.case_searcher,
+        material=Unfiltered(material.items, material.index, material.colloquial),
+        statute_searcher=firm.statute_searcher,
+        checker=firm.checker,
+    )
+    systems["material, no filter"] = first_levels(unfiltered, questions, routing, None, picks)
+    systems["fake model (smoke)"], carried, n_prompts = fake_model_levels(firm, questions, routing, picks)
+    return systems, carried, n_prompts
+
+
+def print_coverage(systems: dict, questions: list[dict]) -> None:
+    """Elements shown per question, and questions with none, of the set-ups that may abstain."""
+    for name in ("material, no model", "material, no filter"):  # the abstaining set-ups: coverage
+        cover = []
+        for split in SPLITS:
+            shown = [
+                len(levels[1])
+                for q in questions
+                for levels in [systems[name][q["id"]]]
+                if split == "all" or q["split"] == split
+            ]
+            cover.append(f"{split} {sum(shown) / len(shown):.2f}/q, none {shown.count(0)}")
+        print(f"coverage, {name} (elements shown per question; questions with none): " + "; ".join(cover))
+
+
+def unlabelled_elements(systems: dict, questions: list[dict], labels: dict) -> list[dict]:
+    """Every shown element without a label, per set-up."""
+    todo = []
+    for name, levels in systems.items():
+        todo += [
+            {
+                "id": q["id"],
+                "domain": levels[q["id"]][0],
+                "question": q["question"],
+                "element": s,
+                "system": name,
+            }
+            for q in questions
+            for s in levels[q["id"]][1]
+            if (q["id"], s) not in labels
+        ]
+    return todo
+
+
+def print_issue_fit(firm: Firm, systems: dict, questions: list[dict], picks: dict, labels: dict) -> None:
+    """Material, no model: where an issue fits and where none does, and the picked issues' ceiling."""
+    levels = systems["material, no model"]
+    for splits, name in (
+        ({"held_out14"}, "held-out 14"),
+        ({"held_out11", "held_out12", "held_out13"}, "held-out 11–13"),
+    ):
+        for fits, what in ((True, "an issue fits"), (False, "no issue fits")):
+            asked = [q for q in questions if q["split"] in splits and bool(picks.get(q["id"])) == fits]
+            rel, lab, unl = score({q["id"]: levels[q["id"]] for q in asked}, asked, labels)["all"]
+            print(f"{name}, {what} ({len(asked)} q), material, no model: {cell([rel, lab, unl])}")
+        in_splits = [q for q in questions if q["split"] in splits]
+        print(entry_ceiling(firm.material, in_splits, picks, labels, name))
+
+
+def print_levels(systems: dict, questions: list[dict], labels: dict) -> None:
+    """Every question's first level in every set-up, each element marked + relevant, - not, ? unlabelled."""
+    for q in questions:
+        print(q["id"], q["domain"], q["question"])
+        for name, levels in systems.items():
+            domain, statements = levels[q["id"]]
+            for s in statements:
+                mark = {1: "+", 0: "-"}.get(labels.get((q["id"], s)), "?")
+                print(f"   {mark} [{name[:5]}|{domain}] {s}")
+
+
+def write_unlabelled(todo: list[dict], path: Path) -> None:
+    """The unlabelled elements, each (question, element) once, as JSONL."""
+    seen, rows = set(), []
+    for row in todo:
+        if (row["id"], row["element"]) not in seen:
+            seen.add((row["id"], row["element"]))
+            rows.append(row)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    print(f"{len(rows)} unlabelled elements written to {path}")
+
+
+def main() -> None:
+    args = parse_args()
+    questions = [q for path in QUESTIONS for q in read_jsonl(path)]
+    labels = {
+        (r["id"], r["element"]): int(r["relevant"])
+        for path in LABELS
+        if path.exists()
+        for r in read_jsonl(path)
+    }
+    settings = load_settings(environ={})
+    firm = Firm.from_settings(settings)  # no model configured
+    picks = read_issues(firm) if args.issue == "labelled" else None
+    chosen: Counter = Counter()
+    systems, carried, n_prompts = first_levels_of_systems(
+        firm, settings, questions, args.routing, picks, chosen
+    )
     sizes = {s: sum(q["split"] == s or s == "all" for q in questions) for s in SPLITS}
     print(
         f"{len(questions)} questions, {len({q['domain'] for q in questions})} domains, K=3, "
@@ -378,62 +469,15 @@ def main() -> None:
         f"HEADLINE  material, no model{chooses}, {SPLITS['held_out14']} ({sizes['held_out14']} q): {cell(headline)}"
     )
     print(table(results, sizes))
-    for name in ("material, no model", "material, no filter"):  # the abstaining set-ups: coverage
-        cover = []
-        for split in SPLITS:
-            shown = [
-                len(levels[1])
-                for q in questions
-                for levels in [systems[name][q["id"]]]
-                if split == "all" or q["split"] == split
-            ]
-            cover.append(f"{split} {sum(shown) / len(shown):.2f}/q, none {shown.count(0)}")
-        print(f"coverage, {name} (elements shown per question; questions with none): " + "; ".join(cover))
-    todo = []
-    for name, levels in systems.items():
-        todo += [
-            {
-                "id": q["id"],
-                "domain": levels[q["id"]][0],
-                "question": q["question"],
-                "element": s,
-                "system": name,
-            }
-            for q in questions
-            for s in levels[q["id"]][1]
-            if (q["id"], s) not in labels
-        ]
-    print(f"fake server: {carried} of {len(prompts)} clarifier prompts carried reference elements")
+    print_coverage(systems, questions)
+    todo = unlabelled_elements(systems, questions, labels)
+    print(f"fake server: {carried} of {n_prompts} clarifier prompts carried reference elements")
     if picks is not None:  # material, no model: where an issue fits and where none does
-        levels = systems["material, no model"]
-        for splits, name in (
-            ({"held_out14"}, "held-out 14"),
-            ({"held_out11", "held_out12", "held_out13"}, "held-out 11–13"),
-        ):
-            for fits, what in ((True, "an issue fits"), (False, "no issue fits")):
-                asked = [q for q in questions if q["split"] in splits and bool(picks.get(q["id"])) == fits]
-                rel, lab, unl = score({q["id"]: levels[q["id"]] for q in asked}, asked, labels)["all"]
-                print(f"{name}, {what} ({len(asked)} q), material, no model: {cell([rel, lab, unl])}")
-            in_splits = [q for q in questions if q["split"] in splits]
-            print(entry_ceiling(firm.material, in_splits, picks, labels, name))
+        print_issue_fit(firm, systems, questions, picks, labels)
     if args.show:
-        for q in questions:
-            print(q["id"], q["domain"], q["question"])
-            for name, levels in systems.items():
-                domain, statements = levels[q["id"]]
-                for s in statements:
-                    mark = {1: "+", 0: "-"}.get(labels.get((q["id"], s)), "?")
-                    print(f"   {mark} [{name[:5]}|{domain}] {s}")
+        print_levels(systems, questions, labels)
     if args.unlabelled:
-        seen, rows = set(), []
-        for row in todo:
-            if (row["id"], row["element"]) not in seen:
-                seen.add((row["id"], row["element"]))
-                rows.append(row)
-        args.unlabelled.write_text(
-            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
-        )
-        print(f"{len(rows)} unlabelled elements written to {args.unlabelled}")
+        write_unlabelled(todo, args.unlabelled)
 
 
 if __name__ == "__main__":

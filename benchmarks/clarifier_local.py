@@ -27,7 +27,7 @@ from pathlib import Path
 
 from _common import ROOT  # also puts the repository root on sys.path
 
-from lawluo.config import Settings
+from lawluo.config import Settings, load_settings
 from lawluo.firm import Firm
 
 DATA = ROOT / "benchmarks" / "data"
@@ -62,7 +62,7 @@ def main() -> None:
         if args.against:
             paired(rows, read_jsonl(args.against), labels, args.score.name, args.against.name)
         return
-    firm = Firm.from_settings(Settings() if args.config == "none" else Settings.load(args.config))
+    firm = Firm.from_settings(Settings() if args.config == "none" else load_settings(args.config))
     questions = read_jsonl(args.questions)[: args.limit]
     seconds, rows = [], []
     for q in questions:

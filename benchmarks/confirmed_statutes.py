@@ -37,7 +37,7 @@ from lawluo.agents.lawyer import (
     link_facts,
     retrieve_statutes,
 )
-from lawluo.config import Settings
+from lawluo.config import load_settings
 from lawluo.firm import Firm
 from lawluo.firm.firm import STATUTES_K
 
@@ -45,7 +45,7 @@ from lawluo.firm.firm import STATUTES_K
 def main() -> None:
     questions = [q for path in QUESTIONS for q in read_jsonl(path)]
     labels = {(r["id"], r["element"]): int(r["relevant"]) for path in LABELS for r in read_jsonl(path)}
-    firm = Firm.from_settings(Settings.load(environ={}))  # no model configured
+    firm = Firm.from_settings(load_settings(environ={}))  # no model configured
     material, searcher = firm.material, firm.statute_searcher
     statute_of = {i.statement: i for i in material.items if i.source == "statute"}
     fresh = {"held_out11", "held_out12", "held_out13"}

@@ -24,10 +24,10 @@ STAGES = {
     "import lawluo, lawluo.config, lawluo.llm": "import lawluo, lawluo.config, lawluo.llm",
     "+ settings and role backends": (
         "import lawluo.config, lawluo.llm\n"
-        "lawluo.llm.LanguageModels(lawluo.config.Settings.load(environ={}).models)"
+        "lawluo.llm.LanguageModels(lawluo.config.load_settings(environ={}).models)"
     ),
     "import app; build_app() (no model)": (
-        "import app\nfrom lawluo.config import Settings\napp.build_app(Settings.load(environ={}))"
+        "import app\nfrom lawluo.config import load_settings\napp.build_app(load_settings(environ={}))"
     ),
 }
 PROBE = (

@@ -220,7 +220,7 @@ def summary(title: str, rec: Recorder, seconds: float | None = None, consultatio
     )
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--visitors", type=int, default=20)
     parser.add_argument("--consultations", type=int, default=3)
@@ -229,8 +229,62 @@ def main() -> int:
     parser.add_argument("--probes", type=int, default=4, help="visitors timing model-free steps (phase 2)")
     parser.add_argument("--hang-seconds", type=float, default=15.0, help="how long phase 2 probes run")
     parser.add_argument("--budget", type=float, default=120.0, help="the app's step_budget_s (its default)")
-    args = parser.parse_args()
+    return parser.parse_args()
 
+
+def warm_up(url: str) -> None:
+    """One warm-up consultation: indexes and models loaded, caches filled."""
+    warm = client(url)
+    warm.predict(QUESTIONS[0], True, 3, 3, api_name="/ask")
+    warm.predict(api_name="/answer")
+    warm.close()
+    time.sleep(3)
+
+
+def load_phase(url: str, args: argparse.Namespace, clients: list) -> tuple[Recorder, float]:
+    """Phase 1: every visitor runs its consultations, all at once; the steps' times and the seconds taken."""
+    load = Recorder()
+    start = time.perf_counter()
+    threads = [
+        threading.Thread(target=visitor, args=(url, n, args.consultations, load, clients))
+        for n in range(args.visitors)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(RUN_LIMIT_S)
+    return load, time.perf_counter() - start
+
+
+def hang_phase(url: str, args: argparse.Namespace, server, release: threading.Event, clients: list) -> None:
+    """Phase 2: ``--hang`` visitors' model calls are held while the probes time model-free steps; printed,
+    then the hung visitors are released."""
+    hang = Recorder()
+    hung = [threading.Thread(target=hung_visitor, args=(url, n, clients)) for n in range(args.hang)]
+    for t in hung:
+        t.start()
+    deadline = time.monotonic() + 60
+    while (
+        len([r for r in server.requests if HANG_MARK in str(r)]) < args.hang and time.monotonic() < deadline
+    ):
+        time.sleep(0.05)  # every hung visitor's first model call is being held
+    until = time.monotonic() + args.hang_seconds
+    probes = [
+        threading.Thread(target=prober, args=(url, n, until, hang, clients)) for n in range(args.probes)
+    ]
+    for t in probes:
+        t.start()
+    for t in probes:
+        t.join(RUN_LIMIT_S)
+    held = len([r for r in server.requests if HANG_MARK in str(r)])
+    summary(f"phase 2: {args.hang} visitors' models hang ({held} calls held)", hang)
+    release.set()
+    for t in hung:
+        t.join(RUN_LIMIT_S)
+
+
+def main() -> int:
+    args = parse_args()
     release = threading.Event()
     with FakeOpenAIServer(latency=args.latency) as server:
         server.responder = HangingResponder(release)
@@ -239,55 +293,16 @@ def main() -> int:
         proc = start_app(server, port, args.budget)
         clients: list = []
         try:
-            warm = client(url)  # one warm-up consultation: indexes and models loaded, caches filled
-            warm.predict(QUESTIONS[0], True, 3, 3, api_name="/ask")
-            warm.predict(api_name="/answer")
-            warm.close()
-            time.sleep(3)
+            warm_up(url)
             rss_before = rss_mb(proc.pid)
             print(
                 f"load_consult: {args.visitors} visitors x {args.consultations} consultations, model latency "
                 f"{args.latency} s, then {args.hang} hung visitors; app pid {proc.pid}, RSS {rss_before:.0f} MB"
             )
-
-            load = Recorder()
-            start = time.perf_counter()
-            threads = [
-                threading.Thread(target=visitor, args=(url, n, args.consultations, load, clients))
-                for n in range(args.visitors)
-            ]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join(RUN_LIMIT_S)
-            load_seconds = time.perf_counter() - start
+            load, load_seconds = load_phase(url, args, clients)
             rss_loaded = rss_mb(proc.pid)
             summary("phase 1: load", load, load_seconds, args.visitors * args.consultations)
-
-            hang = Recorder()
-            hung = [threading.Thread(target=hung_visitor, args=(url, n, clients)) for n in range(args.hang)]
-            for t in hung:
-                t.start()
-            deadline = time.monotonic() + 60
-            while (
-                len([r for r in server.requests if HANG_MARK in str(r)]) < args.hang
-                and time.monotonic() < deadline
-            ):
-                time.sleep(0.05)  # every hung visitor's first model call is being held
-            until = time.monotonic() + args.hang_seconds
-            probes = [
-                threading.Thread(target=prober, args=(url, n, until, hang, clients))
-                for n in range(args.probes)
-            ]
-            for t in probes:
-                t.start()
-            for t in probes:
-                t.join(RUN_LIMIT_S)
-            held = len([r for r in server.requests if HANG_MARK in str(r)])
-            summary(f"phase 2: {args.hang} visitors' models hang ({held} calls held)", hang)
-            release.set()
-            for t in hung:
-                t.join(RUN_LIMIT_S)
+            hang_phase(url, args, server, release, clients)
 
             for c in clients:
                 c.close()

@@ -14,7 +14,7 @@ import time
 
 from _common import ROOT  # also puts the repository root on sys.path
 
-from lawluo.config import Settings
+from lawluo.config import load_settings
 from lawluo.firm import Firm
 
 QUESTIONS = (
@@ -29,7 +29,7 @@ def main() -> None:
     parser.add_argument("--config", default=str(ROOT / "configs" / "local-cpu.yaml"))
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     logging.getLogger("lawluo.tolc.builder").setLevel(logging.INFO)  # the elements turned away, and why
-    firm = Firm.from_settings(Settings.load(parser.parse_args().config))
+    firm = Firm.from_settings(load_settings(parser.parse_args().config))
     for question in QUESTIONS:
         state = firm.new()
         firm.receive(state, question)

@@ -176,7 +176,7 @@ def real_answers(path: Path, n: int) -> Path:
     return path
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--gguf", type=Path, help="start llama-cpp-python's server on this GGUF file")
@@ -199,33 +199,133 @@ def main() -> int:
         "--step-timeout", type=float, default=1800, help="seconds per CLI step (default 1800)"
     )
     parser.add_argument("--out", type=Path, default=None, help="folder for the states, answers and logs")
-    args = parser.parse_args()
+    return parser.parse_args()
 
+
+def start_server(args: argparse.Namespace, server_log: Path):
+    """(llama.cpp server process or None, fake server or None, base URL) of the model server asked for;
+    a server that fails to come up is stopped before the error propagates."""
+    server = fake = None
+    if args.gguf:
+        port = free_port()
+        base_url = f"http://127.0.0.1:{port}/v1"
+        cmd = [
+            args.llama_python, "-m", "llama_cpp.server", "--model", str(args.gguf),
+            "--model_alias", args.model, "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192",
+            "--chat_format", args.chat_format, "--n_threads", str(args.threads), "--interrupt_requests", "False",
+        ]  # fmt: skip
+        server = subprocess.Popen(cmd, stdout=server_log.open("w"), stderr=subprocess.STDOUT)
+        try:
+            print(f"llama.cpp server up after {wait_for(base_url + '/models', 300, server):.1f} s")
+        except BaseException:
+            stop(server)  # it never came up: stopped here, as the caller never gets it
+            raise
+    elif args.scripted:
+        from tests.fakes.firm_models import FirmResponder
+        from tests.fakes.openai_server import FakeOpenAIServer
+
+        fake = FakeOpenAIServer(latency=0.05)
+        try:
+            fake.responder = FirmResponder()
+        except BaseException:
+            fake.close()
+            raise
+        base_url = fake.url
+    else:
+        base_url = args.base_url.rstrip("/")
+    return server, fake, base_url
+
+
+def consult_step(python: list[str], env: dict, out: Path, timeout: float, rows: list) -> None:
+    """Steps 1 and 2: ``models --ping`` and a scripted ``consult``, with what fell back."""
+    seconds, code, stdout, stderr = run([*python, "models", "--ping"], env, 300)
+    rows.append(("models --ping", seconds, f"exit {code}"))
+    print(stdout.strip() or stderr.strip()[-500:])
+
+    saved = out / "consult_state.json"
+    seconds, code, stdout, stderr = run(
+        [*python, "consult", "--script", "examples/consultation.json", "--save", str(saved)],
+        env,
+        timeout,
+    )
+    rows.append(("consult --script examples/consultation.json", seconds, f"exit {code}"))
+    (out / "consult_stdout.json").write_text(stdout)
+    if code:
+        print("consult stderr:", stderr.strip()[-800:])
+    if saved.exists():
+        print("consult: fell back / held back:")
+        for line in fallbacks(json.loads(saved.read_text())) or ["(nothing)"]:
+            print("  -", line)
+
+
+def app_step(env: dict, out: Path, consultations: int, rows: list) -> None:
+    """Step 3: ``python app.py`` and its consultations through ``gradio_client``; the app is stopped after."""
+    app_port = free_port()
+    app_env = {**env, "GRADIO_SERVER_PORT": str(app_port), "GRADIO_SERVER_NAME": "127.0.0.1"}
+    app = subprocess.Popen(
+        [sys.executable, "app.py"], cwd=ROOT, env=app_env, stdout=(out / "app.log").open("w"),
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        url = f"http://127.0.0.1:{app_port}/"
+        rows.append(("app start (GET / 200)", wait_for(url, 300, app), ""))
+        for i, result in enumerate(app_consultations(url, consultations, out), 1):
+            total = sum(result["steps"].values())
+            detail = ", ".join(f"{k} {v:.1f} s" for k, v in result["steps"].items())
+            rows.append((f"app consultation {i}", total, result["error"] or detail))
+            print(f"app consultation {i}: {result['question'][:30]}…")
+            for line in fallbacks(result["state"]) or ["(nothing fell back)"]:
+                print("  -", line)
+    finally:
+        stop(app)
+
+
+def generate_step(python: list[str], env: dict, out: Path, args: argparse.Namespace, rows: list) -> None:
+    """Step 4: ``generate`` on LawBench questions, then ``evaluate`` (NHSR and the judge's score)."""
+    questions = lawbench_questions(out / "questions.jsonl", args.questions)
+    answers = out / "answers.jsonl"
+    seconds, code, stdout, stderr = run(
+        [*python, "generate", "--questions", str(questions), "--system", "lawluo-smoke", "--out", str(answers),
+         "--quiet"],
+        env, args.step_timeout,
+    )  # fmt: skip
+    rows.append((f"generate ({args.questions} LawBench questions)", seconds, f"exit {code}"))
+    if stderr.strip():
+        print("generate:", stderr.strip()[-800:])
+    if not answers.exists() or not answers.read_text(encoding="utf-8").strip():
+        # every answer was held back (a base model): the judge is still tried, on one real system's answers
+        answers = real_answers(out / "lawbench_answers.jsonl", args.questions)
+        print(f"evaluate: no answer of this model was kept; judging {answers.name} (a LawBench system's)")
+    seconds, code, stdout, stderr = run(
+        [*python, "evaluate", "--answers", str(answers), "--references", str(LAWBENCH_CONSULT),
+         "--metrics", "nhsr,score", "--limit", str(args.questions), "--out", str(out / "evaluation"),
+         "--no-cache", "--quiet"],
+        env, args.step_timeout,
+    )  # fmt: skip
+    rows.append(("evaluate (NHSR + judge single score)", seconds, f"exit {code}"))
+    print("evaluate:", (stdout.strip() or stderr.strip())[-1200:])
+
+
+def print_steps(rows: list, server_log: Path | None, out: Path) -> None:
+    """The table of timed steps, the server's speed (``--gguf``) and the totals."""
+    print("\n| step | seconds | detail |\n|---|---:|---|")
+    for name, seconds, detail in rows:
+        print(f"| {name} | {seconds:.1f} | {detail} |")
+    if server_log is not None:
+        print("\nserver speed:", server_speed(server_log))
+    times = [s for _, s, _ in rows if s]
+    print(f"\ntotal {sum(times):.0f} s; median step {statistics.median(times):.1f} s; files in {out}")
+
+
+def main() -> int:
+    args = parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="lawluo-smoke-"))
     out.mkdir(parents=True, exist_ok=True)
-    server = app = fake = None
+    server = fake = None
     server_log = out / "server.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LAWLUO_", "OPENAI_"))}
     try:
-        if args.gguf:
-            port = free_port()
-            base_url = f"http://127.0.0.1:{port}/v1"
-            cmd = [
-                args.llama_python, "-m", "llama_cpp.server", "--model", str(args.gguf),
-                "--model_alias", args.model, "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192",
-                "--chat_format", args.chat_format, "--n_threads", str(args.threads), "--interrupt_requests", "False",
-            ]  # fmt: skip
-            server = subprocess.Popen(cmd, stdout=server_log.open("w"), stderr=subprocess.STDOUT)
-            print(f"llama.cpp server up after {wait_for(base_url + '/models', 300, server):.1f} s")
-        elif args.scripted:
-            from tests.fakes.firm_models import FirmResponder
-            from tests.fakes.openai_server import FakeOpenAIServer
-
-            fake = FakeOpenAIServer(latency=0.05)
-            fake.responder = FirmResponder()
-            base_url = fake.url
-        else:
-            base_url = args.base_url.rstrip("/")
+        server, fake, base_url = start_server(args, server_log)
         env.update(
             {
                 "LAWLUO_CONFIG": args.config,
@@ -235,76 +335,11 @@ def main() -> int:
         )
         python = [sys.executable, "-m", "lawluo"]
         rows: list[tuple[str, float, str]] = []
-
-        seconds, code, stdout, stderr = run([*python, "models", "--ping"], env, 300)
-        rows.append(("models --ping", seconds, f"exit {code}"))
-        print(stdout.strip() or stderr.strip()[-500:])
-
-        saved = out / "consult_state.json"
-        seconds, code, stdout, stderr = run(
-            [*python, "consult", "--script", "examples/consultation.json", "--save", str(saved)],
-            env,
-            args.step_timeout,
-        )
-        rows.append(("consult --script examples/consultation.json", seconds, f"exit {code}"))
-        (out / "consult_stdout.json").write_text(stdout)
-        if code:
-            print("consult stderr:", stderr.strip()[-800:])
-        if saved.exists():
-            print("consult: fell back / held back:")
-            for line in fallbacks(json.loads(saved.read_text())) or ["(nothing)"]:
-                print("  -", line)
-
-        app_port = free_port()
-        app_env = {**env, "GRADIO_SERVER_PORT": str(app_port), "GRADIO_SERVER_NAME": "127.0.0.1"}
-        app = subprocess.Popen(
-            [sys.executable, "app.py"], cwd=ROOT, env=app_env, stdout=(out / "app.log").open("w"),
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        url = f"http://127.0.0.1:{app_port}/"
-        rows.append(("app start (GET / 200)", wait_for(url, 300, app), ""))
-        for i, result in enumerate(app_consultations(url, args.consultations, out), 1):
-            total = sum(result["steps"].values())
-            detail = ", ".join(f"{k} {v:.1f} s" for k, v in result["steps"].items())
-            rows.append((f"app consultation {i}", total, result["error"] or detail))
-            print(f"app consultation {i}: {result['question'][:30]}…")
-            for line in fallbacks(result["state"]) or ["(nothing fell back)"]:
-                print("  -", line)
-        stop(app)
-        app = None
-
-        questions = lawbench_questions(out / "questions.jsonl", args.questions)
-        answers = out / "answers.jsonl"
-        seconds, code, stdout, stderr = run(
-            [*python, "generate", "--questions", str(questions), "--system", "lawluo-smoke", "--out", str(answers),
-             "--quiet"],
-            env, args.step_timeout,
-        )  # fmt: skip
-        rows.append((f"generate ({args.questions} LawBench questions)", seconds, f"exit {code}"))
-        if stderr.strip():
-            print("generate:", stderr.strip()[-800:])
-        if not answers.exists() or not answers.read_text(encoding="utf-8").strip():
-            # every answer was held back (a base model): the judge is still tried, on one real system's answers
-            answers = real_answers(out / "lawbench_answers.jsonl", args.questions)
-            print(f"evaluate: no answer of this model was kept; judging {answers.name} (a LawBench system's)")
-        seconds, code, stdout, stderr = run(
-            [*python, "evaluate", "--answers", str(answers), "--references", str(LAWBENCH_CONSULT),
-             "--metrics", "nhsr,score", "--limit", str(args.questions), "--out", str(out / "evaluation"),
-             "--no-cache", "--quiet"],
-            env, args.step_timeout,
-        )  # fmt: skip
-        rows.append(("evaluate (NHSR + judge single score)", seconds, f"exit {code}"))
-        print("evaluate:", (stdout.strip() or stderr.strip())[-1200:])
-
-        print("\n| step | seconds | detail |\n|---|---:|---|")
-        for name, seconds, detail in rows:
-            print(f"| {name} | {seconds:.1f} | {detail} |")
-        if args.gguf:
-            print("\nserver speed:", server_speed(server_log))
-        times = [s for _, s, _ in rows if s]
-        print(f"\ntotal {sum(times):.0f} s; median step {statistics.median(times):.1f} s; files in {out}")
+        consult_step(python, env, out, args.step_timeout, rows)
+        app_step(env, out, args.consultations, rows)
+        generate_step(python, env, out, args, rows)
+        print_steps(rows, server_log if args.gguf else None, out)
     finally:
-        stop(app)
         stop(server)
         if fake is not None:
             fake.close()

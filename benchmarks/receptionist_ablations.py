@@ -39,7 +39,7 @@ class Variant:
     words: bool = False  # add jieba word 1–2-gram TF-IDF
     classifier: str = "svm"  # or "logreg"
     source_weight: dict[str, float] = field(default_factory=dict)
-    law_weight: float = 3.0  # of the cited laws' votes in a weak label (training/weak_labels.py)
+    law_weight: float = 3.0  # of the cited laws' votes in a weak label (lawluo/law/weak_labels.py)
     self_training: bool = False
     statutes: bool = False
     fine_labels: bool = False  # train on LawBench's 20 labels, map the prediction to the 16 domains
@@ -87,13 +87,13 @@ VARIANTS = [
 def statute_articles(per_domain: int = 400, seed: int = 0) -> tuple[list[str], list[str]]:
     """In-force articles of the statute database whose law the weak-label rules map to a domain."""
     from lawluo.agents.receptionist import prepare
-    from lawluo.config import Settings
+    from lawluo.config import load_settings
     from lawluo.law import StatuteDB
-    from training import weak_labels as wl
+    from lawluo.law import weak_labels as wl
 
     rules = wl.load_rules()
     by: dict[str, list[str]] = {}
-    for article in StatuteDB(Settings.load().statutes_path).articles:
+    for article in StatuteDB(load_settings().statutes_path).articles:
         dom = wl.law_domain(article.law.name, article.number, rules) if article.law.in_force else None
         if dom:
             by.setdefault(dom, []).append(prepare(article.text)[:300])
@@ -121,25 +121,9 @@ def unlabelled_questions(weak_texts: list[str], dev_questions: list[str]) -> lis
     return out
 
 
-def run_variant(
-    v: Variant, weak, extra, questions, gold, fine_gold, seeds
-) -> tuple[list[float], list[float]]:
-    """Accuracy and top-3 accuracy per fold seed."""
-    import jieba
-    import numpy as np
-    import scipy.sparse as sp
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold
-    from sklearn.svm import LinearSVC
-
-    from lawluo.agents.domains import DOMAIN_IDS, from_lawbench
-    from lawluo.agents.receptionist import prepare
-    from training import train_receptionist as tr
-
-    jieba.setLogLevel(logging.WARNING)
-    domains = sorted(DOMAIN_IDS)
-    dev = [prepare(q) for q in questions]
+def training_rows(v: Variant, weak, extra) -> tuple[list[str], list[str], list[float]]:
+    """The variant's training texts, labels and weights besides the dev questions: the weak set (weighted
+    by source) and the statute articles (weight 0.3), as the variant asks."""
     weak_texts = list(weak.texts) if v.use_weak else []
     weak_labels = list(weak.labels) if v.use_weak else []
     weak_weights = [v.source_weight.get(s, 1.0) for s in weak.sources] if v.use_weak else []
@@ -150,8 +134,18 @@ def run_variant(
             weak_labels + labels,
             weak_weights + [0.3] * len(texts),
         )
-    unlabelled = extra["unlabelled"] if v.self_training else []
-    corpus = weak_texts + dev + unlabelled
+    return weak_texts, weak_labels, weak_weights
+
+
+def features(v: Variant, corpus: list[str], keywords, domains: list[str]):
+    """The variant's feature matrix of ``corpus`` (CSR): character 1–3-gram TF-IDF, plus jieba words and
+    word bigrams, plus the keyword votes, as the variant asks."""
+    import jieba
+    import scipy.sparse as sp
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from training import train_receptionist as tr
+
     blocks = [
         TfidfVectorizer(
             analyzer="char", ngram_range=(1, 3), lowercase=False, sublinear_tf=True, min_df=2
@@ -166,8 +160,30 @@ def run_variant(
         )
         blocks.append(words.fit_transform(tokens))
     if v.keywords:
-        blocks.append(sp.csr_matrix(tr._keyword_matrix(corpus, weak.keywords, domains)))
-    X = sp.hstack(blocks).tocsr()
+        blocks.append(sp.csr_matrix(tr._keyword_matrix(corpus, keywords, domains)))
+    return sp.hstack(blocks).tocsr()
+
+
+def run_variant(
+    v: Variant, weak, extra, questions, gold, fine_gold, seeds
+) -> tuple[list[float], list[float]]:
+    """Accuracy and top-3 accuracy per fold seed."""
+    import jieba
+    import numpy as np
+    import scipy.sparse as sp
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.svm import LinearSVC
+
+    from lawluo.agents.receptionist import prepare
+    from lawluo.domains import DOMAIN_IDS, from_lawbench
+
+    jieba.setLogLevel(logging.WARNING)
+    domains = sorted(DOMAIN_IDS)
+    dev = [prepare(q) for q in questions]
+    weak_texts, weak_labels, weak_weights = training_rows(v, weak, extra)
+    unlabelled = extra["unlabelled"] if v.self_training else []
+    X = features(v, weak_texts + dev + unlabelled, weak.keywords, domains)
     nw, nd = len(weak_texts), len(dev)
     Xw, Xd, Xu = X[:nw], X[nw : nw + nd], X[nw + nd :]
 
@@ -219,7 +235,7 @@ def main() -> None:
 
     import statistics
 
-    from lawluo.agents.domains import from_lawbench
+    from lawluo.domains import from_lawbench
     from training import train_receptionist as tr
 
     variants = [v for v in VARIANTS if not args.only or v.name in args.only]

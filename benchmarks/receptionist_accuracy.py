@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from _common import DATA, ROOT, percentile, read_jsonl
@@ -37,9 +38,9 @@ READER_LABELS = ROOT / "benchmarks" / "data" / "domain_reader_labels.dev.jsonl"
 
 LOAD = """
 import time; t = time.perf_counter()
-from lawluo.config import Settings
+from lawluo.config import Settings, load_settings
 from lawluo.agents.receptionist import Receptionist
-Receptionist.load(Settings.load())
+Receptionist.load(load_settings())
 print(f"{time.perf_counter() - t:.3f}")
 """
 
@@ -106,7 +107,7 @@ def kappa(a: list[str], b: list[str], labels: list[str]) -> float:
     return float(cohen_kappa_score(a, b, labels=labels))
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--no-tune", action="store_true", help="fixed settings instead of inner-CV tuning")
@@ -118,16 +119,223 @@ def main() -> None:
         help="a second reader's domain for each dev question (id, domain): how far the two labellings "
         "agree, and the receptionist against each (default: %(default)s; a missing file skips it)",
     )
-    args = parser.parse_args()
+    return parser.parse_args()
 
-    import numpy as np
+
+@dataclass
+class Predictions:
+    """The held-out predictions of every dev question, pooled over the folds, and each fold's accuracy."""
+
+    y: object  # np.ndarray of the gold domain ids
+    best: list[str]  # the best domain
+    routed: list[str]  # the routing (其他 below the fallback threshold)
+    confidence: object  # np.ndarray
+    in_top3: object  # np.ndarray of bool: the gold domain among the 3 shown
+    alone: list[str]  # the best domain of the same fold's linear model without the searcher
+    baseline: list[str]  # the TF-IDF SVM trained on the dev folds only
+    fold_acc: list[float] = field(default_factory=list)
+    fold_base: list[float] = field(default_factory=list)
+
+
+def baseline_predictions(questions: list[str], y, train, test) -> list[str]:
+    """The baseline: a character 1–3-gram TF-IDF linear SVM trained on the ``train`` dev questions only."""
     from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.model_selection import StratifiedKFold
     from sklearn.svm import LinearSVC
 
-    from lawluo.agents.domains import DOMAIN_IDS, domain
-    from lawluo.agents.receptionist import FALLBACK_THRESHOLD, Receptionist, prepare
-    from lawluo.config import Settings
+    from lawluo.agents.receptionist import prepare
+
+    vec = TfidfVectorizer(analyzer="char", ngram_range=(1, 3), lowercase=False, sublinear_tf=True)
+    svm = LinearSVC(C=1.0, class_weight="balanced").fit(
+        vec.fit_transform([prepare(questions[i]) for i in train]), y[train]
+    )
+    return list(svm.predict(vec.transform([prepare(questions[i]) for i in test])))
+
+
+def cross_validate(
+    args, cfg, weak, questions: list[str], gold: list[str], searcher, law_map, dev_keys
+) -> Predictions:
+    """Stratified k-fold over the dev questions: each fold trained as ``train_receptionist`` trains (with
+    the law vote when ``cfg.law_vote``), classified through the rebuilt asset; printed per fold."""
+    import numpy as np
+    from sklearn.model_selection import StratifiedKFold
+
+    from lawluo.agents.receptionist import Receptionist
+    from training import train_receptionist as tr
+
+    y = np.array(gold)
+    n = len(y)
+    p = Predictions(
+        y, [""] * n, [""] * n, np.zeros(n), np.zeros(n, dtype=bool), [""] * len(questions), [""] * n
+    )
+    folds = list(StratifiedKFold(args.folds, shuffle=True, random_state=0).split(questions, y))
+    start = time.perf_counter()
+    for k, (train, test) in enumerate(folds, start=1):
+        law_vote = (law_map, [dev_keys[i] for i in train]) if cfg.law_vote else None
+        fitted = tr.fit(
+            weak, [questions[i] for i in train], list(y[train]), cfg, log=lambda *_: None, law_vote=law_vote
+        )
+        with tempfile.TemporaryDirectory() as tmp:
+            model = Receptionist.from_dir(tr.write_asset(fitted, Path(tmp)), searcher=searcher)
+        for i in test:
+            r = model.classify(questions[i])
+            p.best[i], p.routed[i], p.confidence[i] = r.top[0][0], r.domain, r.confidence
+            p.in_top3[i] = y[i] in [t[0] for t in r.top[:3]]
+            p.alone[i] = model.with_searcher(None).classify(questions[i]).top[0][0]
+        for i, pred in zip(test, baseline_predictions(questions, y, train, test), strict=True):
+            p.baseline[i] = pred
+        p.fold_acc.append(float(np.mean([p.best[i] == y[i] for i in test])))
+        p.fold_base.append(float(np.mean([p.baseline[i] == y[i] for i in test])))
+        vote = fitted.law_domains
+        print(
+            f"  fold {k}: accuracy {p.fold_acc[-1]:.3f} (linear model alone "
+            f"{np.mean([p.alone[i] == y[i] for i in test]):.3f}; baseline {p.fold_base[-1]:.3f}); "
+            f"settings {fitted.params}; law vote "
+            f"{f'k={vote.k} weight={vote.weight:g} T2={vote.temperature:.3f}' if vote else 'off'}; "
+            f"{time.perf_counter() - start:.0f}s"
+        )
+    return p
+
+
+def print_accuracy(p: Predictions, gold: list[str], labels: list[str]) -> None:
+    """Pooled accuracy, macro-F1 and top 3; the linear model alone; the fallback; the baseline."""
+    import numpy as np
+
+    from lawluo.agents.receptionist import FALLBACK_THRESHOLD
+
+    y, best, baseline, alone = p.y, p.best, p.baseline, p.alone
+    acc = float(np.mean(np.array(best) == y))
+    acc_routed = float(np.mean(np.array(p.routed) == y))
+    acc_base = float(np.mean(np.array(baseline) == y))
+    print()
+    print(
+        f"accuracy (16 domains, best domain): mean over folds {statistics.mean(p.fold_acc):.3f} "
+        f"(sd {statistics.stdev(p.fold_acc):.3f}), pooled {acc:.3f}; macro-F1 {macro_f1(gold, best, labels):.3f}; "
+        f"true domain among the 3 shown: {p.in_top3.mean():.3f}"
+    )
+    low = p.confidence < FALLBACK_THRESHOLD
+    print(
+        f"the same folds' linear model alone (no searcher): pooled {np.mean(np.array(alone) == y):.3f}, "
+        f"macro-F1 {macro_f1(gold, alone, labels):.3f}"
+    )
+    print(
+        f"with the fallback to 其他 below confidence {FALLBACK_THRESHOLD}: accuracy {acc_routed:.3f} "
+        f"({low.mean():.0%} of questions fell back; accuracy of the best domain on them "
+        f"{np.mean(np.array(best)[low] == y[low]) if low.any() else float('nan'):.3f}, above "
+        f"{np.mean(np.array(best)[~low] == y[~low]) if (~low).any() else float('nan'):.3f})"
+    )
+    print(
+        f"baseline (char 1-3-gram TF-IDF linear SVM, dev folds only): mean over folds "
+        f"{statistics.mean(p.fold_base):.3f}, pooled {acc_base:.3f}; macro-F1 {macro_f1(gold, baseline, labels):.3f}"
+    )
+
+
+def print_thresholds(p: Predictions) -> None:
+    """Per confidence threshold: the share below it, the best domain's accuracy below and above, and the
+    routing's accuracy when questions below it fall back to 其他."""
+    import numpy as np
+
+    y, confidence = p.y, p.confidence
+    print(
+        "\nconfidence threshold t: share of questions below t; accuracy of the best domain below and above t;"
+    )
+    print("accuracy of the routing when questions below t fall back to 其他:")
+    pred = np.array(p.best)
+    for t in (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6):
+        below = confidence < t
+        routed_t = np.where(below, "other", pred)
+        acc_below = np.mean(pred[below] == y[below]) if below.any() else float("nan")
+        acc_above = np.mean(pred[~below] == y[~below]) if (~below).any() else float("nan")
+        print(
+            f"  t={t:.2f}: {below.mean():5.1%} below, best-domain accuracy {acc_below:.3f} below / "
+            f"{acc_above:.3f} above; routed accuracy {np.mean(routed_t == y):.3f}"
+        )
+
+
+def print_confusion(gold: list[str], best: list[str], labels: list[str]) -> None:
+    """The pooled confusion matrix with each domain's count and accuracy."""
+    from lawluo.domains import domain
+
+    names = [domain(d).name for d in labels]
+    print("\nconfusion matrix (pooled; rows: LawBench label → domain, columns: predicted best domain):")
+    print("        " + " ".join(f"{n[:2]:>3}" for n in names) + "   n  acc")
+    for name, row in zip(names, confusion(gold, best, labels), strict=True):
+        n = sum(row)
+        right = row[names.index(name)]
+        print(f"{name:<6}" + "".join(f"{v:>5}" if v else "    ." for v in row) + f" {n:>3} {right / n:.2f}")
+
+
+def timed_ms(classify, texts: list[str]) -> list[float]:
+    """Milliseconds of ``classify`` on each of ``texts``."""
+    times = []
+    for q in texts:
+        t = time.perf_counter()
+        classify(q)
+        times.append((time.perf_counter() - t) * 1000)
+    return times
+
+
+def print_speed(settings, questions: list[str], searcher):
+    """Cold load time and ``classify`` latency of the shipped asset, without and with the statute
+    searcher; returns the loaded model."""
+    from lawluo.agents.receptionist import Receptionist
+
+    loads = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", LOAD], cwd=ROOT, capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(3)
+    ]
+    print(
+        f"cold load of assets/receptionist (fresh process, imports included): median {statistics.median(loads):.2f}s {loads}"
+    )
+    model = Receptionist.load(settings)
+    texts = questions + [r["question"] for r in read_jsonl(DATA / "lawbench" / "consult.dev.jsonl")]
+    model.classify(texts[0])
+    times = timed_ms(model.classify, texts)
+    print(
+        f"classify latency over {len(texts)} questions: p50 {percentile(times, 50):.2f} ms, "
+        f"p90 {percentile(times, 90):.2f} ms, max {max(times):.2f} ms"
+    )
+    if searcher is not None and model.law_domains is not None:
+        voting = model.with_searcher(searcher)
+        if not voting.uses_laws:  # weight 0 was chosen: classify does not search; time the vote anyway
+            print(
+                "the shipped law vote has weight 0 (chosen by CV): with the searcher, classify does not search;"
+            )
+            print("timing it with weight 1 to show its cost:")
+            voting.law_domains = copy.copy(voting.law_domains)
+            voting.law_domains.weight = 1.0
+        times = timed_ms(voting.classify, texts)
+        print(
+            f"classify latency with the statute searcher (law vote, k={voting.law_domains.k}, weight "
+            f"{voting.law_domains.weight:g}): p50 {percentile(times, 50):.2f} ms, p90 {percentile(times, 90):.2f} ms"
+        )
+    return model
+
+
+def print_reroutes(model) -> None:
+    """How often ``reroute`` switches on later turns of multi-turn dialogues that stay on one matter."""
+    from training import train_receptionist as tr
+
+    dialogues = [c for c in tr.consultations(DATA, ["legal_counsel_mt"]) if len(c.turns) > 1]
+    checks = switches = 0
+    for c in dialogues:
+        current = model.classify(c.turns[0]).domain
+        for k in range(2, len(c.turns) + 1):
+            checks += 1
+            switches += model.reroute(list(c.turns[:k]), current) is not None
+    print(
+        f"reroute on {len(dialogues)} lawyer-llama multi-turn dialogues (each stays on one matter): "
+        f"switched on {switches} of {checks} later turns ({switches / max(checks, 1):.1%})"
+    )
+
+
+def main() -> None:
+    args = parse_args()
+
+    from lawluo.domains import DOMAIN_IDS
     from training import train_receptionist as tr
 
     cfg = tr.ReceptionistConfig(tune=not args.no_tune, law_vote=not args.no_law_vote)
@@ -147,155 +355,26 @@ def main() -> None:
         settings = cfg.settings()
         searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
         law_map, _, dev_keys = tr.law_vote_inputs(cfg, weak, questions)
-    alone: list[str] = [""] * len(questions)
-    y = np.array(gold)
-    folds = list(StratifiedKFold(args.folds, shuffle=True, random_state=0).split(questions, y))
-    best: list[str] = [""] * len(y)
-    routed: list[str] = [""] * len(y)
-    confidence = np.zeros(len(y))
-    in_top3 = np.zeros(len(y), dtype=bool)
-    baseline: list[str] = [""] * len(y)
-    fold_acc, fold_base = [], []
-    start = time.perf_counter()
-    for k, (train, test) in enumerate(folds, start=1):
-        law_vote = (law_map, [dev_keys[i] for i in train]) if cfg.law_vote else None
-        fitted = tr.fit(
-            weak, [questions[i] for i in train], list(y[train]), cfg, log=lambda *_: None, law_vote=law_vote
-        )
-        with tempfile.TemporaryDirectory() as tmp:
-            model = Receptionist.from_dir(tr.write_asset(fitted, Path(tmp)), searcher=searcher)
-        for i in test:
-            r = model.classify(questions[i])
-            best[i], routed[i], confidence[i] = r.top[0][0], r.domain, r.confidence
-            in_top3[i] = y[i] in [t[0] for t in r.top[:3]]
-            alone[i] = model.with_searcher(None).classify(questions[i]).top[0][0]
-        vec = TfidfVectorizer(analyzer="char", ngram_range=(1, 3), lowercase=False, sublinear_tf=True)
-        svm = LinearSVC(C=1.0, class_weight="balanced").fit(
-            vec.fit_transform([prepare(questions[i]) for i in train]), y[train]
-        )
-        for i, p in zip(test, svm.predict(vec.transform([prepare(questions[i]) for i in test])), strict=True):
-            baseline[i] = p
-        fold_acc.append(float(np.mean([best[i] == y[i] for i in test])))
-        fold_base.append(float(np.mean([baseline[i] == y[i] for i in test])))
-        vote = fitted.law_domains
-        print(
-            f"  fold {k}: accuracy {fold_acc[-1]:.3f} (linear model alone "
-            f"{np.mean([alone[i] == y[i] for i in test]):.3f}; baseline {fold_base[-1]:.3f}); "
-            f"settings {fitted.params}; law vote "
-            f"{f'k={vote.k} weight={vote.weight:g} T2={vote.temperature:.3f}' if vote else 'off'}; "
-            f"{time.perf_counter() - start:.0f}s"
-        )
+    predictions = cross_validate(args, cfg, weak, questions, gold, searcher, law_map, dev_keys)
 
     labels = list(DOMAIN_IDS)
-    acc = float(np.mean(np.array(best) == y))
-    acc_routed = float(np.mean(np.array(routed) == y))
-    acc_base = float(np.mean(np.array(baseline) == y))
-    print()
-    print(
-        f"accuracy (16 domains, best domain): mean over folds {statistics.mean(fold_acc):.3f} "
-        f"(sd {statistics.stdev(fold_acc):.3f}), pooled {acc:.3f}; macro-F1 {macro_f1(gold, best, labels):.3f}; "
-        f"true domain among the 3 shown: {in_top3.mean():.3f}"
-    )
-    low = confidence < FALLBACK_THRESHOLD
-    print(
-        f"the same folds' linear model alone (no searcher): pooled {np.mean(np.array(alone) == y):.3f}, "
-        f"macro-F1 {macro_f1(gold, alone, labels):.3f}"
-    )
-    print(
-        f"with the fallback to 其他 below confidence {FALLBACK_THRESHOLD}: accuracy {acc_routed:.3f} "
-        f"({low.mean():.0%} of questions fell back; accuracy of the best domain on them "
-        f"{np.mean(np.array(best)[low] == y[low]) if low.any() else float('nan'):.3f}, above "
-        f"{np.mean(np.array(best)[~low] == y[~low]) if (~low).any() else float('nan'):.3f})"
-    )
-    print(
-        f"baseline (char 1-3-gram TF-IDF linear SVM, dev folds only): mean over folds "
-        f"{statistics.mean(fold_base):.3f}, pooled {acc_base:.3f}; macro-F1 {macro_f1(gold, baseline, labels):.3f}"
-    )
-    print(
-        "\nconfidence threshold t: share of questions below t; accuracy of the best domain below and above t;"
-    )
-    print("accuracy of the routing when questions below t fall back to 其他:")
-    pred = np.array(best)
-    for t in (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6):
-        below = confidence < t
-        routed_t = np.where(below, "other", pred)
-        acc_below = np.mean(pred[below] == y[below]) if below.any() else float("nan")
-        acc_above = np.mean(pred[~below] == y[~below]) if (~below).any() else float("nan")
-        print(
-            f"  t={t:.2f}: {below.mean():5.1%} below, best-domain accuracy {acc_below:.3f} below / "
-            f"{acc_above:.3f} above; routed accuracy {np.mean(routed_t == y):.3f}"
-        )
-
+    print_accuracy(predictions, gold, labels)
+    print_thresholds(predictions)
     if args.reader_labels.exists():
-        reader_agreement(ids, gold, best, read_jsonl(args.reader_labels), labels)
-
-    names = [domain(d).name for d in labels]
-    print("\nconfusion matrix (pooled; rows: LawBench label → domain, columns: predicted best domain):")
-    print("        " + " ".join(f"{n[:2]:>3}" for n in names) + "   n  acc")
-    for name, row in zip(names, confusion(gold, best, labels), strict=True):
-        n = sum(row)
-        right = row[names.index(name)]
-        print(f"{name:<6}" + "".join(f"{v:>5}" if v else "    ." for v in row) + f" {n:>3} {right / n:.2f}")
+        reader_agreement(ids, gold, predictions.best, read_jsonl(args.reader_labels), labels)
+    print_confusion(gold, predictions.best, labels)
 
     print()
-    settings = Settings.load()
+    from lawluo.config import load_settings
+
+    settings = load_settings()
     if not (settings.assets_dir / "receptionist" / "model.json").exists():
         print(
             "no shipped asset: build it with `python -m training.train_receptionist` for load time and latency"
         )
         return
-    loads = [
-        float(
-            subprocess.run(
-                [sys.executable, "-c", LOAD], cwd=ROOT, capture_output=True, text=True, check=True
-            ).stdout
-        )
-        for _ in range(3)
-    ]
-    print(
-        f"cold load of assets/receptionist (fresh process, imports included): median {statistics.median(loads):.2f}s {loads}"
-    )
-    model = Receptionist.load(settings)
-    texts = questions + [r["question"] for r in read_jsonl(DATA / "lawbench" / "consult.dev.jsonl")]
-    model.classify(texts[0])
-    times = []
-    for q in texts:
-        t = time.perf_counter()
-        model.classify(q)
-        times.append((time.perf_counter() - t) * 1000)
-    print(
-        f"classify latency over {len(texts)} questions: p50 {percentile(times, 50):.2f} ms, "
-        f"p90 {percentile(times, 90):.2f} ms, max {max(times):.2f} ms"
-    )
-    if searcher is not None and model.law_domains is not None:
-        voting = model.with_searcher(searcher)
-        if not voting.uses_laws:  # weight 0 was chosen: classify does not search; time the vote anyway
-            print(
-                "the shipped law vote has weight 0 (chosen by CV): with the searcher, classify does not search;"
-            )
-            print("timing it with weight 1 to show its cost:")
-            voting.law_domains = copy.copy(voting.law_domains)
-            voting.law_domains.weight = 1.0
-        times = []
-        for q in texts:
-            t = time.perf_counter()
-            voting.classify(q)
-            times.append((time.perf_counter() - t) * 1000)
-        print(
-            f"classify latency with the statute searcher (law vote, k={voting.law_domains.k}, weight "
-            f"{voting.law_domains.weight:g}): p50 {percentile(times, 50):.2f} ms, p90 {percentile(times, 90):.2f} ms"
-        )
-    dialogues = [c for c in tr.consultations(DATA, ["legal_counsel_mt"]) if len(c.turns) > 1]
-    checks = switches = 0
-    for c in dialogues:
-        current = model.classify(c.turns[0]).domain
-        for k in range(2, len(c.turns) + 1):
-            checks += 1
-            switches += model.reroute(list(c.turns[:k]), current) is not None
-    print(
-        f"reroute on {len(dialogues)} lawyer-llama multi-turn dialogues (each stays on one matter): "
-        f"switched on {switches} of {checks} later turns ({switches / max(checks, 1):.1%})"
-    )
+    model = print_speed(settings, questions, searcher)
+    print_reroutes(model)
 
 
 if __name__ == "__main__":

@@ -108,6 +108,63 @@ def scores(name: str, pred: np.ndarray, logp: np.ndarray, y: np.ndarray, folds, 
     return right
 
 
+def linear_inner_oof(weak, questions, gold, dev_texts, train, inner, fixed, n: int) -> np.ndarray:
+    """(b)'s out-of-fold decision values on the outer training folds' dev questions: refitted on each
+    inner fold with the outer fold's chosen settings ``fixed``."""
+    from lawluo.agents.receptionist import Receptionist
+    from training import train_receptionist as tr
+
+    oof_b = np.zeros((len(train), n))
+    for itr, ite in inner:
+        sub = tr.fit(
+            weak,
+            [questions[train[i]] for i in itr],
+            [gold[train[i]] for i in itr],
+            fixed,
+            log=lambda *_: None,
+        )
+        with tempfile.TemporaryDirectory() as tmp:
+            m = Receptionist.from_dir(tr.write_asset(sub, Path(tmp)))
+        oof_b[ite] = np.vstack([m.decision(dev_texts[train[i]]) for i in ite])
+    return oof_b
+
+
+def tune_e5(Vw, Vd, yw, yd, train, inner, n: int, seed: int):
+    """(a)'s C and dev_weight chosen on the inner folds, their inner accuracies, the temperature fitted on
+    the chosen setting's out-of-fold log-probabilities, and those log-probabilities calibrated."""
+    from training import train_receptionist as tr
+
+    nw = len(yw)
+    oof_a, acc_a = {}, {}
+    for c, dw in ((c, dw) for c in C_GRID for dw in DEV_WEIGHT_GRID):
+        o = np.zeros((len(yd), n))
+        for itr, ite in inner:
+            clf = train_lr(np.vstack([Vw, Vd[train[itr]]]), np.concatenate([yw, yd[itr]]), nw, c, dw, seed)
+            o[ite] = lr_logp(clf, Vd[train[ite]], n)
+        oof_a[(c, dw)], acc_a[(c, dw)] = o, float((o.argmax(1) == yd).mean())
+    c, dw = max(acc_a, key=acc_a.get)
+    t_a = tr._fit_temperature(oof_a[(c, dw)], yd)
+    return c, dw, acc_a, t_a, log_softmax(oof_a[(c, dw)] / t_a)
+
+
+def print_results(logp: dict, y, folds, domains) -> None:
+    """The scores of (a), (b), (c) and the paired differences (c) − (b) and (a) − (b)."""
+    print()
+    right = {}
+    for key, name in (("a", "(a) e5 + LR"), ("b", "(b) shipped linear model"), ("c", "(c) (b) + w·(a)")):
+        right[key] = scores(name, logp[key].argmax(1), logp[key], y, folds, domains)
+    diff = right["c"].astype(float) - right["b"].astype(float)
+    mean, lo, hi = bootstrap(diff[:, None])[:, 0]
+    gained, lost = int((diff > 0).sum()), int((diff < 0).sum())
+    print(
+        f"(c) − (b): {mean:+.3f} [95% bootstrap {lo:+.3f}, {hi:+.3f}]; gained {gained}, lost {lost} "
+        f"of {len(y)} questions"
+    )
+    diff_a = right["a"].astype(float) - right["b"].astype(float)
+    mean, lo, hi = bootstrap(diff_a[:, None])[:, 0]
+    print(f"(a) − (b): {mean:+.3f} [95% bootstrap {lo:+.3f}, {hi:+.3f}]")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folds", type=int, default=5)
@@ -163,32 +220,10 @@ def main() -> None:
             dev_weight=fitted.params["dev_weight"],
             keyword_scale=fitted.params["keyword_scale"],
         )
-        oof_b = np.zeros((len(yd), n))
-        for itr, ite in inner:
-            sub = tr.fit(
-                weak,
-                [questions[train[i]] for i in itr],
-                [gold[train[i]] for i in itr],
-                fixed,
-                log=lambda *_: None,
-            )
-            with tempfile.TemporaryDirectory() as tmp:
-                m = Receptionist.from_dir(tr.write_asset(sub, Path(tmp)))
-            oof_b[ite] = np.vstack([m.decision(dev_texts[train[i]]) for i in ite])
-        oof_b = log_softmax(oof_b / fitted.temperature)
-
-        oof_a, acc_a = {}, {}
-        for c, dw in ((c, dw) for c in C_GRID for dw in DEV_WEIGHT_GRID):
-            o = np.zeros((len(yd), n))
-            for itr, ite in inner:
-                clf = train_lr(
-                    np.vstack([Vw, Vd[train[itr]]]), np.concatenate([yw, yd[itr]]), nw, c, dw, cfg.seed
-                )
-                o[ite] = lr_logp(clf, Vd[train[ite]], n)
-            oof_a[(c, dw)], acc_a[(c, dw)] = o, float((o.argmax(1) == yd).mean())
-        c, dw = max(acc_a, key=acc_a.get)
-        t_a = tr._fit_temperature(oof_a[(c, dw)], yd)
-        oof_a_cal = log_softmax(oof_a[(c, dw)] / t_a)
+        oof_b = log_softmax(
+            linear_inner_oof(weak, questions, gold, dev_texts, train, inner, fixed, n) / fitted.temperature
+        )
+        c, dw, acc_a, t_a, oof_a_cal = tune_e5(Vw, Vd, yw, yd, train, inner, n, cfg.seed)
         acc_mix = {w: float(((oof_b + w * oof_a_cal).argmax(1) == yd).mean()) for w in MIX_GRID}
         w = max(MIX_GRID, key=lambda v: (acc_mix[v], -v))  # the smallest weight among equals
 
@@ -203,20 +238,7 @@ def main() -> None:
             f"{time.perf_counter() - start:.0f}s"
         )
 
-    print()
-    right = {}
-    for key, name in (("a", "(a) e5 + LR"), ("b", "(b) shipped linear model"), ("c", "(c) (b) + w·(a)")):
-        right[key] = scores(name, logp[key].argmax(1), logp[key], y, folds, domains)
-    diff = right["c"].astype(float) - right["b"].astype(float)
-    mean, lo, hi = bootstrap(diff[:, None])[:, 0]
-    gained, lost = int((diff > 0).sum()), int((diff < 0).sum())
-    print(
-        f"(c) − (b): {mean:+.3f} [95% bootstrap {lo:+.3f}, {hi:+.3f}]; gained {gained}, lost {lost} "
-        f"of {len(y)} questions"
-    )
-    diff_a = right["a"].astype(float) - right["b"].astype(float)
-    mean, lo, hi = bootstrap(diff_a[:, None])[:, 0]
-    print(f"(a) − (b): {mean:+.3f} [95% bootstrap {lo:+.3f}, {hi:+.3f}]")
+    print_results(logp, y, folds, domains)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ import numpy as np
 from _common import ROOT
 from retrieval_votes import MRR, NAMES, R5, as_evaluation, cross_validate, load_rows, print_paired, scored
 
-from lawluo.config import Settings
+from lawluo.config import load_settings
 from lawluo.law import StatuteDB
 from lawluo.retrieval.dense import asks_for_statute, in_vector_subset, rerank, statute_passage
 from lawluo.retrieval.e5 import E5Encoder, E5Unavailable
@@ -65,7 +65,7 @@ def app_rankings(queries: list[GoldQuery], cache: Path, given: Path | None = Non
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("ids") == [q.id for q in queries]:
             return data["rankings"]
-    settings = Settings.load()
+    settings = load_settings()
     searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
     searcher.reranker = (
         None  # the reranker is trained on these questions: use --rankings for its held-out ranking
@@ -105,7 +105,7 @@ def passage_vectors(
     return have
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument(
@@ -117,9 +117,69 @@ def main() -> None:
         help="rankings to start from instead of the app's: JSON {ids, rankings} of article positions, e.g. the"
         " learned reranker's held-out ones (benchmarks/retrieval_rerank.py --save-rankings)",
     )
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def article_key(db: StatuteDB, p: int) -> tuple[str, int]:
+    """(law key, article number) of the article at position ``p``."""
+    a = db.articles[p]
+    return (a.law.key, a.number)
+
+
+def ranked(db, qv, rankings, vectors, n: int, w: float, subset: set[int] | None = None) -> list[list]:
+    """Every question's ranking with its top ``n`` reranked by e5 at weight ``w`` (only the articles of
+    ``subset`` have a vector when it is given)."""
+    out = []
+    for q, r in zip(qv, rankings, strict=True):
+        cos = {p: float(vectors[p].astype(np.float32) @ q) for p in r[:n] if subset is None or p in subset}
+        out.append([article_key(db, p) for p in rerank(r, cos, depth=n, weight=w)])
+    return out
+
+
+def per_group(
+    queries, groups: np.ndarray, table: dict, like: np.ndarray, n_folds: int
+) -> tuple[np.ndarray, dict]:
+    """Held-out values with a setting chosen per group on the training folds (grouped folds per group)."""
+    values, chosen_ = np.zeros_like(like), {}
+    for name in sorted(set(groups)):
+        idx = np.flatnonzero(groups == name)
+        sub_q = [queries[i] for i in idx]
+        sub_folds = grouped_folds(sub_q, n_splits=n_folds)
+        values[idx], chosen_[str(name)] = cross_validate(
+            sub_q, {s: v[idx] for s, v in table.items()}, sub_folds
+        )
+    return values, chosen_
+
+
+def print_tables(queries, app_rank, tables, app_values, sources, n_folds: int) -> None:
+    """Every system's table (held-out pooled), then each one's paired R@5 difference against the app."""
+    for title, values in tables:
+        print(f"\n### {title} ({n_folds} grouped folds, held-out pooled)\n")
+        print(markdown_table(as_evaluation(queries, app_rank, values).summary(), NAMES))
+
+    for title, values in tables[1:]:
+        print(f"\n### paired difference R@5, {title[:3]} − app [95% bootstrap CI over questions]\n")
+        print_paired(values[:, R5] - app_values[:, R5], sources)
+
+
+def print_in_sample(grid: dict, app_values, sources) -> None:
+    """For information: the best (N, w) on all of each source's questions (in-sample)."""
+    for name in sorted(set(sources)):
+        mask = sources == name
+        best = max(
+            sorted(grid),
+            key=lambda s: (round(grid[s][mask, R5].mean(), 9), round(grid[s][mask, MRR].mean(), 9)),
+        )
+        print(
+            f"(for information, in-sample: best (N, w) on all {name} = {best}, "
+            f"R@5 {grid[best][mask, R5].mean():.3f} vs app {app_values[mask, R5].mean():.3f})"
+        )
+
+
+def main() -> None:
+    args = parse_args()
     cache = Path(args.cache)
-    db = StatuteDB(Settings.load().statutes_path)
+    db = StatuteDB(load_settings().statutes_path)
     rows = load_rows()
     queries = eval_queries(rows)
     rankings = app_rankings(queries, cache, Path(args.rankings) if args.rankings else None)
@@ -136,46 +196,25 @@ def main() -> None:
     qv = encoder.encode_query([q.question for q in queries], batch_size=16)
     print(f"embedded {len(queries)} questions in {time.perf_counter() - t:.1f} s")
 
-    def key(p: int) -> tuple[str, int]:
-        a = db.articles[p]
-        return (a.law.key, a.number)
-
     subset = {p for p in candidates if in_vector_subset(db.articles[p])}
     print(f"{len(subset)} of {len(candidates)} candidates are in the default vector subset")
 
-    def ranked(n: int, w: float, only_subset: bool) -> list[list]:
-        out = []
-        for q, r in zip(qv, rankings, strict=True):
-            cos = {
-                p: float(vectors[p].astype(np.float32) @ q) for p in r[:n] if not only_subset or p in subset
-            }
-            out.append([key(p) for p in rerank(r, cos, depth=n, weight=w)])
-        return out
-
-    app_values = scored(queries, [[key(p) for p in r] for r in rankings])
-    grid = {(n, w): scored(queries, ranked(n, w, False)) for n in n_grid for w in W_GRID}
-    grid_subset = {(n, w): scored(queries, ranked(n, w, True)) for n in n_grid for w in W_GRID}
+    app_values = scored(queries, [[article_key(db, p) for p in r] for r in rankings])
+    grid = {(n, w): scored(queries, ranked(db, qv, rankings, vectors, n, w)) for n in n_grid for w in W_GRID}
+    grid_subset = {
+        (n, w): scored(queries, ranked(db, qv, rankings, vectors, n, w, subset))
+        for n in n_grid
+        for w in W_GRID
+    }
     folds = grouped_folds(queries, n_splits=args.folds)
     cv, chosen = cross_validate(queries, grid, folds)
     cv_subset, chosen_subset = cross_validate(queries, grid_subset, folds)
     sources = np.array([q.source for q in queries])
     styles = np.array(["asks for a statute" if asks_for_statute(q.question) else "other" for q in queries])
 
-    def per_group(groups: np.ndarray, table: dict) -> tuple[np.ndarray, dict]:
-        """Held-out values with a setting chosen per group on the training folds (grouped folds per group)."""
-        values, chosen_ = np.zeros_like(cv), {}
-        for name in sorted(set(groups)):
-            idx = np.flatnonzero(groups == name)
-            sub_q = [queries[i] for i in idx]
-            sub_folds = grouped_folds(sub_q, n_splits=args.folds)
-            values[idx], chosen_[str(name)] = cross_validate(
-                sub_q, {s: v[idx] for s, v in table.items()}, sub_folds
-            )
-        return values, chosen_
-
-    cv_source, chosen_source = per_group(sources, grid)
-    cv_style, chosen_style = per_group(styles, grid_subset)
-    cv_style_all, chosen_style_all = per_group(styles, grid)
+    cv_source, chosen_source = per_group(queries, sources, grid, cv, args.folds)
+    cv_style, chosen_style = per_group(queries, styles, grid_subset, cv, args.folds)
+    cv_style_all, chosen_style_all = per_group(queries, styles, grid, cv, args.folds)
     for name in sorted(set(styles)):
         mask = styles == name
         print(
@@ -187,7 +226,7 @@ def main() -> None:
         f"subset per style {chosen_style}; all articles per style {chosen_style_all}"
     )
 
-    app_rank = [[key(p) for p in r] for r in rankings]
+    app_rank = [[article_key(db, p) for p in r] for r in rankings]
     tables = (
         (
             f"(a) {'rankings of ' + args.rankings if args.rankings else 'app StatuteSearcher without the learned reranker'}",
@@ -199,24 +238,8 @@ def main() -> None:
         ("(e) as (d), (N, w) chosen per fold and per question style (asks_for_statute)", cv_style),
         ("(f) as (e), vectors for every article (build statute-vectors --all-articles)", cv_style_all),
     )
-    for title, values in tables:
-        print(f"\n### {title} ({args.folds} grouped folds, held-out pooled)\n")
-        print(markdown_table(as_evaluation(queries, app_rank, values).summary(), NAMES))
-
-    for title, values in tables[1:]:
-        print(f"\n### paired difference R@5, {title[:3]} − app [95% bootstrap CI over questions]\n")
-        print_paired(values[:, R5] - app_values[:, R5], sources)
-
-    for name in sorted(set(sources)):
-        mask = sources == name
-        best = max(
-            sorted(grid),
-            key=lambda s: (round(grid[s][mask, R5].mean(), 9), round(grid[s][mask, MRR].mean(), 9)),
-        )
-        print(
-            f"(for information, in-sample: best (N, w) on all {name} = {best}, "
-            f"R@5 {grid[best][mask, R5].mean():.3f} vs app {app_values[mask, R5].mean():.3f})"
-        )
+    print_tables(queries, app_rank, tables, app_values, sources, args.folds)
+    print_in_sample(grid, app_values, sources)
 
 
 if __name__ == "__main__":

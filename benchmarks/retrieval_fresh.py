@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 from _common import ROOT, command_line, emit_report
 
-from lawluo.config import Settings
+from lawluo.config import Settings, load_settings
 from lawluo.law import StatuteDB
 from lawluo.retrieval.bm25 import BM25Index
 from lawluo.retrieval.evaluation import GoldQuery, evaluate, markdown_table
@@ -120,7 +120,7 @@ def assisted(
     from lawluo.llm import LanguageModels
     from lawluo.retrieval.model_assist import ModelAssistedSearcher, with_model_assist
 
-    model_settings = Settings.load(config)
+    model_settings = load_settings(config)
     role = model_settings.statute_assist_role or "lawyer"
     cache = Path(tempfile.mkdtemp(prefix="lawluo-assist-"))  # a fresh cache: every question pays its calls
     wrapped = with_model_assist(
@@ -138,7 +138,7 @@ def assisted(
     return f"app + {wrapped.model.describe()} rewrite and rerank", rank
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="also write the report (Markdown, with this command) here")
     parser.add_argument("--assist-config", help="settings whose model rewrites and reranks (a system more)")
@@ -146,12 +146,11 @@ def main() -> int:
         "--assist-budget", type=float, help="seconds for a question's two calls (default: the config's)"
     )
     parser.add_argument("--limit", type=int, help="score N questions, taken evenly across the set")
-    args = parser.parse_args()
-    rows = fresh_set()
-    if args.limit and args.limit < len(rows):
-        rows = [rows[i * len(rows) // args.limit] for i in range(args.limit)]
-    settings = Settings.load(environ={})
-    db = StatuteDB(settings.statutes_path)
+    return parser.parse_args()
+
+
+def gold_queries(rows: list[dict], db: StatuteDB) -> list[GoldQuery]:
+    """The questions with their gold articles that the statute database knows."""
     queries = []
     for row in rows:
         gold = set()
@@ -160,7 +159,11 @@ def main() -> int:
             if key is not None and db.find_article(key, g["article"]) is not None:
                 gold.add((key, g["article"]))
         queries.append(GoldQuery(row["id"], row["question"], frozenset(gold), row["domain"]))
-    app = StatuteSearcher.from_settings(settings, db)
+    return queries
+
+
+def old_first_stage(db: StatuteDB, settings: Settings) -> tuple[StatuteSearcher, BM25Index]:
+    """The searcher of before issue 39 (expansions in the index) and plain BM25 over the article text."""
     t = time.perf_counter()
     expansions = load_expansions(settings.assets_dir / "statute_expansions.jsonl.gz")
     with tempfile.TemporaryDirectory() as tmp:
@@ -173,19 +176,28 @@ def main() -> int:
         )
     plain = BM25Index.build([a.text for a in db.articles])
     print(f"the indexes of the old first stage built in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+    return before, plain
 
-    def ranked(searcher: StatuteSearcher, **parts) -> callable:
-        def rank(q: str) -> list[tuple[str, int]]:
-            saved = {name: getattr(searcher, name) for name in parts}
-            for name, value in parts.items():
+
+def ranked(searcher: StatuteSearcher, **parts) -> callable:
+    """The ranking of ``searcher`` with its attributes ``parts`` replaced for the search (restored after)."""
+
+    def rank(q: str) -> list[tuple[str, int]]:
+        saved = {name: getattr(searcher, name) for name in parts}
+        for name, value in parts.items():
+            setattr(searcher, name, value)
+        try:
+            return [(h.article.law.key, h.article.number) for h in searcher.search(q, DEPTH)]
+        finally:
+            for name, value in saved.items():
                 setattr(searcher, name, value)
-            try:
-                return [(h.article.law.key, h.article.number) for h in searcher.search(q, DEPTH)]
-            finally:
-                for name, value in saved.items():
-                    setattr(searcher, name, value)
 
-        return rank
+    return rank
+
+
+def systems_of(args, app, before, plain, db, settings) -> list[tuple[str, callable]]:
+    """(name, ranking) of every system compared: the app as shipped, without each of its learned parts,
+    with a model's help (``--assist-config``), and the old first stages."""
 
     def plain_rank(q: str) -> list[tuple[str, int]]:
         return [(db.articles[i].law.key, db.articles[i].number) for i, _ in plain.search(q, DEPTH)]
@@ -205,6 +217,47 @@ def main() -> int:
         ("before issue 39: expansions in the index, no reranker", ranked(before)),
         ("plain BM25 (article text)", plain_rank),
     ]
+    return systems
+
+
+def system_row(name: str, rank, queries: list[GoldQuery]) -> tuple[str, tuple]:
+    """The table row of one system (metrics with intervals, top 3 without gold, p50 ms) and its
+    (summary, metric names) for the by-domain table."""
+    times = []
+
+    def timed(q: str) -> list[tuple[str, int]]:
+        start = time.perf_counter()
+        out = rank(q)
+        times.append((time.perf_counter() - start) * 1000)
+        return out
+
+    result = evaluate(queries, timed)
+    summary = result.summary()
+    block = summary["overall"]
+    no_gold_top3 = sum(r is None or r > 3 for r in result.ranks) / len(result.ranks)
+
+    def cell(metric: str) -> str:
+        m = block[metric]
+        return f"{m['mean']:.3f} [{m['lo']:.3f}, {m['hi']:.3f}]"
+
+    line = (
+        f"| {name} | {cell('R@1')} | {cell('R@5')} | {cell('R@10')} | {cell('R@100')} | {cell('MRR@10')} "
+        f"| {no_gold_top3:.3f} | {statistics.median(times):.1f} |"
+    )
+    return line, (summary, result.names)
+
+
+def main() -> int:
+    args = parse_args()
+    rows = fresh_set()
+    if args.limit and args.limit < len(rows):
+        rows = [rows[i * len(rows) // args.limit] for i in range(args.limit)]
+    settings = load_settings(environ={})
+    db = StatuteDB(settings.statutes_path)
+    queries = gold_queries(rows, db)
+    app = StatuteSearcher.from_settings(settings, db)
+    before, plain = old_first_stage(db, settings)
+    systems = systems_of(args, app, before, plain, db, settings)
     command = command_line()
     lines = [
         "# Statute and case search on the fresh lay questions (issue 39)",
@@ -218,28 +271,8 @@ def main() -> int:
     ]
     per_domain = {}
     for name, rank in systems:
-        times = []
-
-        def timed(q: str, rank=rank, times=times) -> list[tuple[str, int]]:
-            start = time.perf_counter()
-            out = rank(q)
-            times.append((time.perf_counter() - start) * 1000)
-            return out
-
-        result = evaluate(queries, timed)
-        summary = result.summary()
-        block = summary["overall"]
-        no_gold_top3 = sum(r is None or r > 3 for r in result.ranks) / len(result.ranks)
-
-        def cell(metric: str, block=block) -> str:
-            m = block[metric]
-            return f"{m['mean']:.3f} [{m['lo']:.3f}, {m['hi']:.3f}]"
-
-        lines.append(
-            f"| {name} | {cell('R@1')} | {cell('R@5')} | {cell('R@10')} | {cell('R@100')} | {cell('MRR@10')} "
-            f"| {no_gold_top3:.3f} | {statistics.median(times):.1f} |"
-        )
-        per_domain[name] = (summary, result.names)
+        line, per_domain[name] = system_row(name, rank, queries)
+        lines.append(line)
     lines += ["", "## By domain (app as shipped)", "", markdown_table(*per_domain["app (as shipped)"]), ""]
 
     lines += relevance_section(app, queries)

@@ -36,7 +36,7 @@ import numpy as np
 from _common import percentile  # also puts the repository root on sys.path (lawluo, tests.fakes)
 from retrieval_votes import DEPTH, NAMES, R5, as_evaluation, load_rows, print_paired, scored
 
-from lawluo.config import Settings
+from lawluo.config import load_settings
 from lawluo.law import StatuteDB
 from lawluo.llm.openai_backend import OpenAIBackend
 from lawluo.llm.options import OpenAIOptions
@@ -99,7 +99,7 @@ def main() -> None:
     if args.scripted == bool(args.base_url):
         parser.error("give exactly one of --base-url and --scripted")
 
-    settings = Settings.load()
+    settings = load_settings()
     base = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
     queries = eval_queries(load_rows())[: args.limit or None]
     cache_dir = args.cache_dir or Path(tempfile.mkdtemp(prefix="lawluo-assist-bench-"))

@@ -28,7 +28,7 @@ import numpy as np
 from _common import ROOT
 from retrieval_votes import NAMES, R5, as_evaluation, load_rows, scored
 
-from lawluo.config import Settings
+from lawluo.config import load_settings
 from lawluo.law import StatuteDB
 from lawluo.retrieval.evaluation import bootstrap, grouped_folds, markdown_table
 from lawluo.retrieval.rerank import FEATURES, train
@@ -81,7 +81,8 @@ def cross_validated(
     return rankings, latency, statistics.mean(train_s)
 
 
-def main() -> None:
+def parse_args() -> tuple[argparse.Namespace, set[str]]:
+    """The command line, and the set of features to zero (checked against :data:`FEATURES`)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--drop", default="", help="comma-separated features to zero (ablation)")
@@ -101,7 +102,52 @@ def main() -> None:
     unknown = drop - set(FEATURES)
     if unknown:
         parser.error(f"unknown features {sorted(unknown)}; choose from {', '.join(FEATURES)}")
-    settings = Settings.load()
+    return args, drop
+
+
+def app_rankings(searcher, queries) -> tuple[list, list[float]]:
+    """The app searcher's rankings of ``queries`` (top :data:`DEPTH`) and its ms per ``search(q, 5)``."""
+    app_ms, app_rank = [], []
+    for q in queries:
+        app_rank.append(keys(searcher.search(q.question, DEPTH)))
+        t = time.perf_counter()
+        searcher.search(q.question, 5)
+        app_ms.append(1000 * (time.perf_counter() - t))
+    return app_rank, app_ms
+
+
+def print_ablations(searcher, queries, data, folds, extra, use_eval: bool, app_values) -> None:
+    """Pooled held-out R@5 with every feature, then without each feature in turn (per source)."""
+    base, _, _ = cross_validated(searcher, queries, data, folds, set(), extra, use_eval)
+    print(f"\nablations (pooled held-out R@5; app {app_values[:, R5].mean():.3f})")
+    print(f"- all features: {scored(queries, base)[:, R5].mean():.3f}")
+    for f in FEATURES:
+        r, _, _ = cross_validated(searcher, queries, data, folds, {f}, extra, use_eval)
+        v = scored(queries, r)
+        src = np.array([q.source for q in queries])
+        per = ", ".join(f"{s} {v[src == s, R5].mean():.3f}" for s in sorted(set(src)))
+        print(f"- without {f}: {v[:, R5].mean():.3f} ({per})")
+
+
+def print_paired_differences(queries, rer_values, app_values) -> None:
+    """Reranked minus app, per metric and source, with 95% bootstrap intervals over questions."""
+    print("\n### paired difference, reranked (cross-validated) − app [95% bootstrap CI over questions]\n")
+    sources = np.array([q.source for q in queries])
+    for metric in ("R@1", "R@5", "MRR@10"):
+        j = NAMES.index(metric)
+        diff = rer_values[:, j] - app_values[:, j]
+        for name in [*sorted(set(sources)), "all"]:
+            mask = np.ones(len(queries), bool) if name == "all" else sources == name
+            m, lo, hi = bootstrap(diff[mask, None])[:, 0]
+            extra = ""
+            if metric != "MRR@10":
+                extra = f"; {int((diff[mask] > 0).sum())} gained, {int((diff[mask] < 0).sum())} lost"
+            print(f"- {metric} {name} ({mask.sum()}): {m:+.3f} [{lo:+.3f}, {hi:+.3f}]{extra}")
+
+
+def main() -> None:
+    args, drop = parse_args()
+    settings = load_settings()
     db = StatuteDB(settings.statutes_path)
     searcher = StatuteSearcher.from_settings(settings, db)
     searcher.reranker = None  # the app as it was before the reranker, whatever the assets hold
@@ -128,25 +174,12 @@ def main() -> None:
         )
     use_eval = args.train != "training"
 
-    app_ms, app_rank = [], []
-    for q in queries:
-        app_rank.append(keys(searcher.search(q.question, DEPTH)))
-        t = time.perf_counter()
-        searcher.search(q.question, 5)
-        app_ms.append(1000 * (time.perf_counter() - t))
+    app_rank, app_ms = app_rankings(searcher, queries)
     app_values = scored(queries, app_rank)
     folds = grouped_folds(queries, n_splits=args.folds)
 
     if args.ablations:
-        base, _, _ = cross_validated(searcher, queries, data, folds, set(), extra, use_eval)
-        print(f"\nablations (pooled held-out R@5; app {app_values[:, R5].mean():.3f})")
-        print(f"- all features: {scored(queries, base)[:, R5].mean():.3f}")
-        for f in FEATURES:
-            r, _, _ = cross_validated(searcher, queries, data, folds, {f}, extra, use_eval)
-            v = scored(queries, r)
-            src = np.array([q.source for q in queries])
-            per = ", ".join(f"{s} {v[src == s, R5].mean():.3f}" for s in sorted(set(src)))
-            print(f"- without {f}: {v[:, R5].mean():.3f} ({per})")
+        print_ablations(searcher, queries, data, folds, extra, use_eval, app_values)
         return
 
     positions: list = [None] * len(queries)
@@ -174,18 +207,7 @@ def main() -> None:
         print(f"\n### {title}\n")
         print(markdown_table(as_evaluation(queries, ranks, values).summary(), NAMES))
 
-    print("\n### paired difference, reranked (cross-validated) − app [95% bootstrap CI over questions]\n")
-    sources = np.array([q.source for q in queries])
-    for metric in ("R@1", "R@5", "MRR@10"):
-        j = NAMES.index(metric)
-        diff = rer_values[:, j] - app_values[:, j]
-        for name in [*sorted(set(sources)), "all"]:
-            mask = np.ones(len(queries), bool) if name == "all" else sources == name
-            m, lo, hi = bootstrap(diff[mask, None])[:, 0]
-            extra = ""
-            if metric != "MRR@10":
-                extra = f"; {int((diff[mask] > 0).sum())} gained, {int((diff[mask] < 0).sum())} lost"
-            print(f"- {metric} {name} ({mask.sum()}): {m:+.3f} [{lo:+.3f}, {hi:+.3f}]{extra}")
+    print_paired_differences(queries, rer_values, app_values)
     print(f"\n(data: {ROOT / 'assets' / 'supervision.jsonl.gz'})")
 
 

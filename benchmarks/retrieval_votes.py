@@ -28,7 +28,7 @@ import time
 import numpy as np
 from _common import ROOT
 
-from lawluo.config import Settings
+from lawluo.config import load_settings
 from lawluo.law import StatuteDB
 from lawluo.retrieval.evaluation import (
     Evaluation,
@@ -101,7 +101,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--folds", type=int, default=5)
     args = parser.parse_args()
-    settings = Settings.load()
+    settings = load_settings()
     db = StatuteDB(settings.statutes_path)
     searcher = StatuteSearcher.from_settings(settings, db)
     searcher.reranker = None  # BM25 as measured here; the reranker is trained on these very questions

@@ -17,21 +17,21 @@ from _common import DATA, ROOT, percentile, read_jsonl
 
 LOAD = """
 import time; t = time.perf_counter()
-from lawluo.config import Settings
+from lawluo.config import Settings, load_settings
 from lawluo.law import StatuteDB
 from lawluo.retrieval.statutes import StatuteSearcher
 from lawluo.retrieval.cases import CaseSearcher
-s = Settings.load(); db = StatuteDB(s.statutes_path); t_db = time.perf_counter() - t
+s = load_settings(); db = StatuteDB(s.statutes_path); t_db = time.perf_counter() - t
 StatuteSearcher.from_settings(s, db); CaseSearcher.from_settings(s)
 print(f"{t_db:.3f} {time.perf_counter() - t:.3f}")
 """
 
 
 def main() -> None:
-    from lawluo.config import Settings
+    from lawluo.config import load_settings
     from lawluo.retrieval.statutes import StatuteSearcher
 
-    StatuteSearcher.from_settings(Settings.load())  # make sure the cache exists
+    StatuteSearcher.from_settings(load_settings())  # make sure the cache exists
     loads = []
     for _ in range(3):
         out = subprocess.run(
@@ -43,7 +43,7 @@ def main() -> None:
         f"{statistics.median(x[0] for x in loads):.2f}s; DB + statute and case indexes "
         f"{statistics.median(x[1] for x in loads):.2f}s (median of 3: {[x[1] for x in loads]})"
     )
-    searcher = StatuteSearcher.from_settings(Settings.load())
+    searcher = StatuteSearcher.from_settings(load_settings())
     queries = [
         r["question"]
         for n in ("scenario_statute", "consult")

@@ -25,7 +25,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lawluo.config import Settings  # noqa: E402
 from lawluo.law import StatuteDB  # noqa: E402
 from lawluo.law.names import name_key  # noqa: E402
 
@@ -193,7 +192,9 @@ def main(argv: list[str] | None = None) -> int:
         "--upstream", type=Path, help="git directory of LawRefBook/Laws to look for the absent"
     )
     args = parser.parse_args(argv)
-    db = StatuteDB(args.db or Settings.load().statutes_path)
+    from lawluo.config import load_settings
+
+    db = StatuteDB(args.db or load_settings().statutes_path)
     rows = coverage(db, args.upstream)
     print("| area | document | cited versions | in the database | versions missing | upstream |")
     print("|---|---|---|---|---|---|")

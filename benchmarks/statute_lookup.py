@@ -24,7 +24,7 @@ from collections import Counter
 
 from _common import percentile
 
-from lawluo.config import Settings
+from lawluo.config import load_settings
 from lawluo.law import StatuteDB
 from lawluo.law.numerals import int_to_chinese
 from lawluo.retrieval.statutes import StatuteSearcher
@@ -81,7 +81,7 @@ def main() -> None:
     parser.add_argument("--per-law", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    settings = Settings.load()
+    settings = load_settings()
     db = StatuteDB(settings.statutes_path)
     searcher = StatuteSearcher.from_settings(settings, db)
     rng = random.Random(args.seed)

@@ -33,7 +33,7 @@ import time
 import numpy as np
 from _common import DATA, command_line, read_jsonl
 
-from lawluo.config import Settings
+from lawluo.config import load_settings
 from lawluo.law import StatuteDB
 from lawluo.law.checker import CitationChecker
 from lawluo.retrieval.bm25 import BM25Index
@@ -96,7 +96,7 @@ def main() -> None:
     parser.add_argument("--baseline", action="store_true")
     parser.add_argument("--out", help="also write the report (Markdown, with this command) here")
     args = parser.parse_args()
-    settings = Settings.load()
+    settings = load_settings()
     db = StatuteDB(settings.statutes_path)
     checker = CitationChecker(db)
     t = time.perf_counter()

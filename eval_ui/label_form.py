@@ -9,9 +9,10 @@
   its text agrees); a statute already marked keeps its label, and one the checker did not find (a
   non-existent article, a wrong number, a repealed law…) stays unlabelled for the annotator to judge;
   清除 Clear empties the answer's labels.
-- **Scores** (:func:`score_field`): Rel and T_LC, 0–10 or empty. An out-of-range value is reported on
-  its own field by the event's validator (:func:`score_problem`), in numbers only (Gradio shows a field's
-  validation message as plain text, untranslated); the message after a refused save says it in words.
+- **Scores** (:func:`score_field`): Rel and T_LC (the rows of :data:`eval_ui.human_scores.HUMAN_SCORE_TABLE`),
+  0–10 (the row's range) or empty. An out-of-range value is reported on its own field by the event's
+  validator (:func:`score_problem`), in numbers only (Gradio shows a field's validation message as plain
+  text, untranslated); the message after a refused save says it in words.
 - **The comment** is never cut: the page counts its characters against :data:`MAX_COMMENT_CHARS`
   (the store's limit), and a longer one is refused on the field, with what to do.
 
@@ -88,7 +89,7 @@ def _lenient_preprocess(field: gr.Number, payload: float | None) -> float | None
     return None if payload is None else field.round_to_precision(payload, field.precision)
 
 
-def score_field(label: Any, elem_id: str) -> gr.Number:
+def score_field(label: Any, elem_id: str, score_range: tuple[int, int] | None = None) -> gr.Number:
     """An empty 0–10 score (Rel, T_LC): the page's input gets ``min``/``max``, and a value out of range
     reaches the event's validator, which marks this field and only this one (:func:`score_problem`).
 
@@ -96,14 +97,15 @@ def score_field(label: Any, elem_id: str) -> gr.Number:
     and Gradio then marks every output as failed with an English toast, so this field's ``preprocess``
     is replaced by one without the check. (A subclass would do the same, but Gradio writes a ``.pyi``
     stub next to the module of every component class it sees defined.)
+    ``score_range``: the score's (a row of :data:`~eval_ui.human_scores.HUMAN_SCORE_TABLE`), else 0–10.
     """
-    low, high = SCORE_RANGE
+    low, high = score_range or SCORE_RANGE
     field = gr.Number(None, label=label, minimum=low, maximum=high, elem_id=elem_id)
     field.preprocess = types.MethodType(_lenient_preprocess, field)  # type: ignore[method-assign]
     return field
 
 
-def score_problem(value: object) -> str:
+def score_problem(value: object, score_range: tuple[int, int] | None = None) -> str:
     """Why ``value`` is not a score, in no language (a field's validation message, which Gradio shows as
     plain text and does not translate): empty when it is a score, or empty.
 
@@ -112,7 +114,7 @@ def score_problem(value: object) -> str:
     >>> score_problem(None), score_problem(7.5)
     ('', '')
     """
-    low, high = SCORE_RANGE
+    low, high = score_range or SCORE_RANGE
     if value is None or value == "":
         return ""
     try:
@@ -127,9 +129,12 @@ def score_problem(value: object) -> str:
     return ""
 
 
-def score_message(value: object) -> Message | None:
+def score_message(value: object, score_range: tuple[int, int] | None = None) -> Message | None:
     """:func:`score_problem` as a message in words (``annotate.score_problem``), None for a score."""
-    return message("annotate.score_problem", value=str(value)[:20]) if score_problem(value) else None
+    if not score_problem(value, score_range):
+        return None
+    low, high = score_range or SCORE_RANGE
+    return message("annotate.score_problem", value=str(value)[:20], low=low, high=high)
 
 
 def text_problem(text: str | None, limit: int, what: Any = None) -> str:

@@ -27,6 +27,7 @@ would show file names, not words); the ``gr.File`` stays, hidden, for the HTTP A
 # no `from __future__ import annotations`: Gradio reads the handlers' gr.Request / gr.OAuthProfile hints at runtime
 
 import base64
+import functools
 import json
 import logging
 import math
@@ -41,23 +42,23 @@ import gradio as gr
 import pandas as pd
 
 from lawluo.i18n import EN, LANGUAGES, ZH, Message, catalogue, message, text
-from lawluo.ui.i18n import LOCALES, Html, say, t
+from lawluo.ui.i18n import LOCALES, Html, both, say, t
 from lawluo.ui.render import CSS, esc
 
+from . import human_scores
 from .adjudicate_tab import data, notice_html, say_error, say_notice
 from .annotate_tab import bind, identify
 from .consistency import (
     CHARTS,
     DECIMALS,
     NEEDS_PHRASES,
-    SECTION_KEYS,
     SOURCES,
-    SPECS,
     AutoMetrics,
     Report,
     Section,
     report_from_store,
 )
+from .consistency.specs import StatisticSpec, section_key, statistics
 from .scratch import scratch_folder
 from .service import AnnotationService
 
@@ -114,7 +115,7 @@ def chart_html(name: str, title: str, path: Path, path_zh: Path | None = None) -
         encoded = base64.b64encode(Path(png).read_bytes()).decode("ascii")
         mark = f' class="ll-lang-{lang}" lang="{LOCALES[lang]}"' if lang else ""
         link = download_link(Path(png).name, "image/png", encoded, "stats.download_png")
-        alt = text(SECTION_KEYS[title], lang) if lang and title in SECTION_KEYS else title
+        alt = section_text(title, lang) if lang and section_key(title) else title
         parts.append(
             f'<img{mark} src="data:image/png;base64,{encoded}" alt="{esc(alt)}" loading="eager" '
             f'decoding="sync"><div{mark}>{link}</div>'
@@ -168,24 +169,38 @@ def explain_html(msg: Message) -> str:
     )
 
 
-#: The file of ``lawluo evaluate`` a statistic's need names (``{file}``).
+#: The file of ``lawluo evaluate`` a statistic's need names (``{file}``), besides the human scores' (each
+#: ``{key}_correlation`` needs ``details.jsonl``: :func:`needs_file`).
 NEEDS_FILES = {
-    "rel_correlation": AUTO_FILES[0],
-    "tlc_correlation": AUTO_FILES[0],
     "judge_s1": AUTO_FILES[1],
     "judge_s2": AUTO_FILES[1],
     "judge_consistency": AUTO_FILES[1],
 }
 
 
+def needs_file(key: str) -> str:
+    """The file of ``lawluo evaluate`` statistic ``key`` needs, "" for none.
+
+    >>> needs_file("rel_correlation"), needs_file("judge_s1"), needs_file("progress")
+    ('details.jsonl', 'pairwise.jsonl', '')
+    """
+    if key in {f"{k}_correlation" for k in human_scores.keys()}:
+        return AUTO_FILES[0]
+    return NEEDS_FILES.get(key, "")
+
+
+def _specs() -> dict[str, StatisticSpec]:
+    """Every statistic of the report by key, as :func:`~eval_ui.consistency.specs.statistics` has them now."""
+    return {spec.key: spec for spec in statistics()}
+
+
 def needs_html(key: str, needs: str) -> str:
-    """What statistic ``key`` still needs, in both languages: its own need (``stats.needs.<key>``), one of
-    :data:`~eval_ui.consistency.NEEDS_PHRASES`, either with the library's reason in brackets (English,
-    marked so); anything else as it is."""
-    phrases = (
-        {SPECS[key].needs: f"stats.needs.{key}", **NEEDS_PHRASES} if key in SPECS else dict(NEEDS_PHRASES)
-    )
-    shown = {"file": Html(file_name(NEEDS_FILES.get(key, "")))}
+    """What statistic ``key`` still needs, in both languages: its own need (:attr:`StatisticSpec.needs_key`),
+    one of :data:`~eval_ui.consistency.NEEDS_PHRASES`, either with the library's reason in brackets
+    (English, marked so); anything else as it is."""
+    spec = _specs().get(key)
+    phrases = {spec.needs: spec.needs_key, **NEEDS_PHRASES} if spec else dict(NEEDS_PHRASES)
+    shown = {"file": Html(file_name(needs_file(key))), **(spec.fields if spec else {})}
     if needs in phrases:
         return say(phrases[needs], **shown)
     for phrase, phrase_key in phrases.items():
@@ -196,9 +211,16 @@ def needs_html(key: str, needs: str) -> str:
     return data(needs)
 
 
+def section_text(title: str, lang: str) -> str:
+    """A section's title (:func:`~eval_ui.consistency.specs.section_key`) in ``lang``: the human scores'
+    section names them (``{names}``: "Rel / T_LC", "Rel and T_LC")."""
+    return text(section_key(title), lang, names=human_scores.names(lang))
+
+
 def section_title(section: Section) -> str:
-    key = SECTION_KEYS.get(section.title)
-    return say(key) if key else data(section.title)
+    if not section_key(section.title):
+        return data(section.title)
+    return both(lambda lang: section_text(section.title, lang))
 
 
 def column_html(column: str) -> str:
@@ -208,12 +230,18 @@ def column_html(column: str) -> str:
     return say(key) if slug and key in catalogue() else data(column)
 
 
-#: Cells that are texts of the report, not data: a statistic's title, the NHSR table's rows.
+#: Cells that are texts of the report, not data: the NHSR table's rows (and a statistic's title: :func:`_cell_texts`).
 _CELL_KEYS = {
-    **{spec.title: f"stats.stat.{spec.key}" for spec in SPECS.values()},
     "checker: hallucinated": "stats.cell.checker_hallucinated",
     "checker: correct": "stats.cell.checker_correct",
 }
+
+
+@functools.lru_cache(maxsize=4)
+def _cell_texts(table: tuple) -> dict[str, tuple[str, dict[str, str]]]:
+    """Each cell that is a text of the report → its catalogue key and fields, for the human scores' ``table``."""
+    titles = {spec.title: (spec.title_key, spec.fields) for spec in statistics()}
+    return titles | {cell: (key, {}) for cell, key in _CELL_KEYS.items()}
 
 
 def cell_html(value: Any) -> str:
@@ -221,8 +249,10 @@ def cell_html(value: Any) -> str:
         return "—"
     if isinstance(value, float):
         return f"{value:.{DECIMALS}f}"
-    if isinstance(value, str) and value in _CELL_KEYS:
-        return say(_CELL_KEYS[value])
+    texts = _cell_texts(human_scores.table())
+    if isinstance(value, str) and value in texts:
+        key, fields = texts[value]
+        return say(key, **fields)
     return data(value)
 
 
@@ -248,7 +278,8 @@ def report_html(report: Report, as_json: dict | None = None) -> str:
         for key in section.statistics:
             s = report.statistics[key]
             if s.value is None:
-                title = say(f"stats.stat.{key}") if key in SPECS else data(s.title)
+                spec = _specs().get(key)
+                title = say(spec.title_key, **spec.fields) if spec else data(s.title)
                 missing = say(
                     "stats.missing",
                     not_yet=message("stats.not_yet"),

@@ -17,8 +17,8 @@ label is **missing data**, never "correct". ``legacy_unticked`` is what the stor
 a statute the old tick-only form left unticked (it may have been judged correct, or never looked at): a
 form never submits it, and the statistics count it as missing.
 
-**A label says what a checker verdict says** (``checker_verdicts``, the verdicts of
-:mod:`lawluo.law.verdicts`), so the statistics can compare the two per verdict: 真实 Correct is every
+**A label says what a checker verdict says** (``checker_verdicts``: the verdicts whose row of
+:mod:`lawluo.law.verdicts` names the label, ``lawyer_label``), so the statistics can compare the two per verdict: 真实 Correct is every
 verdict that is not a hallucination (``verified``, ``amended_since``, ``no_content``: a lawyer reading
 the answer cannot tell them apart, nor needs to); each kind of error is one verdict (``wrong_number`` ↔
 ``wrong_number``, ``wrong_content`` ↔ ``content_mismatch``, ``wrong_repealed`` ↔ ``repealed``,
@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lawluo.i18n import text
+from lawluo.law.verdicts import VERDICT_TABLE as CHECKER_TABLE
 
 
 @dataclass(frozen=True)
@@ -78,9 +79,13 @@ class StatuteVerdict:
     code: str  # stored in a label's answer_labels JSON
     hallucinated: bool | None  # NHSR's yes/no; None: no judgement (the migrated old "not ticked")
     error_kind: str | None = None  # the kind of error of a wrong statute, when the annotator gave it
-    #: the checker verdicts (lawluo/law/verdicts.py) this label agrees with exactly; empty: a label
-    #: without a kind (``wrong``) or without a judgement (``legacy_unticked``)
-    checker_verdicts: tuple[str, ...] = ()
+
+    @property
+    def checker_verdicts(self) -> tuple[str, ...]:
+        """The checker verdicts this label agrees with exactly: those whose row of
+        :data:`lawluo.law.verdicts.VERDICT_TABLE` names it (``lawyer_label``); empty for a label without a
+        kind (``wrong``) or without a judgement (``legacy_unticked``)."""
+        return tuple(v.code for v in CHECKER_TABLE if v.lawyer_label == self.code)
 
     @property
     def name_key(self) -> str:
@@ -94,13 +99,13 @@ class StatuteVerdict:
 
 
 STATUTE_LABEL_TABLE: tuple[StatuteVerdict, ...] = (
-    StatuteVerdict("correct", False, None, ("verified", "amended_since", "no_content")),
+    StatuteVerdict("correct", False, None),
     StatuteVerdict("wrong", True),
-    StatuteVerdict("wrong_number", True, "number", ("wrong_number",)),
-    StatuteVerdict("wrong_content", True, "content", ("content_mismatch",)),
-    StatuteVerdict("wrong_repealed", True, "repealed", ("repealed",)),
-    StatuteVerdict("wrong_not_found", True, "not_found", ("not_found",)),
-    StatuteVerdict("wrong_version", True, "version", ("outdated_version",)),
+    StatuteVerdict("wrong_number", True, "number"),
+    StatuteVerdict("wrong_content", True, "content"),
+    StatuteVerdict("wrong_repealed", True, "repealed"),
+    StatuteVerdict("wrong_not_found", True, "not_found"),
+    StatuteVerdict("wrong_version", True, "version"),
     StatuteVerdict("legacy_unticked", None),
 )
 LEGACY_UNTICKED = "legacy_unticked"

@@ -1,5 +1,5 @@
 """The public sources ``assets/`` is built from, and the folder layout ``python -m lawluo build all --data DIR``
-reads: one home for both, read by the build (:mod:`lawluo.build_assets`), the fetch script
+reads: one home for both, read by the build (:mod:`lawluo.build`), the fetch script
 (``scripts/fetch_data.py``) and ``data/SOURCES.md``, which says the same in prose.
 
     DIR/laws/                 LawRefBook/Laws: 14 category folders, db.sqlite3, 法律法规模版.md

@@ -65,9 +65,9 @@ def pytest_unconfigure(config):
 
 @pytest.fixture(scope="session")
 def settings():
-    from lawluo.config import Settings
+    from lawluo.config import load_settings
 
-    return Settings.load()
+    return load_settings()
 
 
 @pytest.fixture(scope="session")
@@ -148,9 +148,8 @@ def firm_services(statute_searcher, case_searcher, checker, receptionist):
 
 
 @pytest.fixture(scope="session")
-def browser():
-    """Debian's Chromium, headless, driven by Playwright (browser tests call ``require_chromium`` first);
-    its pages are in Chinese unless a test asks ``new_page(locale="en-US")``."""
+def chromium():
+    """Debian's Chromium, headless, driven by Playwright, one for the session (tests take ``browser``)."""
     from playwright.sync_api import sync_playwright
 
     from .fakes.live_app import CHROMIUM, CHROMIUM_ARGS, LocaleBrowser
@@ -159,6 +158,16 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield LocaleBrowser(b)  # pages in Chinese, the app's default, unless a test names a locale
         b.close()
+
+
+@pytest.fixture
+def browser(request, chromium):
+    """The session's Chromium, for a test marked ``browser`` (browser tests call ``require_chromium``
+    first); its pages are in Chinese unless a test asks ``new_page(locale="en-US")``. A test that drives
+    Chromium without the mark fails here, so ``pytest -m "not browser"`` never starts a browser."""
+    if request.node.get_closest_marker("browser") is None:
+        pytest.fail(f"{request.node.nodeid} drives Chromium: mark it @pytest.mark.browser", pytrace=False)
+    return chromium
 
 
 @pytest.fixture

@@ -16,6 +16,8 @@ from .annotation_pages import citing_items, sign_in, wait_ready
 from .fakes.live_app import annotation_app, live_app, require_chromium
 from .test_consult_visitor_browser import DESKTOP, PHONE, QUESTION, answered, idle, open_page
 
+pytestmark = pytest.mark.browser  # every test here drives Chromium
+
 require_chromium()
 axe_sync = pytest.importorskip("axe_playwright_python.sync_playwright")
 

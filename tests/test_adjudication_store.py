@@ -1,4 +1,5 @@
-"""Adjudication (eval_ui/store.py; issue 19 item 4): an admin resolves the items annotators disagree on.
+"""Adjudication (eval_ui/store/adjudication.py; issue 19 item 4): an admin resolves the items
+annotators disagree on.
 
 The resolved label lives in its own table with its history, only admins write it, it never changes an
 annotator's label, and the frames can use it in place of the annotators' labels (``source="adjudicated"``).

@@ -1,4 +1,5 @@
-"""Serving order (eval_ui/store.py ``next_item``): overlap first, so agreement exists after a few labels.
+"""Serving order (eval_ui/store/assignment.py ``next_item``): overlap first, so agreement exists after a
+few labels.
 
 Issue 19 item 1: with three annotators and k = 2, items that another annotator has labelled and that
 still lack their k-th label come before fresh ones (Label Studio's ``show_overlap_first``); ``balanced``
@@ -14,7 +15,7 @@ import pytest
 from eval_ui.items import Item
 from eval_ui.service import AnnotationService
 from eval_ui.store import ASSIGNMENT_MODES, AnnotationStore, LabelInput, StoreError
-from lawluo.config import ConfigError, Settings
+from lawluo.config import ConfigError, Settings, load_settings
 
 NAMES = ("张", "李", "王")
 
@@ -128,9 +129,9 @@ def test_an_unknown_mode_is_refused_by_the_store_and_the_settings(tmp_path, monk
         AnnotationStore(tmp_path / "a.sqlite", assignment="random")
     assert Settings().annotation_assignment == "overlap_first"
     for mode in ASSIGNMENT_MODES:  # the settings accept exactly the store's modes
-        assert Settings.load(None, {"LAWLUO_ANNOTATION_ASSIGNMENT": mode}).annotation_assignment == mode
+        assert load_settings(None, {"LAWLUO_ANNOTATION_ASSIGNMENT": mode}).annotation_assignment == mode
     with pytest.raises(ConfigError, match="annotation_assignment must be overlap_first or balanced"):
-        Settings.load(None, {"LAWLUO_ANNOTATION_ASSIGNMENT": "random"})
+        load_settings(None, {"LAWLUO_ANNOTATION_ASSIGNMENT": "random"})
 
 
 def test_the_service_opens_the_store_with_the_configured_mode(tmp_path):

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from eval_ui import annotate_tab, consistency, label_form, stats_tab
+from eval_ui import annotate_tab, consistency, label_form, stats, stats_tab
 from eval_ui.auth import parse_users
 from eval_ui.items import Item
 from eval_ui.label_form import SLOTS
@@ -98,8 +98,8 @@ def test_a_draft_comes_back_with_its_item_after_a_reload_and_goes_when_the_label
         "right": [],
     }
     assert "Restored your unsaved draft" in again.message
-    out = annotate_tab.submit_label(service, "tie", as_user("alice"), None, again.state, 7, None, None, 3,
-                                    "第二条存疑", "wrong_content")  # fmt: skip
+    filled = annotate_tab.LabelForm.from_inputs(again.state, 7, None, None, 3, "第二条存疑", "wrong_content")
+    out = annotate_tab.submit_label(service, "tie", filled, as_user("alice"))
     assert "Saved" in out.message and out.state["item_id"] != item_id
     assert service.store.draft("alice", item_id) is None  # deleted with the save
     back = annotate_tab.go_back(service, out.state, as_user("alice"))
@@ -248,7 +248,7 @@ def test_rel_and_tlc_say_that_nobody_gave_scores_when_nobody_did():
     report.statistics = {
         s.key: consistency.Statistic(s.key, s.title, needs=s.needs) for s in consistency.STATISTICS
     }
-    section = consistency._inter_annotator(raw, pd.DataFrame(), report, {"n_boot": 0, "seed": 0})
+    section = consistency._inter_annotator(raw, pd.DataFrame(), report, stats.Bootstrap(n_boot=0, seed=0))
     notes = dict(zip(section.table["measure"], section.table["note"], strict=True))
     rows = dict(zip(section.table["measure"], section.table["n_items"], strict=True))
     assert rows[consistency.SPECS["alpha_verdict"].title] == 9  # nine items labelled by both
@@ -267,7 +267,7 @@ def test_rel_scored_by_one_annotator_only_says_so():
     report.statistics = {
         s.key: consistency.Statistic(s.key, s.title, needs=s.needs) for s in consistency.STATISTICS
     }
-    section = consistency._inter_annotator(raw, pd.DataFrame(), report, {"n_boot": 0, "seed": 0})
+    section = consistency._inter_annotator(raw, pd.DataFrame(), report, stats.Bootstrap(n_boot=0, seed=0))
     notes = dict(zip(section.table["measure"], section.table["note"], strict=True))
     assert notes[consistency.SPECS["alpha_rel"].title] == (
         "Rel scores were given on 1 answer, each by one annotator only: none is scored by two or more"

@@ -1,4 +1,4 @@
-"""Exports people can load (eval_ui/store.py ``export`` / ``export_all``; issue 19 item 6).
+"""Exports people can load (eval_ui/store/export.py ``export`` / ``export_all``; issue 19 item 6).
 
 ISO 8601 times in UTC with the offset, UTF-8 without ``\\u`` escapes, lists as arrays (JSON text in
 the still formula-safe CSV), one row per (item, annotator), a Parquet file ``datasets`` loads, the

@@ -17,11 +17,11 @@ import gradio as gr
 import pytest
 
 from eval_ui import annotate_tab
-from eval_ui import store as store_module
 from eval_ui.auth import parse_users
 from eval_ui.items import Item
 from eval_ui.service import AnnotationService
 from eval_ui.store import AnnotationStore, LabelInput, StoreWriteError
+from eval_ui.store import connection as store_connection  # where the store reads BUSY_TIMEOUT_S
 from lawluo.ui.views import KEEP
 
 from .fakes.disks import fill, tmpfs
@@ -48,7 +48,8 @@ def open_form(store: AnnotationStore) -> tuple[AnnotationService, dict]:
 
 
 def submit(service: AnnotationService, state: dict) -> annotate_tab.AnnotationView:
-    return annotate_tab.submit_label(service, "left", ALICE, None, state, 7, 4, None, 3, COMMENT, "wrong")
+    form = annotate_tab.LabelForm.from_inputs(state, 7, 4, None, 3, COMMENT, "wrong")
+    return annotate_tab.submit_label(service, "left", form, ALICE)
 
 
 def assert_refused_and_form_kept(view: annotate_tab.AnnotationView, *words: str) -> None:
@@ -109,7 +110,7 @@ def test_a_refused_write_is_explained_and_the_form_keeps_its_values(tmp_path, mo
     path = tmp_path / "annotations.sqlite"
     prepare(path)
     monkeypatch.setattr(AnnotationStore, "_connect", capped(fault))
-    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(store_connection, "BUSY_TIMEOUT_S", 0.2)
     with AnnotationStore(path) as s:
         service, state = open_form(s)
         other = sqlite3.connect(path, isolation_level=None)

@@ -96,7 +96,8 @@ def test_strangers_who_sign_in_with_hugging_face_get_no_identity_and_nothing_is_
         assert "您尚未受邀参加标注" in opened["message"] and "请联系管理员" in opened["message"]
         assert opened["message"].index("您尚未受邀") < opened["message"].index("You have not been invited")
         assert stranger in opened["message"] and opened["state"] == {}  # no item shown
-        saved = annotate_tab.submit_label(service, "left", None, profile(stranger), {"item_id": "x"})
+        form = annotate_tab.LabelForm.from_inputs({"item_id": "x"})
+        saved = annotate_tab.submit_label(service, "left", form, None, profile(stranger))
         assert "您尚未受邀参加标注" in saved.message
     store = service.store
     assert store.annotators() == [] and store.progress("stranger-1") == (0, 0)
@@ -264,10 +265,10 @@ def test_every_sign_up_invitation_role_change_import_and_export_is_logged(tmp_pa
         "".join(json.dumps(vars(i) | {"statutes": []}, ensure_ascii=False) + "\n" for i in items(2, "x")),
         encoding="utf-8",
     )
-    message, _ = annotate_tab.import_items(service, str(upload), admin, root)
-    assert "Imported 2 items" in message
-    message, path = annotate_tab.export_labels(service, "csv", "raw", False, admin, root)
-    assert path and "Exported" in message
+    imported = annotate_tab.import_items(service, str(upload), admin, root)
+    assert "Imported 2 items" in imported.message
+    exported = annotate_tab.export_labels(service, "csv", "raw", False, admin, root)
+    assert exported.file and "Exported" in exported.message
     service.uninvite("lawyer-li", "realadmin")
     log = service.store.audit_log()
     actions = [(e["actor"], e["action"], e["subject"]) for e in reversed(log)]
@@ -418,16 +419,16 @@ def admin_service(tmp_path):
 
 
 def test_the_admin_invites_withdraws_and_reads_the_log_in_the_tab(admin_service):
-    message, invitations, audit = adjudicate_tab.invite_account(admin_service, "lawyer-li", "admin", ROOT)
-    assert "Invited 'lawyer-li' as admin" in html.unescape(message)
-    assert invitations == [["lawyer-li", "admin", "root", invitations[0][3]]]
-    assert audit[0][1:4] == ["root", "invite", "lawyer-li"] and audit[0][0].endswith("+00:00")
-    message, invitations, audit = adjudicate_tab.uninvite_account(admin_service, "lawyer-li", ROOT)
-    assert "Invitation withdrawn" in message and invitations == [] and audit[0][2] == "uninvite"
-    message, _, _ = adjudicate_tab.uninvite_account(admin_service, "lawyer-li", ROOT)
-    assert "There is no invitation for “'lawyer-li'”" in html.unescape(message)
-    message, invitations, audit = adjudicate_tab.access_tables(admin_service, ROOT)
-    assert message == "" and [row[2] for row in audit] == ["uninvite", "invite", "signup", "signup"]
+    out = adjudicate_tab.invite_account(admin_service, "lawyer-li", "admin", ROOT)
+    assert "Invited 'lawyer-li' as admin" in html.unescape(out.message)
+    assert out.invitations == [["lawyer-li", "admin", "root", out.invitations[0][3]]]
+    assert out.audit[0][1:4] == ["root", "invite", "lawyer-li"] and out.audit[0][0].endswith("+00:00")
+    out = adjudicate_tab.uninvite_account(admin_service, "lawyer-li", ROOT)
+    assert "Invitation withdrawn" in out.message and out.invitations == [] and out.audit[0][2] == "uninvite"
+    out = adjudicate_tab.uninvite_account(admin_service, "lawyer-li", ROOT)
+    assert "There is no invitation for “'lawyer-li'”" in html.unescape(out.message)
+    out = adjudicate_tab.access_tables(admin_service, ROOT)
+    assert out.message == "" and [row[2] for row in out.audit] == ["uninvite", "invite", "signup", "signup"]
 
 
 def test_only_an_admin_may_use_the_form(admin_service):
@@ -436,7 +437,7 @@ def test_only_an_admin_may_use_the_form(admin_service):
         adjudicate_tab.uninvite_account(admin_service, "root", BOB),
         adjudicate_tab.access_tables(admin_service, BOB),
     ):
-        assert "Only an admin" in out[0] and out[1:] == ([], [])
+        assert "Only an admin" in out.message and out.invitations == [] and out.audit == []
     assert admin_service.store.invitations() == []
 
 
@@ -446,7 +447,8 @@ def test_only_an_admin_may_use_the_form(admin_service):
     ids=["img", "script", "long", "control", "none"],
 )
 def test_hostile_names_in_the_form_are_refused_plainly(admin_service, name):
-    message, invitations, audit = adjudicate_tab.invite_account(admin_service, name, "annotator", ROOT)
+    out = adjudicate_tab.invite_account(admin_service, name, "annotator", ROOT)
+    message, invitations, audit = out.message, out.invitations, out.audit
     assert "Not invited" in message and len(message) < 600 and "Traceback" not in message
     assert (
         "<img" not in message and "<script" not in message and "\x00" not in message and "\x1b" not in message

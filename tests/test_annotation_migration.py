@@ -1,4 +1,4 @@
-"""Migration 2 (eval_ui/store.py ``_schema_2``): labels of the old tick-only form, migrated honestly.
+"""Migration 2 (eval_ui/store/schema.py ``_schema_2``): labels of the old tick-only form, migrated honestly.
 
 The old form stored each cited statute as ``True`` (ticked: hallucinated) or ``False`` (not ticked),
 and the statistics read ``False`` as "correct" although nobody may have judged it. After migration a

@@ -1,4 +1,4 @@
-"""The annotation store (eval_ui/store.py) and comparison item files (eval_ui/items.py).
+"""The annotation store (eval_ui/store/) and comparison item files (eval_ui/items.py).
 
 Schema and migrations, all-or-nothing imports, balanced reproducible assignment, serving order,
 labels with edits and history, idempotent submissions, un-swapping, validation, tables for the

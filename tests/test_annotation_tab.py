@@ -161,7 +161,7 @@ def test_hostile_html_in_an_imported_answer_is_shown_as_text(app, tmp_path):
     assert "Imported 1 items" in message
     item = app.store.assignment("alice", "evil-1")
     shown = item.right if item.swapped else item.left  # the side answer A is drawn on (a secret draw)
-    html = annotate_tab._text_block("左", shown)
+    html = annotate_tab.text_block("左", shown)
     assert "<script>" not in html and "&lt;script&gt;" in html
 
 
@@ -175,7 +175,7 @@ def test_an_oversized_or_malformed_import_is_refused_whole(app, tmp_path, monkey
     bad.write_text(json.dumps(good) + "\n{not json\n", encoding="utf-8")
     message, _ = root.predict(handle_file(str(bad)), api_name="/import_items")
     assert "Nothing was imported" in message and "bad.jsonl:2" in message
-    monkeypatch.setattr(annotate_tab, "MAX_IMPORT_BYTES", 50)
+    monkeypatch.setattr(annotate_tab.admin, "MAX_IMPORT_BYTES", 50)  # where import_items reads it
     message, _ = root.predict(handle_file(str(bad)), api_name="/import_items")
     assert "the limit is" in message
     assert app.store.item_count() == count

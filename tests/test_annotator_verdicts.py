@@ -31,7 +31,7 @@ def test_the_statistics_flip_and_score_each_verdict(row):
     assert stats.FLIP[stats.FLIP[row.code]] == row.code and stats.SCORE[row.code] + stats.SCORE[
         stats.FLIP[row.code]
     ] == pytest.approx(1.0)
-    assert stats.win_tie_loss([row.code], n_boot=10, seed=0)[row.code] == 1
+    assert stats.win_tie_loss([row.code], stats.Bootstrap(n_boot=10, seed=0))[row.code] == 1
 
 
 @ROWS

@@ -21,8 +21,8 @@ from lawluo.agents.answer_check import (
     echo_ratio,
     reported_cut,
 )
-from lawluo.agents.domains import PACKAGED
 from lawluo.agents.lawyer import Brief, Lawyer
+from lawluo.domains import PACKAGED
 from lawluo.llm import LLMError, StructuredOutputError
 from lawluo.llm.no_model import NoModel
 from lawluo.tolc import builder, from_cases, tree

@@ -16,7 +16,14 @@ import pytest
 
 from lawluo.cli import main
 from lawluo.firm import Firm
-from lawluo.tolc.bench_cases import BenchCase, Fact, dialogue_cases, lawyer_question, sample, split_facts
+from lawluo.metrics.tree_bench.cases import (
+    BenchCase,
+    Fact,
+    dialogue_cases,
+    lawyer_question,
+    sample,
+    split_facts,
+)
 from tests.conftest import ROOT, SESSION_KEYS, SHARED_DATA
 from tests.fakes.live_app import model_environ
 from tests.fakes.openai_server import FakeOpenAIServer
@@ -234,7 +241,7 @@ def test_a_case_validates_what_a_hand_written_file_may_hold():
 def test_a_judge_that_flips_with_the_order_gets_no_headline():
     """Issue 41, item 6: the 1.5B judge's pairwise verdicts flipped with the order; below
     MIN_JUDGE_CONSISTENCY the table says so instead of a win rate."""
-    from lawluo.tolc.bench import MIN_JUDGE_CONSISTENCY, markdown_table
+    from lawluo.metrics.tree_bench.bench import MIN_JUDGE_CONSISTENCY, markdown_table
 
     summary = {
         "cases": 10,

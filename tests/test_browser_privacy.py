@@ -22,6 +22,8 @@ from lawluo.ui import consult_tab as tab
 
 from .fakes.live_app import live_app, require_chromium
 
+pytestmark = pytest.mark.browser  # every test here drives Chromium
+
 require_chromium()
 
 sync_api = pytest.importorskip("playwright.sync_api")

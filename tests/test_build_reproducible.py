@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lawluo.build_assets import STEP_INPUTS, MissingData, build, check_data
+from lawluo.build import STEP_INPUTS, MissingData, build, check_data
 from lawluo.config import Settings
 from lawluo.data_sources import SOURCES, Item, Source, file_sha256, tree_sha256
 

@@ -7,8 +7,8 @@ import doctest
 
 import pytest
 
-from lawluo.agents.domains import PACKAGED
 from lawluo.agents.lawyer import REPLY_NO_CASES, Brief, grounded_reply, retrieve_cases
+from lawluo.domains import PACKAGED
 from lawluo.retrieval import case_fit
 from lawluo.retrieval.case_fit import NONE_FITS, cause_fits, question_cause
 from lawluo.retrieval.casebank import Case
@@ -69,7 +69,7 @@ def test_a_loan_question_never_gets_a_criminal_or_lease_case_as_similar(case_sea
     for hit in hits:
         assert cause_fits(hit.case.cause, "民间借贷纠纷"), hit.case.cause
         assert hit.case.domain_hint != CRIMINAL and "租赁" not in hit.case.cause
-    shown = retrieve_cases(case_searcher, PACKAGED["debt"], question, 3, CRIMINAL)
+    shown = retrieve_cases(case_searcher, PACKAGED["debt"], question, 3, PACKAGED.guarded)
     assert shown and all(cause_fits(c["cause"], "借款合同纠纷") for c in shown)
 
 
@@ -83,7 +83,7 @@ def test_a_question_with_no_fitting_case_gets_none_and_the_notice(small_bank):
     assert small_bank.search(question, 3), "the words alone match every case of the bank"
     assert small_bank.similar(question, 3) == []
     assert small_bank.similar(question, 3, "debt") == []
-    assert retrieve_cases(small_bank, PACKAGED["debt"], question, 3, CRIMINAL) == []
+    assert retrieve_cases(small_bank, PACKAGED["debt"], question, 3, PACKAGED.guarded) == []
 
     reply = grounded_reply(Brief(PACKAGED["debt"], question))
     assert REPLY_NO_CASES == NONE_FITS and NONE_FITS in reply

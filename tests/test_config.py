@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from lawluo.config import ROLES, ConfigError, Settings, load_settings
+from lawluo.config import ROLES, ConfigError, load_settings
 from lawluo.llm.options import NoModelOptions, OpenAIOptions, TransformersOptions
 
 from .conftest import ROOT
@@ -114,7 +114,7 @@ def test_environment_overrides_the_file_and_coerces_types(tmp_path):
 
 def test_config_path_comes_from_lawluo_config_when_not_given(tmp_path):
     path = write(tmp_path, "models:\n  lawyer: {backend: openai, model: qwen-plus}\n")
-    settings = Settings.load(environ={"LAWLUO_CONFIG": str(path)})
+    settings = load_settings(environ={"LAWLUO_CONFIG": str(path)})
     assert settings.source == str(path)
     assert settings.models.lawyer.options.model == "qwen-plus"
 
@@ -211,4 +211,9 @@ def test_a_missing_file_is_named():
 def test_every_shipped_example_config_loads(path):
     settings = load_settings(path, environ={})
     assert settings.source == str(path)
-    assert {config.backend for _, config in settings.models.items()} <= {"none", "openai", "transformers"}
+    assert {config.backend for _, config in settings.models.items()} <= {
+        "none",
+        "openai",
+        "anthropic",
+        "transformers",
+    }

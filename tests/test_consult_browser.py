@@ -17,6 +17,8 @@ import pytest
 from .fakes.firm_models import LAWYER_ANSWER
 from .fakes.live_app import live_app, require_chromium
 
+pytestmark = pytest.mark.browser  # every test here drives Chromium
+
 SHOTS = Path(__file__).parent / "artifacts" / "screenshots"
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
 HOSTILE_QUESTION = (

@@ -11,6 +11,8 @@ import pytest
 from .fakes.live_app import live_app, require_chromium
 from .test_consult_visitor_browser import DESKTOP, PHONE, ask_with_tree, idle, open_page, wait_message
 
+pytestmark = pytest.mark.browser  # every test here drives Chromium
+
 require_chromium()
 
 sync_api = pytest.importorskip("playwright.sync_api")

@@ -14,6 +14,8 @@ import pytest
 from .fakes.live_app import live_app, require_chromium
 from .i18n_checks import page_texts, wrong_language
 
+pytestmark = pytest.mark.browser  # every test here drives Chromium
+
 require_chromium()
 
 sync_api = pytest.importorskip("playwright.sync_api")

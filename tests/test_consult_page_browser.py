@@ -18,6 +18,8 @@ from lawluo.agents.lawyer import REPLY_NO_STATUTES
 from .fakes.live_app import live_app, require_chromium
 from .test_consult_visitor_browser import BOT, DESKTOP, PHONE, QUESTION, SHOTS, answered, idle, open_page
 
+pytestmark = pytest.mark.browser  # every test here drives Chromium
+
 require_chromium()
 pytest.importorskip("playwright.sync_api")
 

@@ -21,6 +21,8 @@ from .fakes.firm_models import LAWYER_ANSWER
 from .fakes.live_app import live_app, require_chromium
 from .test_image_leak_browser import LeakServer
 
+pytestmark = pytest.mark.browser  # every test here drives Chromium
+
 require_chromium()
 
 sync_api = pytest.importorskip("playwright.sync_api")

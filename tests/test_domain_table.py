@@ -18,20 +18,20 @@ import sys
 
 import pytest
 
-from lawluo.agents.domains import (
+from lawluo.agents.receptionist import REBUILD, Receptionist, ReceptionistDomainsError
+from lawluo.config import ConfigError, Settings, load_settings
+from lawluo.domains import (
     DOMAIN_IDS,
     PACKAGED,
     PACKAGED_FILE,
     DomainTableError,
     load_domains,
 )
-from lawluo.agents.receptionist import REBUILD, Receptionist, ReceptionistDomainsError
-from lawluo.config import ConfigError, Settings, load_settings
 from lawluo.firm import Consultation, Firm
 from lawluo.firm.saved import SavedConsultationError
+from lawluo.law import weak_labels
 from lawluo.llm import LanguageModels
 from lawluo.retrieval.casebank import _TYPICAL_FOLDERS, Case, domain_for_cause, load_case_bank
-from training import weak_labels
 
 from .conftest import ROOT
 from .fakes.live_app import model_environ
@@ -272,9 +272,9 @@ def test_no_code_or_copy_says_how_many_domains_there_are():
 def test_worked_examples_in_docstrings_hold():
     import doctest
 
-    import lawluo.agents.domains
+    import lawluo.domains
     import lawluo.retrieval.casebank
 
-    for module in (lawluo.agents.domains, lawluo.retrieval.casebank):
+    for module in (lawluo.domains, lawluo.retrieval.casebank):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__

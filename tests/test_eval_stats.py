@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import doctest
+import importlib
 import math
+import pkgutil
 
 import krippendorff
 import numpy as np
@@ -18,6 +20,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 from eval_ui import stats
 from eval_ui.stats import (
     ELO_SCALE,
+    Bootstrap,
     bradley_terry,
     correlation,
     fleiss_kappa,
@@ -29,21 +32,25 @@ from eval_ui.stats import (
     to_reliability_matrix,
     win_tie_loss,
 )
+from eval_ui.stats.bradley_terry import _bt_fit_many
 
 nan = np.nan
 
 
 def test_doctests_run_and_pass():
-    result = doctest.testmod(stats)
-    assert result.failed == 0
-    assert result.attempted >= 25
+    modules = [
+        importlib.import_module(f"eval_ui.stats.{m.name}") for m in pkgutil.iter_modules(stats.__path__)
+    ]
+    results = [doctest.testmod(module) for module in modules]
+    assert sum(r.failed for r in results) == 0
+    assert sum(r.attempted for r in results) >= 60
 
 
 # --------------------------------------------------------------------------- win / tie / loss
 
 
 def test_win_tie_loss_counts_and_rates_by_hand():
-    r = win_tie_loss(["A"] * 6 + ["B"] * 2 + ["tie"] + ["both_bad"] + [None, nan], n_boot=200)
+    r = win_tie_loss(["A"] * 6 + ["B"] * 2 + ["tie"] + ["both_bad"] + [None, nan], Bootstrap(200))
     assert (r["n"], r["missing"], r["A"], r["B"], r["tie"], r["both_bad"]) == (10, 2, 6, 2, 1, 1)
     assert (
         r["share_A"] == 0.6 and r["share_B"] == 0.2 and r["share_tie"] == 0.1 and r["share_both_bad"] == 0.1
@@ -55,7 +62,7 @@ def test_win_tie_loss_counts_and_rates_by_hand():
 
 def test_win_tie_loss_ci_is_the_percentile_bootstrap_of_the_mean():
     verdicts = ["A", "B", "tie", "A", "both_bad", "A", "B", "A", "tie", "B", "A", "A"]
-    r = win_tie_loss(verdicts, n_boot=500, seed=7, confidence=0.9)
+    r = win_tie_loss(verdicts, Bootstrap(500, seed=7, confidence=0.9))
     # The same resamples drawn by hand: index matrix (n_boot, n) from the seeded generator.
     scores = np.array([stats.SCORE[v] for v in verdicts])
     wins = np.array([v == "A" for v in verdicts], dtype=float)
@@ -81,13 +88,16 @@ def test_win_tie_loss_ci_is_the_percentile_bootstrap_of_the_mean():
 def test_win_tie_loss_bootstrap_is_reproducible_and_contains_the_estimate():
     rng = np.random.default_rng(3)
     verdicts = list(rng.choice(stats.VERDICTS, size=60, p=[0.4, 0.3, 0.2, 0.1]))
-    first, again = win_tie_loss(verdicts, seed=11), win_tie_loss(verdicts, seed=11)
-    other = win_tie_loss(verdicts, seed=12)
+    first, again = (
+        win_tie_loss(verdicts, Bootstrap(2000, seed=11)),
+        win_tie_loss(verdicts, Bootstrap(2000, seed=11)),
+    )
+    other = win_tie_loss(verdicts, Bootstrap(2000, seed=12))
     assert first == again
     assert (first["win_rate_low"], first["win_rate_high"]) != (other["win_rate_low"], other["win_rate_high"])
     for key in ("win_share", "win_rate"):
         assert first[f"{key}_low"] < first[key] < first[f"{key}_high"]
-    narrow = win_tie_loss(verdicts, seed=11, confidence=0.5)
+    narrow = win_tie_loss(verdicts, Bootstrap(2000, seed=11, confidence=0.5))
     assert first["win_rate_high"] - first["win_rate_low"] > narrow["win_rate_high"] - narrow["win_rate_low"]
 
 
@@ -97,16 +107,16 @@ def test_win_tie_loss_edge_cases():
     assert empty["win_rate_low"] is None and empty["win_share_high"] is None
     single = win_tie_loss(["A"])
     assert single["win_rate"] == 1.0 and single["win_rate_low"] is None
-    ties = win_tie_loss(["tie", "both_bad", "tie"], n_boot=100)
+    ties = win_tie_loss(["tie", "both_bad", "tie"], Bootstrap(100))
     assert ties["win_rate"] == 0.5 and ties["win_share"] == 0.0
     assert (ties["win_rate_low"], ties["win_rate_high"]) == (0.5, 0.5)
     assert (ties["win_share_low"], ties["win_share_high"]) == (0.0, 0.0)
-    no_boot = win_tie_loss(["A", "B", "A"], n_boot=0)
+    no_boot = win_tie_loss(["A", "B", "A"], Bootstrap(0))
     assert no_boot["win_rate"] == pytest.approx(2 / 3) and no_boot["win_rate_low"] is None
     with pytest.raises(ValueError, match="unknown verdict"):
         win_tie_loss(["A", "a"])
     with pytest.raises(ValueError, match="confidence"):
-        win_tie_loss(["A"], confidence=95)
+        win_tie_loss(["A"], Bootstrap(confidence=95))
 
 
 def test_pairwise_table_normalises_each_unordered_pair_once():
@@ -117,7 +127,7 @@ def test_pairwise_table_normalises_each_unordered_pair_once():
             "verdict": ["A", "A", "B", "tie", "B", "both_bad"],
         }
     )
-    table = pairwise_table(labels, n_boot=100)
+    table = pairwise_table(labels, Bootstrap(100))
     assert table[["system_a", "system_b"]].values.tolist() == [
         ["gpt", "lawluo"],
         ["gpt", "qwen"],
@@ -151,14 +161,16 @@ def labels_of(rows: list[tuple[str, str, str]]) -> pd.DataFrame:
 def test_bradley_terry_two_systems_by_hand():
     # x beats y 3 of 4: 3/4 = 1 / (1 + exp(-(b_x - b_y))) → b_x - b_y = ln 3.
     three_of_four = labels_of([("x", "y", "A"), ("y", "x", "B"), ("x", "y", "A"), ("x", "y", "B")])
-    r = bradley_terry(three_of_four, n_boot=100, reference="y").set_index("system")
+    r = bradley_terry(three_of_four, Bootstrap(100), reference="y").set_index("system")
     assert r.loc["x", "rating"] == pytest.approx(math.log(3), abs=1e-6)
     assert r.loc["y", "rating"] == 0.0
     assert r.loc["x", "elo"] == pytest.approx(1000 + 400 / math.log(10) * math.log(3), abs=1e-4)
     assert (r.loc["x", "n"], r.loc["x", "score"], r.loc["y", "score"]) == (4, 3.0, 1.0)
     # Ties (and both_bad) are half a win: 2 wins, 1 tie, 1 loss → 2.5 / 4 → ln(2.5 / 1.5) = ln(5/3).
     for half in ("tie", "both_bad"):
-        r = bradley_terry(labels_of([("x", "y", "A")] * 2 + [("x", "y", half), ("x", "y", "B")]), n_boot=0)
+        r = bradley_terry(
+            labels_of([("x", "y", "A")] * 2 + [("x", "y", half), ("x", "y", "B")]), Bootstrap(0)
+        )
         rating = r.set_index("system")["rating"]
         assert rating["x"] - rating["y"] == pytest.approx(math.log(5 / 3), abs=1e-6)
         assert rating.sum() == pytest.approx(0.0, abs=1e-12)  # centred
@@ -177,7 +189,7 @@ def random_comparisons(strength: np.ndarray, n: int, seed: int, tie_share: float
 
 def test_bradley_terry_matches_statsmodels_logit_on_expanded_ties_and_scipy_likelihood():
     df = random_comparisons(np.array([0.0, 0.4, -0.3, 0.9]), n=300, seed=5, tie_share=0.2)
-    ours = bradley_terry(df, n_boot=0, reference="s0").set_index("system")["rating"].sort_index()
+    ours = bradley_terry(df, Bootstrap(0), reference="s0").set_index("system")["rating"].sort_index()
     systems = sorted(set(df.system_a) | set(df.system_b))
     # Logit cannot take an outcome of 0.5: a tie becomes one win plus one loss, each decisive
     # comparison is doubled to keep the likelihood proportional (2 × (½ log p + ½ log(1 − p))).
@@ -208,7 +220,7 @@ def test_bradley_terry_matches_statsmodels_logit_on_expanded_ties_and_scipy_like
 def test_bradley_terry_recovers_known_strengths():
     truth = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])  # already centred
     df = random_comparisons(truth, n=4000, seed=1)
-    r = bradley_terry(df, n_boot=40, seed=2).set_index("system").loc[[f"s{x}" for x in range(5)]]
+    r = bradley_terry(df, Bootstrap(40, seed=2)).set_index("system").loc[[f"s{x}" for x in range(5)]]
     assert list(r.sort_values("rating").index) == ["s0", "s1", "s2", "s3", "s4"]
     assert r["rating"].to_numpy() == pytest.approx(truth, abs=0.15)
     assert (r["rating_low"] < r["rating"]).all() and (r["rating"] < r["rating_high"]).all()
@@ -218,16 +230,16 @@ def test_bradley_terry_recovers_known_strengths():
 
 def test_bradley_terry_bootstrap_is_reproducible():
     df = random_comparisons(np.array([0.0, 0.5, 1.0]), n=150, seed=4, tie_share=0.1)
-    first, again = bradley_terry(df, n_boot=60, seed=9), bradley_terry(df, n_boot=60, seed=9)
+    first, again = bradley_terry(df, Bootstrap(60, seed=9)), bradley_terry(df, Bootstrap(60, seed=9))
     pd.testing.assert_frame_equal(first, again)
-    other = bradley_terry(df, n_boot=60, seed=10)
+    other = bradley_terry(df, Bootstrap(60, seed=10))
     assert not np.allclose(first["rating_low"], other["rating_low"])
     assert first["rating"].to_numpy() == pytest.approx(other["rating"].to_numpy())
 
 
 def test_bradley_terry_without_a_finite_mle():
     # y never wins or ties (Ford 1957): the likelihood grows without bound as b_x - b_y → ∞.
-    r = bradley_terry(labels_of([("x", "y", "A"), ("y", "x", "B")]), n_boot=20)
+    r = bradley_terry(labels_of([("x", "y", "A"), ("y", "x", "B")]), Bootstrap(20))
     assert r["rating"].isna().all() and "Ford" in r.attrs["note"]
     # Two groups never compared with each other.
     r = bradley_terry(labels_of([("x", "y", "A"), ("x", "y", "B"), ("z", "w", "A"), ("z", "w", "B")]))
@@ -526,16 +538,16 @@ def test_ratio_bootstrap_resamples_whole_groups():
     # Three items: (hits, labels) = (2, 2), (0, 2), (1, 1). Resampling by hand with the same generator:
     # counts[b, u] = how often item u is drawn in resample b.
     hits, labels, groups = [1, 1, 0, 0, 1], [1, 1, 1, 1, 1], ["q1", "q1", "q2", "q2", "q3"]
-    r = stats.ratio_bootstrap(hits, labels, n_boot=400, seed=3, groups=groups, confidence=0.9)
+    r = stats.ratio_bootstrap(hits, labels, Bootstrap(400, seed=3, confidence=0.9), groups=groups)
     assert r["value"] == pytest.approx(3 / 5) and r["n_units"] == 3
     pick = np.random.default_rng(3).integers(0, 3, size=(400, 3))
     counts = np.stack([(pick == u).sum(axis=1) for u in range(3)], axis=1)
     draws = (counts @ [2, 0, 1]) / (counts @ [2, 2, 1])
     assert (r["low"], r["high"]) == pytest.approx(tuple(np.percentile(draws, [5, 95])))
     # The same as pre-summed per item, and reproducible; a different seed moves the interval.
-    summed = stats.ratio_bootstrap([2, 0, 1], [2, 2, 1], n_boot=400, seed=3, confidence=0.9)
+    summed = stats.ratio_bootstrap([2, 0, 1], [2, 2, 1], Bootstrap(400, seed=3, confidence=0.9))
     assert (summed["low"], summed["high"]) == (r["low"], r["high"])
-    other = stats.ratio_bootstrap(hits, labels, n_boot=400, seed=4, groups=groups, confidence=0.9)
+    other = stats.ratio_bootstrap(hits, labels, Bootstrap(400, seed=4, confidence=0.9), groups=groups)
     assert (other["low"], other["high"]) != (r["low"], r["high"])
     assert stats.ratio_bootstrap([1], [1])["low"] is None  # one unit: no interval
 
@@ -546,7 +558,7 @@ def test_a_shared_resampler_gives_every_statistic_the_same_resampled_items():
     rng = np.random.default_rng(0)
     hits = rng.integers(0, 2, size=60).astype(float)
     groups = [items[n // 2] for n in range(60)]  # two labels per item
-    shared = stats.ratio_bootstrap(hits, np.ones(60), groups=groups, resampler=resampler)
+    shared = stats.ratio_bootstrap(hits, np.ones(60), Bootstrap(resampler=resampler), groups=groups)
     # By hand: the resampler's counts times per-item sums.
     per_item = np.array([hits[2 * n] + hits[2 * n + 1] for n in range(30)])
     draws = (resampler.counts @ per_item) / (resampler.counts @ np.full(30, 2.0))
@@ -554,7 +566,7 @@ def test_a_shared_resampler_gives_every_statistic_the_same_resampled_items():
         tuple(np.percentile(draws, [2.5, 97.5])), abs=1e-6
     )
     # A statistic on a subset of the items takes, in each resample, the drawn items of the subset.
-    subset = stats.ratio_bootstrap(hits[:20], np.ones(20), groups=groups[:20], resampler=resampler)
+    subset = stats.ratio_bootstrap(hits[:20], np.ones(20), Bootstrap(resampler=resampler), groups=groups[:20])
     counts = resampler.counts[:, :10]
     sub_draws = (counts @ per_item[:10]) / (counts @ np.full(10, 2.0))
     assert (subset["low"], subset["high"]) == pytest.approx(
@@ -567,7 +579,7 @@ def test_a_shared_resampler_gives_every_statistic_the_same_resampled_items():
 def test_win_tie_loss_with_groups_resamples_items():
     verdicts = ["A", "A", "B", "tie", "A", "B", "both_bad", "A"]
     groups = ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"]
-    r = win_tie_loss(verdicts, n_boot=500, seed=2, groups=groups)
+    r = win_tie_loss(verdicts, Bootstrap(500, seed=2), groups=groups)
     assert r["n_units"] == 4 and r["win_rate"] == pytest.approx((4 + 1) / 8)
     pick = np.random.default_rng(2).integers(0, 4, size=(500, 4))
     counts = np.stack([(pick == u).sum(axis=1) for u in range(4)], axis=1)
@@ -589,23 +601,23 @@ def test_bradley_terry_batched_newton_fits_each_data_set_as_statsmodels_does():
             i, j = systems.index(a), systems.index(c)
             wins[b, i, j] += stats.SCORE[v]
             wins[b, j, i] += 1 - stats.SCORE[v]
-    together = stats._bt_fit_many(wins)
+    together = _bt_fit_many(wins)
     for b, df in enumerate(sets):
-        alone = bradley_terry(df, n_boot=0, reference="s0").set_index("system")["rating"]
+        alone = bradley_terry(df, Bootstrap(0), reference="s0").set_index("system")["rating"]
         assert together[b] == pytest.approx(alone.loc[systems].to_numpy(), abs=1e-8)
     # A data set without a finite MLE (s2 never scores) is NaN; the others are still fitted.
     wins[1, 2, :] = 0
-    fitted = stats._bt_fit_many(wins)
+    fitted = _bt_fit_many(wins)
     assert np.isnan(fitted[1]).all() and np.isfinite(fitted[[0, 2, 3]]).all()
 
 
 def test_bradley_terry_resampling_items_keeps_the_estimate_and_is_reproducible():
     df = random_comparisons(np.array([0.0, 0.5, 1.0]), n=200, seed=7, tie_share=0.1)
     df["item_id"] = [f"q{n // 2}" for n in range(len(df))]  # two labels per item
-    by_item = bradley_terry(df, n_boot=100, seed=1, group_col="item_id")
-    by_label = bradley_terry(df, n_boot=100, seed=1)
+    by_item = bradley_terry(df, Bootstrap(100, seed=1), group_col="item_id")
+    by_label = bradley_terry(df, Bootstrap(100, seed=1))
     assert by_item["rating"].to_numpy() == pytest.approx(by_label["rating"].to_numpy())
-    pd.testing.assert_frame_equal(by_item, bradley_terry(df, n_boot=100, seed=1, group_col="item_id"))
+    pd.testing.assert_frame_equal(by_item, bradley_terry(df, Bootstrap(100, seed=1), group_col="item_id"))
     assert (by_item["rating_low"] < by_item["rating"]).all() and (
         by_item["rating"] < by_item["rating_high"]
     ).all()
@@ -622,7 +634,7 @@ def paired_labels() -> pd.DataFrame:
 
 def test_paired_bootstrap_by_hand():
     df = paired_labels()
-    r = stats.paired_bootstrap(df, "x", "y", n_boot=1000, seed=0)
+    r = stats.paired_bootstrap(df, "x", "y", Bootstrap(1000, seed=0))
     # x wins 60 of 80 comparisons: 0.75; y 0.25; difference 0.5, over 40 items.
     assert (r["win_rate_first"], r["win_rate_second"], r["difference"]) == (0.75, 0.25, 0.5)
     assert (r["n_items"], r["met"], r["n_first"]) == (40, 40, 80)
@@ -635,7 +647,7 @@ def test_paired_bootstrap_by_hand():
     assert r["p_value"] == pytest.approx((1 + np.sum(np.abs(draws - 0.5) >= 0.5)) / 1001)
     assert r["p_value"] < 0.01
     # Swapping the systems negates the difference and keeps the p-value.
-    swapped = stats.paired_bootstrap(df, "y", "x", n_boot=1000, seed=0)
+    swapped = stats.paired_bootstrap(df, "y", "x", Bootstrap(1000, seed=0))
     assert swapped["difference"] == -0.5 and swapped["p_value"] == r["p_value"]
 
 
@@ -644,11 +656,11 @@ def test_paired_bootstrap_no_difference_and_edge_cases():
         [(f"q{n}", "x", "y", "A" if n % 2 else "B") for n in range(20)],
         columns=["item_id", "system_a", "system_b", "verdict"],
     )
-    r = stats.paired_bootstrap(even, "x", "y", n_boot=300, seed=0)
+    r = stats.paired_bootstrap(even, "x", "y", Bootstrap(300, seed=0))
     assert r["difference"] == 0.0 and r["p_value"] == 1.0 and r["low"] < 0 < r["high"]
-    missing = stats.paired_bootstrap(even, "x", "z", n_boot=100)
+    missing = stats.paired_bootstrap(even, "x", "z", Bootstrap(100))
     assert missing["difference"] is None and "z" in missing["note"]
-    one_item = stats.paired_bootstrap(even.iloc[:1], "x", "y", n_boot=100)
+    one_item = stats.paired_bootstrap(even.iloc[:1], "x", "y", Bootstrap(100))
     assert (
         one_item["difference"] == -1.0
         and one_item["p_value"] is None
@@ -658,7 +670,7 @@ def test_paired_bootstrap_no_difference_and_edge_cases():
         [("q1", "x", "z", "A"), ("q2", "y", "z", "B"), ("q3", "x", "z", "tie")],
         columns=["item_id", "system_a", "system_b", "verdict"],
     )
-    apart = stats.paired_bootstrap(never_met, "x", "y", n_boot=100)
+    apart = stats.paired_bootstrap(never_met, "x", "y", Bootstrap(100))
     assert apart["met"] == 0 and "never compared" in apart["note"]
     with pytest.raises(ValueError, match="different"):
         stats.paired_bootstrap(even, "x", "x")
@@ -703,7 +715,7 @@ def test_rater_pair_agreement_counts_every_pair_of_annotators():
         for annotator in rng.choice(["u1", "u2", "u3", "u4"], size=rng.integers(1, 5), replace=False):
             rows.append((annotator, f"q{n}", rng.choice(list(stats.VERDICTS))))
     long = pd.DataFrame(rows, columns=["annotator", "item", "verdict"])
-    r = stats.rater_pair_agreement(long, n_boot=200)
+    r = stats.rater_pair_agreement(long, boot=Bootstrap(200))
     # Brute force over every pair of annotators of an item (both_bad counts as tie).
     tie = {"both_bad": "tie"}
     with_tie, without_tie = [], []
@@ -718,7 +730,7 @@ def test_rater_pair_agreement_counts_every_pair_of_annotators():
     assert r["n_without_tie"] == len(without_tie)
     assert r["agreement_without_tie"] == pytest.approx(np.mean(without_tie))
     assert r["agreement_with_tie_low"] <= r["agreement_with_tie"] <= r["agreement_with_tie_high"]
-    lonely = stats.rater_pair_agreement(long[long["annotator"] == "u1"], n_boot=10)
+    lonely = stats.rater_pair_agreement(long[long["annotator"] == "u1"], boot=Bootstrap(10))
     assert lonely["agreement_with_tie"] is None and "two or more" in lonely["note"]
 
 
@@ -733,7 +745,7 @@ def test_judge_agreement_intervals():
         stats.wilson_interval(4, 6)
     )
     grouped = judge_agreement(
-        judge, human, groups=["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"], n_boot=300
+        judge, human, groups=["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"], boot=Bootstrap(300)
     )
     assert grouped["agreement_with_tie"] == r["agreement_with_tie"] and grouped["n_items"] == 4
     assert (
@@ -767,7 +779,7 @@ class _WholeSample(stats.Resampler):
 @pytest.mark.parametrize("level", ["nominal", "interval"])
 def test_krippendorff_alpha_bootstrap_formula_reproduces_the_package(level):
     table = pd.DataFrame(KRIPPENDORFF_2011, index=list("ABCD"), columns=range(1, 13))
-    r = krippendorff_alpha(table, level, resampler=_WholeSample(range(1, 13)))
+    r = krippendorff_alpha(table, level, Bootstrap(0, resampler=_WholeSample(range(1, 13))))
     expected = krippendorff.alpha(reliability_data=KRIPPENDORFF_2011, level_of_measurement=level)
     assert r["alpha"] == pytest.approx(expected)
     assert (r["alpha_low"], r["alpha_high"]) == pytest.approx((expected, expected))
@@ -782,8 +794,8 @@ def test_krippendorff_alpha_interval_and_long_form():
             if rng.random() < 0.8:
                 rows.append((annotator, f"q{n}", int(t) if rng.random() < 0.8 else int(rng.integers(0, 3))))
     long = pd.DataFrame(rows, columns=["annotator", "item", "label"])
-    from_table = krippendorff_alpha(to_reliability_matrix(long, "label"), "nominal", n_boot=300, seed=2)
-    from_long = stats.krippendorff_alpha_long(long, "label", "nominal", n_boot=300, seed=2)
+    from_table = krippendorff_alpha(to_reliability_matrix(long, "label"), "nominal", Bootstrap(300, seed=2))
+    from_long = stats.krippendorff_alpha_long(long, "label", "nominal", boot=Bootstrap(300, seed=2))
     assert from_long["alpha"] == pytest.approx(from_table["alpha"])
     assert (from_long["n_items"], from_long["n_pairable"]) == (
         from_table["n_items"],
@@ -791,7 +803,9 @@ def test_krippendorff_alpha_interval_and_long_form():
     )
     assert from_long["alpha_low"] < from_long["alpha"] < from_long["alpha_high"]
     assert from_long["n_boot_used"] == 300
-    narrow = stats.krippendorff_alpha_long(long, "label", "nominal", n_boot=300, seed=2, confidence=0.5)
+    narrow = stats.krippendorff_alpha_long(
+        long, "label", "nominal", boot=Bootstrap(300, seed=2, confidence=0.5)
+    )
     assert narrow["alpha_high"] - narrow["alpha_low"] < from_long["alpha_high"] - from_long["alpha_low"]
     with pytest.raises(ValueError, match="repeated"):
         stats.krippendorff_alpha_long(pd.concat([long, long.iloc[:1]]), "label", "nominal")
@@ -801,8 +815,8 @@ def test_bradley_terry_components_fit_each_connected_set_on_its_own():
     # x–y and z–w were never compared across: one fit would have no finite MLE; per component each has one.
     df = labels_of([("x", "y", "A"), ("y", "x", "B"), ("x", "y", "A"), ("x", "y", "B")])
     df = pd.concat([df, labels_of([("z", "w", "tie"), ("w", "z", "B")])], ignore_index=True)
-    assert bradley_terry(df, n_boot=0)["rating"].isna().all()
-    r = bradley_terry(df, n_boot=50, components=True)
+    assert bradley_terry(df, Bootstrap(0))["rating"].isna().all()
+    r = bradley_terry(df, Bootstrap(50), components=True)
     assert r.attrs["components"] == 2 and r.attrs["n_comparisons"] == 6
     by = r.set_index("system")
     assert by.loc["x", "rating"] - by.loc["y", "rating"] == pytest.approx(math.log(3), abs=1e-6)
@@ -811,13 +825,13 @@ def test_bradley_terry_components_fit_each_connected_set_on_its_own():
         by.loc[["x", "y"], "component"].nunique() == 1
         and by.loc["x", "component"] != by.loc["z", "component"]
     )
-    alone = bradley_terry(df.iloc[:4], n_boot=50).set_index("system")
+    alone = bradley_terry(df.iloc[:4], Bootstrap(50)).set_index("system")
     assert by.loc[["x", "y"], "rating"].to_numpy() == pytest.approx(
         alone.loc[["x", "y"], "rating"].to_numpy()
     )
     # A component whose comparisons have no finite MLE (z always beats w) is NaN and named; the other is fitted.
     one_sided = pd.concat([df.iloc[:4], labels_of([("z", "w", "A")])], ignore_index=True)
-    r = bradley_terry(one_sided, n_boot=0, components=True).set_index("system")
+    r = bradley_terry(one_sided, Bootstrap(0), components=True).set_index("system")
     assert r.loc[["z", "w"], "rating"].isna().all() and r.loc[["x", "y"], "rating"].notna().all()
     assert "component" in r.attrs["note"] and "Ford" in r.attrs["note"]
 
@@ -852,7 +866,7 @@ def test_verdict_agreement_random_against_sklearn_and_by_hand():
             lawyers.append("legacy_unticked")
         else:
             lawyers.append(str(rng.choice(["correct", "wrong_number", "wrong_content", "wrong_version"])))
-    result = stats.verdict_agreement(checker, lawyers, n_boot=300, seed=1)
+    result = stats.verdict_agreement(checker, lawyers, boot=Bootstrap(300, seed=1))
     kept = [(c, h) for c, h in zip(checker, lawyers, strict=True) if h not in (None, "legacy_unticked")]
     with_kind = [(c, h) for c, h in kept if h != "wrong"]
     assert (result["n"], result["n_with_kind"]) == (len(kept), len(with_kind))
@@ -875,7 +889,7 @@ def test_verdict_agreement_random_against_sklearn_and_by_hand():
         assert row["kappa_low"] <= row["kappa_high"]
     by_code = {row["verdict"]: row for row in result["rows"]}
     assert by_code["verified"]["kappa"] == by_code["no_content"]["kappa"]  # both are 真实 to a lawyer
-    assert stats.verdict_agreement(checker, lawyers, n_boot=300, seed=1) == result  # reproducible
+    assert stats.verdict_agreement(checker, lawyers, boot=Bootstrap(300, seed=1)) == result  # reproducible
 
 
 def test_verdict_agreement_bootstraps_kappa_over_items_with_the_shared_resampler():
@@ -901,7 +915,7 @@ def test_verdict_agreement_bootstraps_kappa_over_items_with_the_shared_resampler
     ]
     groups = ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"]
     resampler = stats.Resampler(["q1", "q2", "q3", "q4", "q5"], n_boot=400, seed=2)
-    result = stats.verdict_agreement(checker, lawyers, groups, resampler=resampler)
+    result = stats.verdict_agreement(checker, lawyers, groups, boot=Bootstrap(resampler=resampler))
     row = next(r for r in result["rows"] if r["verdict"] == "wrong_number")
     # By hand: the 7 statutes with a kind (q4's "wrong" left out); per item the sums of (x, y, xy, 1).
     x = [0, 1, 0, 0, 1, 0, 0]  # the checker says wrong_number

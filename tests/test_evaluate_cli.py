@@ -191,7 +191,13 @@ def test_every_judge_metric_through_the_openai_backend_then_a_rerun_pays_nothing
     calls = judge_server.responder.calls
     # 6 answers × (1 claim list + 2 claims); 3 questions × 2 orders; 6 scores. Relevance: the two systems
     # cite the same statute for the same question, which is one call (one at a time, the second is a hit).
-    assert calls == {"relevance": 3, "extract_claims": 6, "judge_claim": 12, "pairwise": 6, "single_score": 6}
+    assert calls == {
+        "metrics/relevance": 3,
+        "metrics/extract_claims": 6,
+        "metrics/judge_claim": 12,
+        "metrics/pairwise": 6,
+        "metrics/single_score": 6,
+    }
     by_system = {r["system"]: r for r in rows}
     assert (
         by_system["LawLuo"]["rel"] == 10.0 and by_system["LawLuo"]["tlc"] == 8.0

@@ -20,6 +20,8 @@ import pytest
 from .fakes.firm_models import LAWYER_ANSWER, FirmResponder
 from .fakes.live_app import live_app, require_chromium
 
+pytestmark = pytest.mark.browser  # every test here drives Chromium
+
 require_chromium()
 
 sync_api = pytest.importorskip("playwright.sync_api")

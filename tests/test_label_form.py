@@ -20,7 +20,18 @@ def statute(n: int, text: str | None = "条文") -> CitedStatute:
     )
 
 
-@pytest.mark.parametrize("module", [label_form, adjudicate_tab, annotate_tab])
+@pytest.mark.parametrize(
+    "module",
+    [
+        label_form,
+        adjudicate_tab.render,
+        adjudicate_tab.access,
+        adjudicate_tab.forms,
+        annotate_tab.render,
+        annotate_tab.forms,
+    ],
+    ids=lambda m: m.__name__,
+)
 def test_the_worked_examples_hold(module):
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted > 0
@@ -110,8 +121,8 @@ def test_the_validator_marks_only_the_fields_at_fault():
 
 
 def test_the_api_names_every_slot_and_each_may_be_left_out():
-    handler = label_form.named_slots(
-        annotate_tab.bind(annotate_tab.submit_label, None, "left"), ("left", "right")
+    handler = annotate_tab.bind_form(
+        annotate_tab.submit_label, annotate_tab.LabelForm.from_inputs, ("left", "right"), None, "left"
     )
     params = inspect.signature(handler).parameters
     assert list(params)[:8] == [

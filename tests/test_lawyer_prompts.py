@@ -12,7 +12,7 @@ import re
 import pytest
 
 from lawluo import prompts
-from lawluo.agents.domains import DOMAINS
+from lawluo.domains import DOMAINS
 
 ARTICLE_MENTION = re.compile(r"第[零一二三四五六七八九十百千\d]+条")
 

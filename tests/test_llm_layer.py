@@ -14,7 +14,13 @@ import pytest
 from lawluo.config import load_settings
 from lawluo.llm import BACKENDS, LanguageModels, ModelUnavailable, create_backend, gather
 from lawluo.llm.no_model import NoModel
-from lawluo.llm.options import NoModelOptions, OpenAIOptions, RewardModelOptions, TransformersOptions
+from lawluo.llm.options import (
+    AnthropicOptions,
+    NoModelOptions,
+    OpenAIOptions,
+    RewardModelOptions,
+    TransformersOptions,
+)
 
 from .conftest import ROOT
 from .fakes.scripted_backend import ScriptedBackend
@@ -206,8 +212,8 @@ def test_as_finished_yields_each_result_as_it_ends_and_a_caller_that_stops_waits
 def test_importing_lawluo_and_building_the_app_without_models_imports_no_torch():
     code = (
         "import sys, app\n"
-        "from lawluo.config import Settings\n"
-        f"app.build_app(Settings.load(environ={{'LAWLUO_CACHE_DIR': {os.environ['LAWLUO_CACHE_DIR']!r}}}))\n"
+        "from lawluo.config import load_settings\n"
+        f"app.build_app(load_settings(environ={{'LAWLUO_CACHE_DIR': {os.environ['LAWLUO_CACHE_DIR']!r}}}))\n"
         "print(sorted(m for m in ('torch', 'transformers', 'peft', 'openai') if m in sys.modules))\n"
     )
     out = subprocess.run(
@@ -227,6 +233,7 @@ def test_every_registered_backend_can_be_created_from_its_options_without_loadin
     options = {
         "none": NoModelOptions(),
         "openai": OpenAIOptions(model="m"),
+        "anthropic": AnthropicOptions(model="m"),
         "transformers": TransformersOptions(model="org/model"),
         "reward_model": RewardModelOptions(model="org/reward-model"),
     }[name]

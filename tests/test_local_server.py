@@ -19,6 +19,7 @@ import pytest
 
 from lawluo import cli
 from lawluo.llm import local_server as ls
+from lawluo.llm import local_server_build, local_server_gguf
 
 FAKE = Path(__file__).parent / "fakes" / "llama_server.py"
 CHUNKS = [b"GGUF" + b"a" * 60, b"b" * 64, b"c" * 17]
@@ -68,7 +69,7 @@ def test_parts_are_joined_in_order_verified_and_cached(site, tmp_path, monkeypat
     def no_parts(pin):
         raise AssertionError("a verified cached GGUF is not joined again")
 
-    monkeypatch.setattr(ls, "part_files", no_parts)
+    monkeypatch.setattr(local_server_gguf, "part_files", no_parts)
     assert ls.assemble_gguf(pin, tmp_path / "models") == gguf
 
 
@@ -126,7 +127,7 @@ def test_the_build_runs_cmake_for_llama_server_only_natively():
     )
     assert {"-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_USE_PREBUILT_UI=OFF"} <= set(configure)
     if (
-        ls.platform.machine() == "x86_64"
+        local_server_build.platform.machine() == "x86_64"
     ):  # no -march=native: it emitted AMX/AVX512-FP16 that faulted (SIGILL)
         assert {"-DGGML_NATIVE=OFF", "-DGGML_AVX2=ON", "-DGGML_F16C=OFF", "-DGGML_AMX_TILE=OFF"} <= set(
             configure
@@ -138,8 +139,10 @@ def test_the_build_runs_cmake_for_llama_server_only_natively():
 
 def test_models_local_without_cmake_names_the_debian_packages(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("LAWLUO_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(ls, "_installed_binary", lambda: None)
-    monkeypatch.setattr(ls.shutil, "which", lambda name: None if name == "cmake" else f"/usr/bin/{name}")
+    monkeypatch.setattr(local_server_build, "_installed_binary", lambda: None)
+    monkeypatch.setattr(
+        local_server_build.shutil, "which", lambda name: None if name == "cmake" else f"/usr/bin/{name}"
+    )
     assert cli.main(["models", "local"]) == 2
     err = capsys.readouterr().err
     assert "needs cmake" in err and "apt-get install build-essential cmake" in err
@@ -217,7 +220,9 @@ def _prepared_cache(tmp_path: Path, monkeypatch) -> tuple[Path, Path, Path]:
 
 def test_models_local_detached_then_status_and_stop(tmp_path, monkeypatch, capsys):
     cache, source, gguf = _prepared_cache(tmp_path, monkeypatch)
-    monkeypatch.setattr(ls.shutil, "which", lambda name: None)  # a built server needs no build tools
+    monkeypatch.setattr(
+        local_server_build.shutil, "which", lambda name: None
+    )  # a built server needs no build tools
     port = _free_port()
     argv = ["models", "local", "--source", str(source), "--gguf", str(gguf), "--port", str(port)]
     try:
@@ -249,7 +254,7 @@ def test_a_lora_adapter_is_loaded_unapplied_and_only_requests_that_name_it_get_i
     tmp_path, monkeypatch, capsys
 ):
     cache, source, gguf = _prepared_cache(tmp_path, monkeypatch)
-    monkeypatch.setattr(ls.shutil, "which", lambda name: None)
+    monkeypatch.setattr(local_server_build.shutil, "which", lambda name: None)
     monkeypatch.setenv("FAKE_LLAMA_ARGS", str(tmp_path / "args.json"))
     port = _free_port()
     argv = ["models", "local", "--source", str(source), "--gguf", str(gguf), "--port", str(port), "--detach"]
@@ -270,10 +275,10 @@ def test_a_lora_adapter_is_loaded_unapplied_and_only_requests_that_name_it_get_i
 
 
 def test_the_tuned_config_applies_the_adapter_to_the_clarifier_only():
-    from lawluo.config import Settings
+    from lawluo.config import load_settings
     from lawluo.llm import LanguageModels
 
-    settings = Settings.load(Path(__file__).parent.parent / "configs" / "local-cpu-tuned.yaml")
+    settings = load_settings(Path(__file__).parent.parent / "configs" / "local-cpu-tuned.yaml")
     assert settings.prompt_variant == "tuned"
     models = LanguageModels(settings.models)
     assert models["clarifier"].options.extra_body == {"lora": [{"id": 0, "scale": 1.0}]}

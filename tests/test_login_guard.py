@@ -19,7 +19,7 @@ from fastapi import HTTPException
 
 import eval_ui.auth
 import lawluo.ui.client_address
-from eval_ui import login
+from eval_ui import login, login_limiters
 from eval_ui.auth import hash_password, parse_users
 from eval_ui.login import SignIn, SignInLimits
 from lawluo.ui.client_address import CLIENT_ADDRESS, client_address_middleware
@@ -91,6 +91,7 @@ def attempt(guard: SignIn, name: str, password: str, address: str | None = None)
 
 def test_module_doctests():
     assert doctest.testmod(login).failed == 0
+    assert doctest.testmod(login_limiters).failed == 0  # FailureLimiter and Backoff, re-exported by login
 
 
 def test_a_name_is_locked_only_at_the_address_it_failed_from():

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from lawluo.config import load_settings
+from lawluo.domains import PACKAGED
 from lawluo.ui import mcp_tools
 from lawluo.ui.mcp_tools import MAX_PARALLEL, TOOL_NAMES, StatuteTools, build_mcp_tools
 
@@ -148,7 +149,7 @@ def test_check_refuses_empty_and_cuts_huge_text(tools):
 def test_route_sends_a_wage_question_to_labour(tools):
     out = json.loads(tools.route_question(WAGE_QUESTION))
     assert out["domain"] == "labor" and out["name"] == "劳动纠纷" and not out["fallback"]
-    assert len(out["scores"]) == 16 and out["confidence"] == max(out["scores"].values())
+    assert len(out["scores"]) == len(PACKAGED) and out["confidence"] == max(out["scores"].values())
     with pytest.raises(gr.Error, match="empty"):
         tools.route_question("  ")
     with pytest.raises(gr.Error, match="4,000"):

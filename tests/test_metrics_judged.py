@@ -44,7 +44,7 @@ def test_nhsr_falls_back_to_the_judge_when_the_rules_find_nothing_in_an_answer_t
     assert rules.citations == [] and rules.extracted_by == "rules"
     responder = JudgeResponder()
     statutes = NHSRMetric(checker, judge_with(responder)[0]).score(answer)
-    assert responder.calls == {"extract_statutes": 1}
+    assert responder.calls == {"metrics/extract_statutes": 1}
     assert statutes.extracted_by == "judge"
     assert [c["verdict"] for c in statutes.citations] == ["verified"]
     assert statutes.citations[0]["matched"]["article"] == 82
@@ -75,7 +75,7 @@ def test_rel_rates_real_statutes_for_relevance_and_hallucinated_ones_for_consist
     responder = JudgeResponder(relevance=5, consistency=0)
     cited = citations(checker, VERIFIED + WRONG_NUMBER)
     result = RelevanceMetric(judge_with(responder)[0]).score(QUESTION, cited)
-    assert responder.calls == {"relevance": 1, "consistency": 1}
+    assert responder.calls == {"metrics/relevance": 1, "metrics/consistency": 1}
     assert [(s["kind"], s["score"]) for s in result.statutes] == [("relevance", 5), ("consistency", 0)]
     assert result.score == 2.5  # (5 + 0) / 2
     # The consistency prompt shows the real article the checker matched (art. 82), not the cited one.
@@ -96,7 +96,7 @@ def test_rel_refuses_a_score_off_the_papers_scale_and_records_the_error(checker)
     responder = JudgeResponder(relevance=7)  # the scale is 10 / 5 / 0
     result = RelevanceMetric(judge_with(responder)[0]).score(QUESTION, citations(checker, VERIFIED))
     assert result.score is None
-    assert responder.calls == {"relevance": 2}  # asked, corrected once, given up
+    assert responder.calls == {"metrics/relevance": 2}  # asked, corrected once, given up
     assert result.errors and "StructuredOutputError" in result.errors[0]
 
 
@@ -121,7 +121,7 @@ def test_tlc_doubles_the_papers_0_to_5_rating_and_averages_over_claims():
     )
     assert [c["rating"] for c in result.claims] == [5, 1]
     assert result.score == 6.0  # (2·5 + 2·1) / 2
-    assert responder.calls == {"extract_claims": 1, "judge_claim": 2}
+    assert responder.calls == {"metrics/extract_claims": 1, "metrics/judge_claim": 2}
 
 
 def test_tlc_shows_the_reference_statutes_to_the_judge_and_says_when_there_are_none():
@@ -162,7 +162,7 @@ def test_pairwise_consistent_judge_decides_the_pair_from_both_orders():
     assert outcome.result == "win" and outcome.consistent is True
     assert [v["order"] for v in outcome.verdicts] == ["first=A", "first=B"]
     assert [v["preference"] for v in outcome.verdicts] == ["A", "B"]
-    assert responder.calls == {"pairwise": 2}
+    assert responder.calls == {"metrics/pairwise": 2}
 
 
 def test_pairwise_position_biased_judge_makes_every_pair_a_draw():

@@ -9,7 +9,6 @@ import re
 
 import pytest
 
-from lawluo.agents.domains import PACKAGED
 from lawluo.agents.lawyer import (
     REPLY_NO_LINK,
     REPLY_NO_MODEL,
@@ -24,6 +23,7 @@ from lawluo.agents.lawyer import (
     retrieve_cases,
 )
 from lawluo.config import load_settings
+from lawluo.domains import PACKAGED
 from lawluo.firm import Consultation, Firm
 from lawluo.llm import LanguageModels
 from lawluo.llm.no_model import NoModel
@@ -166,9 +166,9 @@ def test_similar_cases_are_of_the_questions_kind_whatever_the_consultations_doma
 def test_a_generalist_consultation_gets_criminal_cases_only_when_the_question_names_a_crime(firm):
     other, criminal = PACKAGED["other"], PACKAGED["criminal"].name
     doxxing = "有人在抖音上发视频说我卖假货，还把我的电话号码公开了，我能告他吗？"
-    civil = retrieve_cases(firm.case_searcher, other, doxxing, 3, criminal=criminal)
+    civil = retrieve_cases(firm.case_searcher, other, doxxing, 3, PACKAGED.guarded)
     assert civil == []  # the bank has no defamation or privacy case: none is shown rather than a crime
-    crime = retrieve_cases(firm.case_searcher, other, doxxing + "对方这样算犯罪吗？", 3, criminal=criminal)
+    crime = retrieve_cases(firm.case_searcher, other, doxxing + "对方这样算犯罪吗？", 3, PACKAGED.guarded)
     assert any(c["domain_hint"] == criminal for c in crime)
 
 

@@ -9,8 +9,8 @@ import json
 import re
 
 from lawluo import prompts
-from lawluo.agents.domains import domain
 from lawluo.agents.lawyer import Brief, Lawyer
+from lawluo.domains import domain
 from lawluo.prompts.untrusted import quote
 from lawluo.retrieval.casebank import Case
 from lawluo.tolc import TreeBuilder

@@ -9,10 +9,85 @@ from lawluo import prompts
 
 def test_every_template_file_is_declared_and_every_declaration_has_a_file():
     files = {
-        p.relative_to(prompts.PROMPTS_DIR).with_suffix("").as_posix()
+        (p.parent if p.name == "prompt.txt" else p.with_suffix(""))
+        .relative_to(prompts.PROMPTS_DIR)
+        .as_posix()
         for p in prompts.PROMPTS_DIR.rglob("*.txt")
     }
     assert files == set(prompts.declared())
+
+
+# -- judges: folders with prompt.txt and judge.yaml (the contract of the reply) ----------------------
+
+
+@pytest.mark.parametrize("name", prompts.judges())
+def test_each_judge_names_a_reply_contract_that_exists(name):
+    spec = prompts.judge(name)
+    assert spec.fields == prompts.load(name).fields and spec.purpose
+    if spec.reply == "json":
+        assert spec.schema_type() is not None  # the class is importable
+    else:
+        assert callable(spec.parser_function())
+
+
+def test_the_judges_are_the_metrics_and_the_tree_bench():
+    assert prompts.judges() == [
+        "metrics/consistency",
+        "metrics/extract_claims",
+        "metrics/extract_statutes",
+        "metrics/judge_claim",
+        "metrics/pairwise",
+        "metrics/relevance",
+        "metrics/single_score",
+        "tolc/bench_pairwise",
+        "tolc/bench_recovered",
+    ]
+
+
+def test_the_two_pairwise_judges_share_one_schema():
+    from lawluo.metrics.pairwise import PairVerdict
+
+    assert prompts.judge("metrics/pairwise").schema_type() is PairVerdict
+    assert prompts.judge("tolc/bench_pairwise").schema_type() is PairVerdict
+
+
+def test_the_score_judge_is_read_by_the_parser_it_names():
+    from lawluo.metrics import single_score
+
+    assert prompts.judge("metrics/single_score").parser_function() is single_score.parse_score
+
+
+def test_a_judge_declared_twice_or_without_a_contract_is_refused(tmp_path, monkeypatch):
+    folder = tmp_path / "metrics" / "fresh"
+    folder.mkdir(parents=True)
+    (folder / "prompt.txt").write_text("评价：${answer}", encoding="utf-8")
+    (folder / "judge.yaml").write_text("purpose: p\nfields: [answer]\nreply: json\n", encoding="utf-8")
+    (tmp_path / "prompts.yaml").write_text("other:\n  fields: []\n  purpose: p\n", encoding="utf-8")
+    monkeypatch.setattr(prompts, "PROMPTS_DIR", tmp_path)
+    monkeypatch.setattr(prompts, "INDEX", tmp_path / "prompts.yaml")
+    for cached in (prompts.declared, prompts.load, prompts.judge, prompts._pattern):
+        cached.cache_clear()
+    try:
+        assert prompts.load("metrics/fresh").render(answer="甲") == "评价：甲"
+        with pytest.raises(prompts.PromptError, match="needs reply json \\+ schema"):
+            prompts.judge("metrics/fresh")
+        (tmp_path / "prompts.yaml").write_text(
+            "metrics/fresh:\n  fields: []\n  purpose: p\n", encoding="utf-8"
+        )
+        prompts.declared.cache_clear()
+        with pytest.raises(prompts.PromptError, match="declared twice"):
+            prompts.declared()
+    finally:
+        monkeypatch.undo()
+        for cached in (prompts.declared, prompts.load, prompts.judge, prompts._pattern):
+            cached.cache_clear()
+
+
+@pytest.mark.parametrize("name", sorted(prompts.declared()))
+def test_a_rendering_is_traced_back_to_its_template(name):
+    prompt = prompts.load(name)
+    text = prompt.render(**{field: f"<{field} 的值>" for field in prompt.fields})
+    assert prompts.rendered_from(text + "\n（调用方附加的说明）") == name
 
 
 @pytest.mark.parametrize("name", sorted(prompts.declared()))

@@ -9,7 +9,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from lawluo.agents.domains import DOMAIN_IDS
 from lawluo.agents.receptionist import (
     LAW_DOMAINS_FILE,
     LawDomains,
@@ -17,6 +16,7 @@ from lawluo.agents.receptionist import (
     ReceptionistAssetError,
     hit_keys,
 )
+from lawluo.domains import DOMAIN_IDS
 
 from .test_receptionist import tiny
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from lawluo.build_assets import copy_app_texts
+from lawluo.build import copy_app_texts
 from lawluo.config import Settings, load_settings
 from lawluo.firm import Firm
 from lawluo.llm import LanguageModels

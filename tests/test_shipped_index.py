@@ -1,4 +1,4 @@
-"""The prebuilt search indexes of ``assets/bm25/`` (lawluo/retrieval/shipped.py, shipped_build.py).
+"""The prebuilt search indexes of ``assets/bm25/`` (lawluo/retrieval/shipped.py, lawluo/build/shipped.py).
 
 - the committed files are those of the committed assets (a stale index fails here, not in front of a
   visitor): same documents' fingerprint, same sha256 of statutes.sqlite and the other sources;
@@ -19,6 +19,7 @@ import sys
 import numpy as np
 import pytest
 
+from lawluo.build.shipped import build_shipped, index_documents, source_hashes
 from lawluo.config import Settings
 from lawluo.retrieval.bm25 import (
     CACHE_FILE,
@@ -29,7 +30,6 @@ from lawluo.retrieval.bm25 import (
     write_index_file,
 )
 from lawluo.retrieval.shipped import NAMES, SHIPPED_DIR
-from lawluo.retrieval.shipped_build import build_shipped, index_documents, source_hashes
 
 from .conftest import ROOT
 
@@ -73,7 +73,7 @@ def test_the_shipped_indexes_are_those_of_the_committed_assets(settings, db):
 def test_scores_are_bm25s_scores_to_the_bit(db, tmp_path):
     import bm25s
 
-    from lawluo.retrieval.tokenize import tokenize
+    from lawluo.text import tokenize
 
     corpus = [tokenize(a.text) for a in db.articles[:300]] + [[], ["劳动", "劳动", "合同"]]
     reference = bm25s.BM25()
@@ -113,7 +113,7 @@ def test_a_rebuild_gives_the_same_bytes(tiny_settings, tmp_path):
     summary = build_shipped(tiny_settings, tmp_path / "a")
     assert list(summary) == ["statutes"] and summary["statutes"]["documents"] == 3
     code = (
-        "import sys; from lawluo.config import Settings; from lawluo.retrieval.shipped_build import build_shipped; "
+        "import sys; from lawluo.config import Settings; from lawluo.build.shipped import build_shipped; "
         "build_shipped(Settings(assets_dir=sys.argv[1], cache_dir=sys.argv[2]), sys.argv[3])"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}

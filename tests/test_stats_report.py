@@ -1,4 +1,4 @@
-"""The statistics report (eval_ui/consistency.py): what it counts, what it leaves out and says so, raw or
+"""The statistics report (eval_ui/consistency/): what it counts, what it leaves out and says so, raw or
 adjudicated labels, what each statistic still needs, and that every statistic gets a value with enough labels.
 
 Frames are built here in the shape of ``AnnotationStore.labels_frame`` / ``statute_labels_frame``; the
@@ -7,14 +7,17 @@ last tests use a real store through its public API.
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import json
+import pkgutil
 import struct
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from eval_ui import stats
+from eval_ui import consistency, stats
 from eval_ui.consistency import (
     STATISTICS,
     AutoMetrics,
@@ -305,7 +308,7 @@ def test_the_paired_test_compares_the_pair_that_met_most_or_the_chosen_systems()
     best = list(default_pair(labels, rates))  # issue 42: two systems that met, not two that never did
     paired = report.statistics["paired_test"]
     assert [paired.extra["first"], paired.extra["second"]] == best
-    direct = stats.paired_bootstrap(labels, *best, n_boot=200, seed=0)
+    direct = stats.paired_bootstrap(labels, *best, stats.Bootstrap(200, seed=0))
     assert direct["met"] > 0
     assert paired.value == pytest.approx(direct["difference"])
     chosen = human_consistency(labels, statutes, compare=("z", "x"), n_boot=200).statistics["paired_test"]
@@ -428,3 +431,10 @@ def test_the_per_verdict_table_says_what_it_needs():
     assert flags.statistics["verdict_agreement"].value is None
     assert "not only its hallucinated yes/no" in flags.statistics["verdict_agreement"].needs
     assert flags.statistics["nhsr_accuracy"].value == 1.0  # a yes/no still serves the NHSR comparison
+
+
+def test_the_worked_examples_hold():
+    names = [m.name for m in pkgutil.iter_modules(consistency.__path__)]
+    results = [doctest.testmod(importlib.import_module(f"eval_ui.consistency.{name}")) for name in names]
+    assert sum(r.failed for r in results) == 0
+    assert sum(r.attempted for r in results) >= 10

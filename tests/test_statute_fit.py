@@ -3,8 +3,8 @@ it fits the question — never a criminal statute for a civil question, never on
 rules out, never one that shares nothing with the question — and it says what part of the question it was
 found for."""
 
-from lawluo.agents.domains import PACKAGED
 from lawluo.agents.lawyer import Brief, grounded_reply, is_criminal_question
+from lawluo.domains import PACKAGED
 from lawluo.retrieval.statute_fit import MIN_RELEVANCE, annotate, question_parts, statute_fit
 
 LEAK = "楼上邻居家水管漏水，把我家天花板泡坏了，他不肯赔偿损失"

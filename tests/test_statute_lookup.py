@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from lawluo.agents.domains import PACKAGED
 from lawluo.agents.lawyer import Brief, Lawyer, lookup_notices, retrieve_statutes
+from lawluo.domains import PACKAGED
 from lawluo.firm.saved import SavedStatute
 from lawluo.law.citations import CitationExtractor
 from lawluo.llm.no_model import NoModel

@@ -13,14 +13,13 @@ import re
 import numpy as np
 import pytest
 
-from lawluo.agents.domains import PACKAGED
+from lawluo.domains import PACKAGED
 from lawluo.firm import Consultation, Firm
 from lawluo.llm.openai_backend import OpenAIBackend
 from lawluo.llm.options import OpenAIOptions
 from lawluo.tolc import TREE_SOURCES, TreeBuilder
 from lawluo.tolc.from_cases import fact_patterns
 from lawluo.tolc.material import (
-    CRIMINAL,
     FILENAME,
     MATERIAL_NOTE,
     ClarificationMaterial,
@@ -41,6 +40,7 @@ from .fakes.scripted_backend import ScriptedBackend
 DIVORCE = "我和老公结婚五年了，他出轨了，我想离婚，房子是婚后买的，孩子归谁？"
 TRAFFIC = "我骑电动车被一辆货车撞了，交警认定对方全责，我的医药费和误工费找谁赔？"
 LABOUR = "公司拖欠我三个月工资，还一直不给我交社保，我想辞职，能要经济补偿吗？"
+CRIMINAL = PACKAGED.guarded[0].id  # the guarded domain of the table (guarded_by): criminal
 CRIMINAL_QUESTION = "我弟弟跟人打架把对方打成轻伤，现在被派出所抓了，会坐牢吗？"
 #: Words only a criminal element uses (the elements issue 18 saw in a divorce and a traffic tree).
 CRIMINAL_WORDS = re.compile(r"自首|投案|犯罪|刑事处罚|前科|如实供述|罪|判刑|缓刑|取保候审")

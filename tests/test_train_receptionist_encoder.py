@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from lawluo.agents.domains import DOMAIN_IDS
 from lawluo.agents.receptionist import EncoderReceptionist, Receptionist, ReceptionistAssetError, Routing
+from lawluo.domains import DOMAIN_IDS
 
 pytest.importorskip("sentence_transformers")
 

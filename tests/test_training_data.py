@@ -13,8 +13,8 @@ import pytest
 from eval_ui.items import Item
 from eval_ui.store import AnnotationStore, LabelInput, shown_verdict
 from lawluo import prompts
-from lawluo.agents.domains import DOMAIN_IDS, domain
 from lawluo.agents.secretary import Report, render_markdown
+from lawluo.domains import DOMAIN_IDS, domain
 from lawluo.firm.state import Consultation as State
 from lawluo.firm.state import Turn
 from training import data

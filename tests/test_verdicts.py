@@ -43,7 +43,15 @@ def test_the_evaluators_table_has_a_column_per_verdict(row):
 def test_the_checkers_counts_the_saved_file_schema_and_the_help_text_know_each_verdict(row):
     assert row.code in checker.VERDICTS and row.code in checker.CheckResult([]).counts()
     SavedCitation.model_validate({"verdict": row.code, "span": [0, 1]})
-    assert f"`{row.code}`" in (Settings().ui_copy_dir / "check_help.md").read_text(encoding="utf-8")
+    # the help writes the codes from the table where check_help.md says <!-- verdict codes -->
+    from lawluo.ui.copy import UICopy
+    from lawluo.ui.statute_tab import VERDICT_CODES, verdict_codes
+
+    _, advanced = UICopy(Settings().ui_copy_dir).markdown(
+        "check_help.md", fills={VERDICT_CODES: verdict_codes()}
+    )
+    assert f"`{row.code}`" in advanced and f'<code lang="en">{row.code}</code>' in advanced
+    assert VERDICT_CODES not in advanced
 
 
 def test_hallucinated_and_not_hallucinated_split_the_table_and_every_consumer_agrees():
@@ -76,3 +84,29 @@ def test_the_apps_nhsr_line_counts_what_nhsr_counts(codes):
     right = sum(c not in verdicts.HALLUCINATED for c in bearing)
     assert line.startswith(f"NHSR {right}/{len(bearing)} = {right / len(bearing):.2f}")
     assert AnswerStatutes([{"verdict": c} for c in codes]).non_hallucinated == right
+
+
+@ROWS
+def test_each_verdict_has_a_rule_that_gives_it_and_its_strings(row):
+    from lawluo.i18n import EN, ZH, catalogue
+    from lawluo.law.checker_rules import RULES_OF
+
+    assert RULES_OF.get(row.code), f"no rule of lawluo/law/checker_rules.py gives {row.code!r}"
+    for key in (f"statute.verdict.{row.code}", f"statute.verdict_tip.{row.code}"):
+        assert catalogue()[key][ZH] and catalogue()[key][EN], key
+    assert catalogue()[f"statute.verdict.{row.code}"][ZH] == row.label_zh
+    assert catalogue()[f"statute.verdict_tip.{row.code}"][EN] == row.meaning
+
+
+def test_every_rule_gives_only_verdicts_of_the_table():
+    from lawluo.law.checker_rules import RULES
+
+    for rule in RULES:
+        assert rule.verdicts and set(rule.verdicts) <= set(verdicts.VERDICTS), rule.__name__
+
+
+@ROWS
+def test_the_lawyers_label_of_each_verdict_is_the_one_the_annotation_forms_use(row):
+    from eval_ui.verdicts import CHECKER_LABEL
+
+    assert CHECKER_LABEL[row.code] == row.lawyer_label

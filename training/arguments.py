@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from training.data import SHARED_DATA, SOURCES
+from training.shared_data import SHARED_DATA, SOURCES
 
 if TYPE_CHECKING:
-    from lawluo.agents.domains import Domains
     from lawluo.config import Settings
+    from lawluo.domains import Domains
 
 
 @dataclass
@@ -61,7 +61,7 @@ class LawLuoArguments:
 
     def domains(self) -> Domains:
         """The consultation domains: the table of the settings' ``domains_file``."""
-        from lawluo.agents.domains import load_domains
+        from lawluo.domains import load_domains
 
         return load_domains(self.settings().domains_file)
 

@@ -21,226 +21,41 @@ The converters below turn them, and LawLuo's own exports, into the chat-format d
 
 from __future__ import annotations
 
-import json
 import re
-import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
-
-
-@dataclass(frozen=True)
-class Consultation:
-    """One question and what came with it.
-
-    ``answer`` is the reference answer (a lawyer's, GPT-4's or a model's, per source; ``""`` if none);
-    ``laws`` are statutes the record was built with (lawyer-llama's retrieved 民法典 articles, written
-    ``《民法典》第X条：…``), empty for sources without them; ``turns`` are the client's turns of a
-    multi-turn dialogue (the first is ``question``); ``dialogue`` is the whole multi-turn dialogue as
-    ``("client"|"lawyer", text)`` pairs in order (empty for single-turn sources: see :func:`dialogue_of`);
-    ``domain`` is the consultation domain id when the source knows it (LawLuo's own transcripts).
-    """
-
-    source: str
-    id: str
-    question: str
-    answer: str = ""
-    laws: tuple[str, ...] = ()
-    turns: tuple[str, ...] = ()
-    dialogue: tuple[tuple[str, str], ...] = ()
-    domain: str = ""
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    """Objects of a JSON Lines file (blank lines skipped)."""
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def read_json(path: Path) -> list[dict]:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def legal_advice(data: Path) -> list[Consultation]:
-    """lawyer_llama/legal_advice.jsonl: 5,000 scraped user questions, each line a one-element list."""
-    rows = read_jsonl(data / "lawyer_llama" / "legal_advice.jsonl")
-    out = []
-    for n, row in enumerate(rows):
-        rec = row[0] if isinstance(row, list) else row
-        question = " ".join(x for x in (rec.get("instruction", ""), rec.get("input", "")) if x)
-        out.append(Consultation("legal_advice", f"la-{n}", question, rec.get("output", "")))
-    return out
-
-
-def legal_counsel(data: Path) -> list[Consultation]:
-    """lawyer_llama/legal_counsel_with_article_v2.jsonl: 1,000 single-turn consultations with articles."""
-    rows = read_jsonl(data / "lawyer_llama" / "legal_counsel_with_article_v2.jsonl")
-    return [
-        Consultation("legal_counsel", f"lc-{n}", r["query"], r.get("response", ""), tuple(r.get("laws", ())))
-        for n, r in enumerate(rows)
-    ]
-
-
-def legal_counsel_multi_turn(data: Path) -> list[Consultation]:
-    """lawyer_llama/legal_counsel_multi_turn_with_article_v2.jsonl: 476 dialogues (``[客户]``/``[律师]``)."""
-    rows = read_jsonl(data / "lawyer_llama" / "legal_counsel_multi_turn_with_article_v2.jsonl")
-    out = []
-    for n, r in enumerate(rows):
-        history = r.get("history", [])
-        client = tuple(h.removeprefix("[客户]").strip() for h in history if h.startswith("[客户]"))
-        lawyer = "\n".join(h.removeprefix("[律师]").strip() for h in history if h.startswith("[律师]"))
-        out.append(
-            Consultation(
-                "legal_counsel_mt",
-                f"lcm-{n}",
-                r["query"],
-                lawyer,
-                tuple(r.get("laws", ())),
-                client,
-                counsel_dialogue(history),
-            )
-        )
-    return out
-
-
-COUNSEL_SPEAKERS = {"[客户]": "client", "[律师]": "lawyer"}
-
-
-def counsel_dialogue(history: Iterable[str]) -> tuple[tuple[str, str], ...]:
-    """A lawyer-llama ``history`` (``[客户] …``/``[律师] …`` strings) as ("client"|"lawyer", text) turns.
-
-    Consecutive turns of one speaker are joined (10 of the 476 dialogues have two in a row); a line
-    with neither prefix continues the previous turn.
-
-    >>> counsel_dialogue(["[客户] 能离婚吗", "[客户] 他打我", "[律师] 可以起诉。", "[客户] 谢谢"])
-    (('client', '能离婚吗\\n他打我'), ('lawyer', '可以起诉。'), ('client', '谢谢'))
-    """
-    spoken: list[tuple[str, str]] = []
-    last = "client"  # a line without a speaker continues the last turn that said something
-    for line in history:
-        prefix = next((p for p in COUNSEL_SPEAKERS if line.startswith(p)), None)
-        role = COUNSEL_SPEAKERS[prefix] if prefix else last
-        text = line.removeprefix(prefix) if prefix else line
-        last = role if text.strip() else last
-        spoken.append((role, text))
-    return tuple((role, text) for role, text in _merged_turns(spoken))
-
-
-def _merged_turns(spoken: Iterable[tuple[str, str]]) -> list[list[str]]:
-    """Turns with their text stripped, empty ones dropped, consecutive turns of one speaker joined by newlines."""
-    turns: list[list[str]] = []
-    for role, text in spoken:
-        text = text.strip()
-        if not text:
-            continue
-        if turns and turns[-1][0] == role:
-            turns[-1][1] += "\n" + text
-        else:
-            turns.append([role, text])
-    return turns
-
-
-def zixun_gpt4(data: Path) -> list[Consultation]:
-    """lawyer_llama/zixun_gpt4.dev.jsonl: 500 questions, three 民法典 articles each, GPT-4 answers."""
-    rows = read_jsonl(data / "lawyer_llama" / "zixun_gpt4.dev.jsonl")
-    return [
-        Consultation("zixun_gpt4", r["id"], r["query"], r.get("response", ""), tuple(r.get("laws", ())))
-        for r in rows
-    ]
-
-
-def lawbench_consult(data: Path) -> list[Consultation]:
-    """lawbench/consult.dev.jsonl: 250 real questions, a lawyer's answer ending in ``法律依据:``."""
-    rows = read_jsonl(data / "lawbench" / "consult.dev.jsonl")
-    return [Consultation("lawbench_consult", r["id"], r["question"], r.get("reference", "")) for r in rows]
-
-
-def lawbench_consult_predictions(data: Path) -> dict[str, list[str]]:
-    """lawbench/consult_predictions.dev.jsonl: the 14 systems' answers to consult.dev, by question id."""
-    out: dict[str, list[str]] = {}
-    for r in read_jsonl(data / "lawbench" / "consult_predictions.dev.jsonl"):
-        out.setdefault(r["id"], []).append(r.get("answer") or "")
-    return out
-
-
-def scenario_statute(data: Path) -> list[Consultation]:
-    """lawbench/scenario_statute.dev.jsonl: 250 ``场景:…`` questions; the answer names the governing law."""
-    rows = read_jsonl(data / "lawbench" / "scenario_statute.dev.jsonl")
-    return [
-        Consultation("scenario_statute", r["id"], r["question"].removeprefix("场景:"), r.get("reference", ""))
-        for r in rows
-    ]
-
-
-def disc_qa(data: Path) -> list[Consultation]:
-    """disc/qa_short_answer.jsonl: 300 rows, case analyses (``请对以下案件…``) and short consultations."""
-    rows = read_jsonl(data / "disc" / "qa_short_answer.jsonl")
-    return [
-        Consultation("disc", f"disc-{r.get('id', n)}", r["input"], r.get("output", ""))
-        for n, r in enumerate(rows)
-    ]
-
-
-def _kinled(name: str, file: str) -> Callable[[Path], list[Consultation]]:
-    def load(data: Path) -> list[Consultation]:
-        rows = read_json(data / "lawluo_kinled" / file)
-        return [
-            Consultation(name, f"{name}-{n}", r["question"], r.get("answer", "")) for n, r in enumerate(rows)
-        ]
-
-    load.__doc__ = f"lawluo_kinled/{file}: the LawLuo paper's KINLED {{question, answer}} list."
-    return load
-
-
-#: Every source of questions with answers, by name (the name is ``Consultation.source``).
-SOURCES: dict[str, Callable[[Path], list[Consultation]]] = {
-    "legal_advice": legal_advice,
-    "legal_counsel": legal_counsel,
-    "legal_counsel_mt": legal_counsel_multi_turn,
-    "zixun_gpt4": zixun_gpt4,
-    "lawbench_consult": lawbench_consult,
-    "scenario_statute": scenario_statute,
-    "disc": disc_qa,
-    "kinled_consult": _kinled("kinled_consult", "consult_995.json"),
-    "kinled_exam": _kinled("kinled_exam", "exam_985.json"),
-    "kinled_interp": _kinled("kinled_interp", "judicial_interp_4382.json"),
-    "kinled_terms": _kinled("kinled_terms", "term_qa_3125.json"),
-}
-
-
-def check_sources(names: Iterable[str]) -> None:
-    """Raise ValueError naming any of ``names`` that is not a key of :data:`SOURCES` (a script's flag check)."""
-    unknown = [s for s in names if s not in SOURCES]
-    if unknown:
-        raise ValueError(f"unknown sources {unknown}; sources: {', '.join(SOURCES)}")
-
-
-def consultations(data: Path = SHARED_DATA, sources: Iterable[str] | None = None) -> Iterator[Consultation]:
-    """Records of the named sources (all of :data:`SOURCES` by default), in a fixed order."""
-    for name in sources if sources is not None else SOURCES:
-        if name not in SOURCES:
-            raise KeyError(f"no source {name!r}; sources: {', '.join(SOURCES)}")
-        yield from SOURCES[name](data)
-
-
-def domain_questions(data: Path = SHARED_DATA) -> list[tuple[str, str, str]]:
-    """lawbench/domain_questions.dev.jsonl as (id, question, LawBench label) — 250 rows, 20 labels."""
-    rows = read_jsonl(data / "lawbench" / "domain_questions.dev.jsonl")
-    return [(r["id"], r["question"], r["label"]) for r in rows]
-
-
-_NOT_TEXT = re.compile(r"[\W_]+", re.UNICODE)
-
-
-def dedupe_key(text: str) -> str:
-    """A question reduced for duplicate detection: NFKC, lower case, punctuation and spaces removed.
-
-    >>> dedupe_key("  你好，我想离婚！ ") == dedupe_key("你好我想离婚")
-    True
-    """
-    return _NOT_TEXT.sub("", unicodedata.normalize("NFKC", text).lower())
+from training.annotations import (  # noqa: F401  (re-exported: the annotation converters)
+    _labelled_items,
+    annotation_items,
+    item_verdicts,
+    preference_rows,
+    read_annotation_labels,
+    reward_rows_from_annotations,
+)
+from training.shared_data import (  # noqa: F401  (re-exported: the readers of ../shared/data)
+    COUNSEL_SPEAKERS,
+    ROOT,
+    SHARED_DATA,
+    SOURCES,
+    Consultation,
+    _merged_turns,
+    check_sources,
+    consultations,
+    counsel_dialogue,
+    dedupe_key,
+    disc_qa,
+    domain_questions,
+    lawbench_consult,
+    lawbench_consult_predictions,
+    legal_advice,
+    legal_counsel,
+    legal_counsel_multi_turn,
+    read_json,
+    read_jsonl,
+    scenario_statute,
+    zixun_gpt4,
+)
 
 
 def sample_questions(
@@ -283,7 +98,7 @@ def prompt_messages(question: str, system_prompt: str | None = None) -> list[dic
 #   SFT          messages: [{"role": "system"|"user"|"assistant", "content": …}, …]   (+ source, id)
 #   preference   prompt: [user message], chosen: [assistant message], rejected: [assistant message]  (+ id)
 #   reward (BCE) question, answer, label (1 better / 0 worse), kind ("answer"|"report"), source
-#   receptionist question, domain (a domain id of lawluo/agents/domains.yaml), source
+#   receptionist question, domain (a domain id of lawluo/domains.yaml), source
 
 CHAT_ROLES = {"client": "user", "lawyer": "assistant"}
 PROMPT_FORMATS = ("plain", "app")
@@ -346,8 +161,8 @@ def app_messages(
     the retrieved statutes (no clarified facts) — so a lawyer fine-tuned on these rows is trained on the
     prompt the app sends.
     """
-    from lawluo.agents.domains import domain
     from lawluo.agents.lawyer import Brief, Lawyer
+    from lawluo.domains import domain
 
     if len(dialogue) < 2 or dialogue[-1][0] != "lawyer" or dialogue[-2][0] != "client":
         raise ValueError("a dialogue for app_messages ends with a client turn and the lawyer's answer")
@@ -536,136 +351,9 @@ def transcript_outputs(state) -> list[dict]:
     return out
 
 
-# -- annotation labels (eval_ui.store.AnnotationStore.export / labels_frame) -------------------------
-def read_annotation_labels(source) -> list[dict]:
-    """The current labels of an annotation export: a ``.csv`` or ``.jsonl`` file written by
-    ``AnnotationStore.export``, a ``labels_frame()`` DataFrame, or an iterable of such rows. Rows of
-    edited-away versions (``current`` false) are dropped; every row needs ``item_id`` and ``verdict``."""
-    import csv
-
-    from eval_ui.verdicts import VERDICTS  # imported here: only the annotation converters need eval_ui
-
-    if isinstance(source, str | Path):
-        path = Path(source)
-        if path.suffix == ".csv":
-            with path.open(encoding="utf-8-sig", newline="") as f:
-                rows = list(csv.DictReader(f))
-        elif path.suffix == ".jsonl":
-            rows = read_jsonl(path)
-        else:
-            raise ValueError(f"{path}: expected the .csv or .jsonl of an annotation export")
-    elif hasattr(source, "to_dict"):
-        rows = source.to_dict("records")
-    else:
-        rows = list(source)
-    out = []
-    for n, row in enumerate(rows, start=1):
-        if not row.get("item_id") or row.get("verdict") not in VERDICTS:  # eval_ui/verdicts.py
-            raise ValueError(
-                f"label row {n}: needs an item_id and a verdict in {VERDICTS}, got {dict(row)!r:.200}"
-            )
-        if str(row.get("current", True)).strip().lower() in ("false", "0"):
-            continue
-        out.append(dict(row))
-    return out
-
-
-def item_verdicts(labels: Iterable[Mapping]) -> dict[str, str]:
-    """Each item's verdict over its annotators: the verdict most of them gave, or ``"tie"`` when two
-    verdicts have the same top count (the annotators disagree; no preference is read into it).
-
-    >>> item_verdicts([{"item_id": "1", "verdict": v} for v in "AAB"] + [{"item_id": "2", "verdict": "A"},
-    ...                {"item_id": "2", "verdict": "B"}, {"item_id": "3", "verdict": "both_bad"}])
-    {'1': 'A', '2': 'tie', '3': 'both_bad'}
-    """
-    from collections import Counter
-
-    votes: dict[str, Counter] = {}
-    for row in labels:
-        votes.setdefault(str(row["item_id"]), Counter())[row["verdict"]] += 1
-    out = {}
-    for item_id, counter in votes.items():
-        (top, n), *rest = counter.most_common()
-        out[item_id] = "tie" if rest and rest[0][1] == n else top
-    return out
-
-
-def annotation_items(source) -> Callable[[str], object]:
-    """A lookup item id → ``eval_ui.items.Item`` (or None) over an ``AnnotationStore``, the store's
-    ``.sqlite`` file, an items file (``.jsonl``/``.csv`` as ``eval_ui.items.read_items`` reads), a
-    mapping id → Item, or an iterable of Items."""
-    if hasattr(source, "item"):
-        return source.item
-    if isinstance(source, str | Path):
-        path = Path(source)
-        if path.suffix in (".sqlite", ".sqlite3", ".db"):
-            from eval_ui.store import AnnotationStore
-
-            return AnnotationStore(path).item
-        from eval_ui.items import read_items
-
-        source = read_items(path)
-    if not isinstance(source, Mapping):
-        source = {item.id: item for item in source}
-    return source.get
-
-
-def _labelled_items(labels, items) -> list[tuple[object, str]]:
-    lookup = annotation_items(items)
-    verdicts = item_verdicts(read_annotation_labels(labels))
-    found = [(lookup(item_id), verdict) for item_id, verdict in verdicts.items()]
-    missing = [item_id for (item, _), item_id in zip(found, verdicts, strict=True) if item is None]
-    if missing:
-        raise ValueError(f"{len(missing)} labelled item(s) not among the items: {', '.join(missing[:5])}")
-    return found
-
-
-def preference_rows(labels, items) -> list[dict]:
-    """DPO pairs from pairwise labels (TRL's conversational preference format): for every item whose
-    verdict (:func:`item_verdicts`) is ``A`` or ``B``, ``prompt`` = the question as a user message,
-    ``chosen``/``rejected`` = the winner's/loser's answer as an assistant message. ``tie`` and
-    ``both_bad`` carry no preference and are dropped. ``labels``: see :func:`read_annotation_labels`;
-    ``items``: see :func:`annotation_items`."""
-    rows = []
-    for item, verdict in _labelled_items(labels, items):
-        if verdict not in ("A", "B"):
-            continue
-        win, lose = (item.answer_a, item.answer_b) if verdict == "A" else (item.answer_b, item.answer_a)
-        rows.append(
-            {
-                "prompt": [{"role": "user", "content": item.question}],
-                "chosen": [{"role": "assistant", "content": win}],
-                "rejected": [{"role": "assistant", "content": lose}],
-                "id": item.id,
-            }
-        )
-    return rows
-
-
 def preference_dataset(labels, items):
     """:func:`preference_rows` as a ``datasets.Dataset`` (columns prompt, chosen, rejected, id)."""
     return to_dataset(preference_rows(labels, items), ("prompt", "chosen", "rejected", "id"))
-
-
-def reward_rows_from_annotations(labels, items) -> list[dict]:
-    """Labelled answers from pairwise labels: the winner of ``A``/``B`` is better (1) and the loser worse
-    (0); with ``both_bad`` both answers are worse (0); ``tie`` items are dropped."""
-    rows = []
-    for item, verdict in _labelled_items(labels, items):
-        if verdict == "tie":
-            continue
-        good = {"A": (1, 0), "B": (0, 1), "both_bad": (0, 0)}[verdict]
-        for answer, label in zip((item.answer_a, item.answer_b), good, strict=True):
-            rows.append(
-                {
-                    "question": item.question,
-                    "answer": answer,
-                    "label": label,
-                    "kind": "answer",
-                    "source": f"annotation:{item.id}",
-                }
-            )
-    return rows
 
 
 LABEL_WORDS = {"1": 1, "better": 1, "true": 1, "good": 1, "0": 0, "worse": 0, "false": 0, "bad": 0}
@@ -772,7 +460,7 @@ def receptionist_rows(
     labels mapped by ``domains.from_lawbench``). Questions are as
     :func:`lawluo.agents.receptionist.prepare` leaves them."""
     from lawluo.agents.receptionist import prepare
-    from training import train_receptionist as tr
+    from training import receptionist_data as tr
 
     cfg = tr.ReceptionistConfig(
         data_dir=str(data),
@@ -799,8 +487,8 @@ def receptionist_rows(
 def read_labelled_questions(path: str | Path) -> list[dict]:
     """Questions with a domain from a JSONL file: ``question`` and ``domain`` (an id or Chinese name of
     ``domains.yaml``), optional ``source``."""
-    from lawluo.agents.domains import domain
     from lawluo.agents.receptionist import prepare
+    from lawluo.domains import domain
 
     rows = []
     for n, r in enumerate(read_jsonl(Path(path)), start=1):

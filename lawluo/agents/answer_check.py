@@ -46,12 +46,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..llm.answer import reported_cut  # noqa: F401 (re-exported: the firm asks here)
+from ..text import CHINESE_QUESTION_SHARE, cjk_share, ideographs, is_chinese  # noqa: F401 (re-exported)
+
 ECHO_NGRAM = 6  # characters per n-gram: longer than most legal terms, so shared vocabulary is not an echo
 ECHO_RATIO = 0.6  # held when at least this share of the answer's (unquoted) n-grams come from the prompt
 ECHO_MIN_NGRAMS = 12  # fewer n-grams than this (an answer of under ~17 characters): too short to judge
 REPEAT_RATIO = 0.8  # held when at least this share of the answer's n-grams are in one earlier answer
 MIN_CJK_SHARE = 0.2  # of an answer's letters, at least this share CJK ideographs for a Chinese question
-CHINESE_QUESTION_SHARE = 0.3  # a question whose letters are at least this share CJK ideographs is Chinese
 
 #: Why an answer was held back: reason code → (Chinese, English), shown to the client in that order.
 HOLD_REASONS: dict[str, tuple[str, str]] = {
@@ -87,9 +89,6 @@ HELD_TAIL = (
     "databases. You may regenerate the answer.",
 )
 
-_IDEOGRAPH = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
-_IDEOGRAPHS = re.compile(f"[{_IDEOGRAPH}]")
-_LATIN = re.compile(r"[A-Za-z]")
 _SPACE = re.compile(r"\s+")
 
 
@@ -213,51 +212,3 @@ def ngrams(text: str, n: int = ECHO_NGRAM) -> set[str]:
     """
     flat = _SPACE.sub("", text)
     return {flat[i : i + n] for i in range(len(flat) - n + 1)}
-
-
-def cjk_share(text: str) -> float:
-    """The share of ``text``'s letters (CJK ideographs and Latin letters) that are CJK ideographs; ``0.0``
-    for a text with no letters.
-
-    >>> cjk_share("依据《劳动合同法》第82条")
-    1.0
-    >>> cjk_share("劳动法 law")
-    0.5
-    >>> cjk_share("1. 2. 3.")
-    0.0
-    """
-    cjk = ideographs(text)
-    letters = cjk + len(_LATIN.findall(text))
-    return cjk / letters if letters else 0.0
-
-
-def ideographs(text: str) -> int:
-    """How many CJK ideographs ``text`` holds.
-
-    >>> ideographs("《劳动合同法》第82条 law")
-    7
-    """
-    return len(_IDEOGRAPHS.findall(text))
-
-
-def is_chinese(question: str) -> bool:
-    """A question whose letters are at least :data:`CHINESE_QUESTION_SHARE` CJK ideographs.
-
-    >>> is_chinese("公司不给我交社保怎么办？"), is_chinese("Can my boss fire me?"), is_chinese("HR说我的offer作废了")
-    (True, False, True)
-    """
-    return cjk_share(question) >= CHINESE_QUESTION_SHARE
-
-
-def reported_cut(result: object) -> int | None:
-    """The ``max_tokens`` an answer was cut at, as the backend reported it on what it returned (a string,
-    a stream, an error), else ``None``.
-
-    **Hook** for the language-model layer: a backend that knows its answer stopped at ``max_tokens``
-    (``finish_reason == "length"``) sets ``cut_at_max_tokens`` (an int: the call's limit, ``-1`` when not
-    known) on the object it returns or raises: :class:`lawluo.llm.answer.ChatAnswer` and an exhausted
-    :class:`~lawluo.llm.answer.ChatStream` do. This is the one place the firm asks, so a change of that API
-    changes only this.
-    """
-    value = getattr(result, "cut_at_max_tokens", None)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

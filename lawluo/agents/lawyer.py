@@ -35,14 +35,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .. import prompts
+from ..domains import OTHER, PACKAGED, Domain, Domains
 from ..llm import ChatBackend, gather
 from ..prompts.untrusted import quote
 from ..retrieval.case_fit import NONE_FITS
 from ..retrieval.statute_fit import STATUTE_STOPWORDS
-from ..retrieval.tokenize import tokenize
-from ..tolc.material import CRIMINAL, CRIMINAL_SIGNAL
+from ..text import tokenize
 from .answer_check import Held, check_answer
-from .domains import OTHER, Domain
 
 PREFERRED_LAW_BOOST = 1.25  # a preferred law's article must be within 25% of the best score to outrank it
 CANDIDATES_PER_STATUTE = 4
@@ -129,17 +128,20 @@ def lookup_notices(searcher, query: str) -> list[str]:
     return [m for x in lookup(query) if (m := x.message())] if lookup else []
 
 
-def retrieve_cases(searcher, domain: Domain, query: str, k: int, criminal: str | None = None) -> list[dict]:
+def retrieve_cases(
+    searcher, domain: Domain, query: str, k: int, guarded: Sequence[Domain] = ()
+) -> list[dict]:
     """The ``k`` best cases of the question's kind (:meth:`~lawluo.retrieval.cases.CaseSearcher.similar`:
     a case's cause of action must fit the question's, the domain's own cases first); none when the case
     bank has none of its kind or the question's kind is unknown, and the answer then says so
     (:data:`REPLY_NO_CASES`): a divorce question is not like a theft, nor a loan like a lease (the case
-    bank is three-quarters criminal). For 其他, criminal cases (``domain_hint`` ``criminal``, the criminal
-    domain's name) only when the question names a crime (:data:`~lawluo.tolc.material.CRIMINAL_SIGNAL`,
-    as for the clarification material)."""
+    bank is three-quarters criminal). For 其他, the cases of a ``guarded`` domain (the table's rows with
+    ``guarded_by``: the criminal one) only when the question says one of its words
+    (:meth:`~lawluo.domains.Domain.said_in`, as for the clarification material)."""
     hits = [h.as_dict() for h in searcher.similar(query, k * CANDIDATES_PER_CASE, domain.id)]
-    if domain.id == OTHER and criminal and not CRIMINAL_SIGNAL.search(query):
-        hits = [h for h in hits if h.get("domain_hint") != criminal]
+    if domain.id == OTHER:
+        unsaid = {g.cases_as for g in guarded if not g.said_in(query)}
+        hits = [h for h in hits if h.get("domain_hint") not in unsaid]
     return hits[:k]
 
 
@@ -321,14 +323,15 @@ def found_for(statute: Mapping) -> str:
     return ""
 
 
-def is_criminal_question(question: str, domain_id: str) -> bool:
-    """A criminal question: routed to the criminal domain or naming a crime (:data:`CRIMINAL_SIGNAL`).
-    Criminal statutes pass the page's bar for such a question only (:mod:`lawluo.retrieval.statute_fit`).
+def is_criminal_question(question: str, domain_id: str, domains: Domains = PACKAGED) -> bool:
+    """A question of a guarded domain (``guarded_by`` in the domain table; shipped: the criminal one):
+    routed to it, or saying one of its words. Criminal statutes pass the page's bar for such a question
+    only (:mod:`lawluo.retrieval.statute_fit`).
 
     >>> is_criminal_question("楼上邻居家水管漏水", "tort"), is_criminal_question("他被刑拘了", "other")
     (False, True)
     """
-    return domain_id == CRIMINAL or bool(CRIMINAL_SIGNAL.search(question or ""))
+    return any(g.id == domain_id or g.said_in(question or "") for g in domains.guarded)
 
 
 def link_facts(facts: Sequence[str], statutes: Sequence[dict]) -> list[tuple[int | None, list[str]]]:

@@ -1,6 +1,6 @@
 """One settings object for the whole app: a YAML file plus environment overrides, validated at start-up.
 
-    settings = Settings.load("configs/hosted-openai.yaml")   # or $LAWLUO_CONFIG, or all defaults
+    settings = load_settings("configs/hosted-openai.yaml")   # or $LAWLUO_CONFIG, or all defaults
     settings.models.lawyer.backend                          # "openai"
 
 See :mod:`lawluo.config.loading` for the file format and the environment variables.

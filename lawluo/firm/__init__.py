@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 from .firm import ConsultationClosed, Firm, StepNotAllowed
+from .rules import Allowed
 from .saved import Status
 from .state import Consultation, TraceEvent, Turn
 
-__all__ = ["Consultation", "ConsultationClosed", "Firm", "Status", "StepNotAllowed", "TraceEvent", "Turn"]
+__all__ = [
+    "Allowed",
+    "Consultation",
+    "ConsultationClosed",
+    "Firm",
+    "Status",
+    "StepNotAllowed",
+    "TraceEvent",
+    "Turn",
+]

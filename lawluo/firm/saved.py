@@ -39,8 +39,8 @@ from pydantic import (
 )
 
 from ..agents.answer_check import HOLD_REASONS
-from ..agents.domains import PACKAGED, Domains
 from ..agents.report_check import MAX_WARNINGS
+from ..domains import PACKAGED, Domains
 from ..law.checker import VERDICTS
 from ..tolc.builder import MAX_HEIGHT, MAX_K
 from ..tolc.tree import FALLBACK_REASONS, MARKS, NODE_SOURCES, ROOT_ID
@@ -220,6 +220,7 @@ class SavedTree(_Strict):
     complete: bool = False
     failures: Annotated[int, Field(ge=0, le=MAX_NODES)] = 0
     issue: Short = ""  # the statute entry chosen in the 问题类型 menu; an unknown one only selects nothing
+    drawn_from: Short = ""  # the domain the elements were drawn from when not the tree's own (soft routing)
 
     @model_validator(mode="after")
     def _shape(self) -> SavedTree:

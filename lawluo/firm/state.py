@@ -12,7 +12,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
-from ..agents.domains import PACKAGED, Domains
+from ..domains import PACKAGED, Domains
 from ..tolc import Tree
 from .saved import STATE_VERSION, Status, loads_saved, validate_saved
 

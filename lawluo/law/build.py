@@ -16,6 +16,8 @@ A registry of repealed laws, each with the date the repeal took effect, is assem
 laws the Civil Code repealed (art. 1260), from every "《…》同时废止" clause in the corpus, and from
 documents the source index marks as expired with no newer version.
 
+Reading a document (its articles and dates) is :mod:`lawluo.law.documents`.
+
 Run ``python -m lawluo build statutes --data ../shared/data`` (see :mod:`lawluo.cli`); it takes about
 10 s on one core.
 """
@@ -26,15 +28,31 @@ import hashlib
 import json
 import re
 import sqlite3
-import unicodedata
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..data_sources import SUPPLEMENT, SUPPLEMENT_APPLIES_TO, SUPPLEMENT_DIR, SUPPLEMENT_REPO, file_sha256
 from .database import SCHEMA_VERSION
-from .names import CIVIL_CODE_PARTS, PRC, case_short_names, issuer_free_name, judicial_short_names, name_key
-from .numerals import NUMERAL, chinese_to_int
+from .documents import (
+    _DATE_IN_NAME,
+    _TAKES_EFFECT,
+    _TITLE_IN_CLAUSE,
+    _VALID_FROM_RANK,
+    SKIP_FILES,
+    Document,
+    _amended_by,
+    _first_in_force,
+    _iso,
+    _level,
+    _read_index,
+    _valid_from,
+    _version_date,
+    parse_document,
+)
+from .names import PRC, case_short_names, issuer_free_name, judicial_short_names, name_key
+
+#: A repeal clause (``…《X法》同时废止``): the repealed-laws registry reads the titles in it.
+_REPEAL = re.compile(r"[^。；\n]*?同时废止")
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,14 +91,6 @@ CREATE TABLE repealed (
     date TEXT NOT NULL           -- when the repeal took effect, YYYY-MM-DD ('' when unknown)
 );
 """
-
-LEVEL_BY_FOLDER = {
-    "宪法": "宪法",
-    "司法解释": "司法解释",
-    "行政法规": "行政法规",
-    "部门规章": "部门规章",
-    "其他": "其他",
-}
 
 #: Abbreviations lawyers write that no rule derives; key → key.
 ABBREVIATIONS = {
@@ -150,195 +160,6 @@ CURATED_SUCCESSORS = {
     "最高人民法院关于适用民法总则诉讼时效制度若干问题的解释": "最高人民法院关于审理民事案件适用诉讼时效制度若干问题的规定",
 }
 
-_ARTICLE_LINE = re.compile(rf"^第({NUMERAL})条(?:之({NUMERAL}))?[ \u3000]+")
-_DATE_IN_NAME = re.compile(r"\((\d{4}-\d{2}-\d{2})\)$")
-_HEADER_DATE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
-_REPEAL = re.compile(r"[^。；\n]*?同时废止")
-_TAKES_EFFECT_LINE = re.compile(r"施行|实行")  # a header line giving the date of effect (2015年2月4日 实行)
-_INNERMOST_TITLE = re.compile(r"《[^《》]*》")
-_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_TAKES_EFFECT = re.compile(r"自(\d{4})年(\d{1,2})月(\d{1,2})日起?(?:施行|实施|生效)")
-_TITLE_IN_CLAUSE = re.compile(r"《([^《》]+?)》")
-_ZW = re.compile(r"[\u200b\ufeff]")
-SKIP_FILES = {"法律法规模版.md", "劳动仲裁和劳动诉讼的攻略.md"}
-
-
-@dataclass
-class Article:
-    number: int
-    suffix: int
-    label: str
-    part: str | None
-    chapter: str | None
-    paragraphs: list[str] = field(default_factory=list)
-
-    @property
-    def text(self) -> str:
-        return "\n".join(p for p in self.paragraphs if p)
-
-
-@dataclass
-class Document:
-    title: str
-    subtitle: str | None
-    header: list[str]
-    articles: list[Article]
-    path: str
-    category: str
-
-
-def parse_document(path: Path, root: Path) -> Document:
-    """Parse one LawRefBook Markdown file into its title, header lines and articles."""
-    raw = _ZW.sub("", path.read_text(encoding="utf-8"))
-    head, _, body = raw.partition("<!-- INFO END -->")
-    if not body:
-        head, body = "", raw
-    titles = [ln[2:].strip() for ln in head.splitlines() if ln.startswith("# ")]
-    header = [ln.strip() for ln in head.splitlines() if ln.strip() and not ln.startswith("#")]
-    title = titles[0] if titles else path.stem
-    subtitle = titles[1] if len(titles) > 1 else None
-    rel = path.relative_to(root).as_posix()
-    part = None
-    if title == PRC + "民法典" and subtitle:
-        part = subtitle if subtitle in CIVIL_CODE_PARTS else ("总则编" if subtitle == "总则" else subtitle)
-    articles: list[Article] = []
-    chapter: str | None = None
-    loose: list[str] = []
-    for line in body.splitlines():
-        line = line.strip()
-        if not line or line.startswith("<!--"):
-            continue
-        if line.startswith("#"):
-            chapter = line.lstrip("#").strip() or chapter
-            continue
-        m = _ARTICLE_LINE.match(line)
-        if m:
-            number = chinese_to_int(m.group(1))
-            suffix = chinese_to_int(m.group(2)) if m.group(2) else 0
-            label = line[: m.end()].strip()
-            articles.append(Article(number, suffix, label, part, chapter, [line[m.end() :].strip()]))
-        elif articles:
-            articles[-1].paragraphs.append(line)
-        else:
-            loose.append(line)
-    if not articles and loose:
-        articles.append(Article(0, 0, "全文", part, None, loose))
-    return Document(title, subtitle, header, articles, rel, rel.split("/")[0])
-
-
-def _version_date(doc: Document, index_row: dict | None) -> str:
-    """The date in the file name; else the index's ``publish`` unless the header names a later
-    amendment (the index gives 刑法.md 2020-12-26, its header ends with 修正案（十二） of 2023-12-29);
-    else the header's latest date."""
-    m = _DATE_IN_NAME.search(Path(doc.path).stem)
-    if m:
-        return m.group(1)
-    adopted = max(
-        (_iso(d) for h in doc.header if not _TAKES_EFFECT_LINE.search(h) for d in _HEADER_DATE.finditer(h)),
-        default="",
-    )
-    if index_row and _index_date(index_row.get("publish")):
-        return max(_index_date(index_row["publish"]), adopted)
-    dates = [_iso(d) for d in map(_HEADER_DATE.search, doc.header) if d]
-    return max(dates) if dates else ""
-
-
-def _amended_by(doc: Document) -> tuple[str, str] | None:
-    """(name key, date) of the document the header's last amendment line names: ``2023年12月29日 …通过的
-    《中华人民共和国刑法修正案（十二）》`` → ``('刑法修正案(十二)', '2023-12-29')``; None without one."""
-    lines = [h for h in doc.header if not _TAKES_EFFECT_LINE.search(h) and _HEADER_DATE.search(h)]
-    if not lines:
-        return None
-    titles = _TITLE_IN_CLAUSE.findall(lines[-1].replace("〈", "<").replace("〉", ">"))
-    return (name_key(titles[-1]), _iso(_HEADER_DATE.search(lines[-1]))) if titles else None
-
-
-def _iso(m: re.Match) -> str:
-    """``YYYY-MM-DD`` of a (year, month, day) match; int() reads the full-width digits some headers use."""
-    return f"{int(m.group(1)):04d}-{int(m.group(2)):02d}-{int(m.group(3)):02d}"
-
-
-def _first_in_force(doc: Document, valid_from: str) -> str:
-    """When the law's first version took effect, as far as this version's file tells.
-
-    This version's ``valid_from`` when its header shows no earlier version; otherwise (a line says
-    修正/修订/修改, or several say 通过: ``1979年7月1日 …通过``, ``1997年3月14日 …修订``) the header's
-    earliest date, the first version's adoption — its effect may have come months later. A line that only
-    names another document (``2012年8月31日 …审议通过了《关于修改〈民事诉讼法〉的决定》`` atop the 2015
-    民诉法解释) says nothing of this document's own versions and is left out; one naming a 修正案 (宪法,
-    刑法) is this document's amendment.
-    """
-    own = []
-    for line in filter(_HEADER_DATE.search, doc.header):
-        outside = line
-        while _INNERMOST_TITLE.search(outside):
-            outside = _INNERMOST_TITLE.sub("", outside)
-        if "《" in line and not re.search("修正|修订|修改", outside) and "修正案" not in line:
-            continue
-        own.append(outside)
-    amended = any(re.search("修正|修订|修改", h) for h in own) or sum("通过" in h for h in own) > 1
-    dates = sorted(_iso(d) for h in own for d in _HEADER_DATE.finditer(h))
-    return dates[0] if amended and dates else valid_from
-
-
-def _effective_in_text(doc: Document) -> str:
-    """The date of the last ``自…起施行`` in the document's last three articles ('' if none)."""
-    dates = [_iso(m) for a in doc.articles[-3:] for m in _TAKES_EFFECT.finditer(a.text)]
-    return dates[-1] if dates else ""
-
-
-_VALID_FROM_RANK = ("index", "header", "text", "amendment", "publish", "version", "unknown")
-
-
-def _valid_from(doc: Document, index_row: dict | None, version: str) -> tuple[str, str]:
-    """When this version took effect, and where that was read (for the build's counts).
-
-    The first of these that is not before the version date (a version cannot take effect before it
-    exists: the index gives the 2018 宪法 the original's 1982-12-04, and a consolidated text keeps the
-    original's ``本法自1997年10月1日起施行``): the source index's ``valid_from``; the latest date of a
-    header line that says 施行 (``2022年5月1日 施行``); the date of the document's own last ``自…起施行``;
-    the index's ``publish``. Else the version date; ``('', 'unknown')`` when there is none.
-    """
-    row = index_row or {}
-    header = [_iso(d) for h in doc.header if _TAKES_EFFECT_LINE.search(h) for d in _HEADER_DATE.finditer(h)]
-    for how, date in (
-        ("index", _index_date(row.get("valid_from"))),
-        ("header", max(header, default="")),
-        ("text", _effective_in_text(doc)),
-        ("publish", _index_date(row.get("publish"))),
-    ):
-        if date and date >= version:
-            return date, how
-    return version, "version" if version else "unknown"
-
-
-def _index_date(value: str | None) -> str:
-    """An index date as ``YYYY-MM-DD`` ('' when it is not one: the index writes a few in full-width digits)."""
-    value = unicodedata.normalize("NFKC", value or "")
-    return value if _ISO_DATE.fullmatch(value) else ""
-
-
-def _read_index(laws_dir: Path) -> dict[tuple[str, str], dict]:
-    """Rows of the source's ``db.sqlite3`` keyed by (name key, publish date) and (name key, '')."""
-    out: dict[tuple[str, str], dict] = {}
-    db = laws_dir / "db.sqlite3"
-    if not db.exists():
-        return out
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    con.row_factory = sqlite3.Row
-    for row in con.execute("SELECT name, level, publish, valid_from, expired FROM law"):
-        key = name_key(row["name"])
-        out[(key, row["publish"] or "")] = dict(row)
-        out.setdefault((key, ""), dict(row))
-    con.close()
-    return out
-
-
-def _level(doc: Document, index_row: dict | None) -> str:
-    if index_row and index_row["level"] not in ("案例",):
-        return index_row["level"]
-    return LEVEL_BY_FOLDER.get(doc.category, "法律")
-
 
 def _aliases_for(canonical: str) -> set[str]:
     """Names other than its key that people write for a document, as keys (see :func:`_unambiguous`)."""
@@ -398,23 +219,11 @@ def _supplement_docs(supplement: Path | bool, laws_fingerprint: str) -> tuple[li
     return [parse_document(p, folder) for p in paths], folder
 
 
-def build_statute_db(
-    laws_dir: Path,
-    out_path: Path,
-    source_commit: str = "LawRefBook/Laws@2f4c5c2",
-    supplement: Path | bool = True,
-) -> dict:
-    """Parse every document under ``laws_dir`` and write the statute database to ``out_path``.
-
-    The documents of the supplement (:func:`_supplement_docs`; older versions the pinned tree no longer
-    holds) come after those of ``laws_dir``: their rows follow every row of the pinned tree, so adding them
-    moves no article of it. A version both hold is taken from ``laws_dir``.
-
-    Returns summary counts (laws, versions, articles, aliases, repealed) for the provenance record.
-    """
-    laws_dir = Path(laws_dir)
-    fingerprint = source_fingerprint(laws_dir)
-    index = _read_index(laws_dir)
+def _documents(
+    laws_dir: Path, supplement: Path | bool, fingerprint: str
+) -> tuple[list[Document], set[int], Path | None]:
+    """The documents of ``laws_dir`` (indexes, skipped files and 案例/ left out), then the supplement's; the
+    ``id`` of each supplement document; the supplement folder (``None``: none)."""
     docs: list[Document] = []
     for path in sorted(laws_dir.rglob("*.md")):
         rel = path.relative_to(laws_dir).as_posix()
@@ -422,10 +231,14 @@ def build_statute_db(
             continue
         docs.append(parse_document(path, laws_dir))
     extra, supplement_dir = _supplement_docs(supplement, fingerprint)
-    from_supplement = {id(doc) for doc in extra}
-    docs += extra
+    return docs + extra, {id(doc) for doc in extra}, supplement_dir
 
-    # Group into versions of one law: the Civil Code's books are one law; otherwise (name key, date).
+
+def _group_versions(
+    docs: list[Document], index: dict, from_supplement: set[int]
+) -> dict[tuple[str, str], dict]:
+    """The documents grouped into versions of one law, by (name key, date): the Civil Code's books are one
+    law; the same version under two file names keeps the first."""
     versions: dict[tuple[str, str], dict] = {}
     for doc in docs:
         key = name_key(doc.title)
@@ -464,9 +277,12 @@ def build_statute_db(
             slot["valid_from"], slot["valid_from_how"] = valid_from, how  # 民法典: 附则 says 自…起施行
         slot["articles"].extend(doc.articles)
         slot["sources"].append(f"supplement:{doc.path}" if id(doc) in from_supplement else doc.path)
+    return versions
 
-    # A version no source dates takes effect with the amending act its header names, when the corpus
-    # holds that act of the same date with a date of its own (刑法 as amended by 修正案（十二）: 2024-03-01).
+
+def _date_by_amending_acts(versions: dict[tuple[str, str], dict]) -> None:
+    """A version no source dates takes effect with the amending act its header names, when the corpus
+    holds that act of the same date with a date of its own (刑法 as amended by 修正案（十二）: 2024-03-01)."""
     for (_key, date), v in versions.items():
         act = versions.get(v["amended_by"] or ("", ""))
         if (
@@ -478,20 +294,40 @@ def build_statute_db(
         ):
             v["valid_from"], v["valid_from_how"] = act["valid_from"], "amendment"
 
-    newest: dict[str, str] = {}
-    for key, date in versions:
-        newest[key] = max(newest.get(key, ""), date)
 
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_suffix(".tmp")
-    tmp.unlink(missing_ok=True)
-    con = sqlite3.connect(tmp)
-    con.executescript(SCHEMA)
+def _repeal_clause_rows(key: str, v: dict) -> list[tuple]:
+    """The repealed-table rows of the repeal clauses in a version's articles (``…同时废止``); a repeal takes
+    effect with the article's own 自…起施行 (the text before the clause), else with the repealing version."""
+    rows = []
+    for art in v["articles"]:
+        for m in _REPEAL.finditer(art.text):
+            effective = [_iso(d) for d in _TAKES_EFFECT.finditer(art.text, 0, m.end())]
+            date_ = effective[-1] if effective else v["valid_from"]
+            for title in _TITLE_IN_CLAUSE.findall(m.group(0)):
+                if "决定" in title:
+                    continue
+                rows.append(
+                    (
+                        name_key(title),
+                        title,
+                        v["name"],
+                        f"{art.label} {m.group(0)}".strip(),
+                        key,
+                        "repeal_clause",
+                        date_,
+                    )
+                )
+    return rows
+
+
+def _insert_versions(
+    con: sqlite3.Connection, versions: dict[tuple[str, str], dict], newest: dict[str, str], counts: dict
+) -> tuple[set[tuple[str, str]], dict[str, set[str]], list[tuple]]:
+    """Insert every version and its articles (the supplement's last); return the key aliases, the aliases
+    derived from the names, and the repealed rows (expired laws, repeal clauses)."""
     alias_rows: set[tuple[str, str]] = set()
     derived: dict[str, set[str]] = defaultdict(set)
     repealed_rows: list[tuple] = []
-    counts = defaultdict(int)
     for (key, date), v in sorted(versions.items(), key=lambda kv: (kv[1]["supplement"], kv[0])):
         superseded = newest[key] if date != newest[key] else None
         in_force = not (v["expired"] and superseded is None)
@@ -527,38 +363,21 @@ def build_statute_db(
             successor = CURATED_SUCCESSORS.get(key)
             date_ = CIVIL_CODE_CLEANUP_DATE if successor else ""
             repealed_rows.append((key, v["name"], "", "", successor, "expired_in_index", date_))
-        for art in v["articles"]:
-            for m in _REPEAL.finditer(art.text):
-                # The repeal takes effect with the article's own 自…起施行 (the text before the clause),
-                # else with the repealing version.
-                effective = [_iso(d) for d in _TAKES_EFFECT.finditer(art.text, 0, m.end())]
-                date_ = effective[-1] if effective else v["valid_from"]
-                for title in _TITLE_IN_CLAUSE.findall(m.group(0)):
-                    if "决定" in title:
-                        continue
-                    repealed_rows.append(
-                        (
-                            name_key(title),
-                            title,
-                            v["name"],
-                            f"{art.label} {m.group(0)}".strip(),
-                            key,
-                            "repeal_clause",
-                            date_,
-                        )
-                    )
-    for short, full in ABBREVIATIONS.items():
-        derived[short].add(name_key(full))
-    kept_aliases, dropped_aliases = _unambiguous(derived, {k for k, _ in versions})
-    alias_rows.update((alias, key) for alias, key in kept_aliases.items())
-    counts["aliases_dropped_ambiguous"] = len(dropped_aliases)
+        repealed_rows += _repeal_clause_rows(key, v)
+    return alias_rows, derived, repealed_rows
+
+
+def _kept_repeals(
+    repealed_rows: list[tuple], versions: dict[tuple[str, str], dict], newest: dict[str, str]
+) -> list[tuple]:
+    """The repealed rows, with the 民法典 art. 1260 repeals, without a name repealed by a clause but still in
+    force under the same key (an older version, not repealed) and without repeats."""
     civil_code = versions.get(("民法典", "2020-05-28"))
     civil_code_from = civil_code["valid_from"] if civil_code else ""
     for key in CIVIL_CODE_REPEALED:
         repealed_rows.append(
             (key, PRC + key, PRC + "民法典", "第一千二百六十条", "民法典", "civil_code_1260", civil_code_from)
         )
-    # A name repealed by a clause but still in force under the same key is an older version, not repealed.
     current_keys = {k for (k, d), v in versions.items() if d == newest[k] and not v["expired"]}
     seen: set[tuple[str, str]] = set()
     kept = []
@@ -569,6 +388,46 @@ def build_statute_db(
             continue
         seen.add((row[0], row[5]))
         kept.append(row)
+    return kept
+
+
+def build_statute_db(
+    laws_dir: Path,
+    out_path: Path,
+    source_commit: str = "LawRefBook/Laws@2f4c5c2",
+    supplement: Path | bool = True,
+) -> dict:
+    """Parse every document under ``laws_dir`` and write the statute database to ``out_path``.
+
+    The documents of the supplement (:func:`_supplement_docs`; older versions the pinned tree no longer
+    holds) come after those of ``laws_dir``: their rows follow every row of the pinned tree, so adding them
+    moves no article of it. A version both hold is taken from ``laws_dir``.
+
+    Returns summary counts (laws, versions, articles, aliases, repealed) for the provenance record.
+    """
+    laws_dir = Path(laws_dir)
+    fingerprint = source_fingerprint(laws_dir)
+    docs, from_supplement, supplement_dir = _documents(laws_dir, supplement, fingerprint)
+    versions = _group_versions(docs, _read_index(laws_dir), from_supplement)
+    _date_by_amending_acts(versions)
+    newest: dict[str, str] = {}
+    for key, date in versions:
+        newest[key] = max(newest.get(key, ""), date)
+
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_suffix(".tmp")
+    tmp.unlink(missing_ok=True)
+    con = sqlite3.connect(tmp)
+    con.executescript(SCHEMA)
+    counts = defaultdict(int)
+    alias_rows, derived, repealed_rows = _insert_versions(con, versions, newest, counts)
+    for short, full in ABBREVIATIONS.items():
+        derived[short].add(name_key(full))
+    kept_aliases, dropped_aliases = _unambiguous(derived, {k for k, _ in versions})
+    alias_rows.update((alias, key) for alias, key in kept_aliases.items())
+    counts["aliases_dropped_ambiguous"] = len(dropped_aliases)
+    kept = _kept_repeals(repealed_rows, versions, newest)
     con.executemany("INSERT OR IGNORE INTO aliases VALUES (?,?)", sorted(alias_rows))
     con.executemany("INSERT INTO repealed VALUES (?,?,?,?,?,?,?)", kept)
     counts["laws"] = len(newest)

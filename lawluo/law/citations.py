@@ -328,18 +328,10 @@ class CitationExtractor:
     # -- main ------------------------------------------------------------------------------
 
     def extract(self, text: str) -> list[Citation]:
+        """Every statute citation in ``text``, in order, with its law resolved and its content read."""
         text = _TAG.sub(lambda m: " " * len(m.group()), text)  # <p> from scraped answers; keeps offsets
         mentions = _mentions(text)
-        # 本法第五十条、第六十九条 inside a quoted article: the whole list refers to that statute itself
-        internal: dict[int, bool] = {}
-        for k, m in enumerate(mentions):
-            before = text[max(0, m.start - 6) : m.start]
-            listed = (
-                k > 0
-                and internal[id(mentions[k - 1])]
-                and _JOIN_RE.match(text[mentions[k - 1].end : m.start])
-            )
-            internal[id(m)] = bool(_INTERNAL_RE.search(before) or listed)
+        internal = _internal_flags(text, mentions)
         citations: list[Citation] = []
         last: Citation | None = None
         skip_until = 0  # inside the content of the previous citation
@@ -350,71 +342,18 @@ class CitationExtractor:
             if m.start < skip_until:
                 i += 1
                 continue
-            between = text[prev_end : m.start]
             found = self._law_before(text, m.start, prev_end if last else 0)
-            law_info: tuple[str, Resolution | None, str] | None = None
-            if found and found.how == "backref":
-                if last is None:
-                    i += 1
-                    continue
-                law_info = (last.written, last.resolution, "backref")
-            elif found:
-                law_info = found.written, found.resolution, found.how
-            elif last is not None and not internal[id(m)]:
-                if not re.search(r"[《》]", between) and "\n\n" not in between:
-                    law_info = (last.written, last.resolution, "continued")
+            if found and found.how == "backref" and last is None:
+                i += 1
+                continue
+            law_info = _law_of(found, last, text[prev_end : m.start], internal[id(m)])
             if law_info is None:
                 i += 1
                 prev_end = m.end
                 continue
-            group = [m]
-            # Lists and ranges: 第X条、第Y条 / 第X条至第Y条.
-            while i + 1 < len(mentions):
-                nxt = mentions[i + 1]
-                gap = text[group[-1].end : nxt.start]
-                if (
-                    _RANGE_RE.match(gap)
-                    and nxt.number >= group[-1].number
-                    and nxt.number - group[-1].number <= 30
-                ):
-                    lo = group[-1].number
-                    group.extend(_Mention(nxt.start, nxt.end, n, 0) for n in range(lo + 1, nxt.number))
-                    group.append(nxt)
-                    i += 1
-                elif _JOIN_RE.match(gap):
-                    group.append(nxt)
-                    i += 1
-                else:
-                    break
-            next_start = next((nxt.start for nxt in mentions[i + 1 :] if not internal[id(nxt)]), len(text))
-            if next_start < len(text):
-                # Unquoted content stops where the next citation's own law name begins: in
-                # "《劳动合同法》第四十七条…，另参见刑法第133条之一" the content ends before 刑法, so
-                # that 第133条之一 is read with its own law, not continued from the previous one.
-                named = self._law_before(text, next_start, group[-1].end)
-                if named is not None:
-                    next_start = named.start
-            intro = _INTRO_RE.search(text, max(0, group[0].start - 110), group[0].start)
-            title = text.rfind("《", 0, group[0].start)
-            embedded = bool(
-                intro
-                and intro.start() > 0
-                and (title == -1 or intro.start() < title)  # the verb, not 适用 inside the law's title
-                and re.match(r"[\u4e00-\u9fff]", text[intro.start() - 1])
-            )
-            quoted, kind, content_end = self._content_after(
-                text, group[-1].end, next_start, intro.group(1) if intro else "", embedded
-            )
-            if quoted is not None and len(re.sub(r"\W", "", quoted)) < _MIN_CONTENT:
-                quoted, kind = None, "none"
-            written, resolution, how = law_info
-            for k, g in enumerate(group):
-                last_in_group = k == len(group) - 1
-                cit = self._make(written, resolution, g, how)
-                if last_in_group and quoted is not None:
-                    cit.quoted, cit.content_kind = quoted.strip(), kind
-                elif kind == "applied":  # each of 第A条、第B条之规定，判决如下 is applied
-                    cit.content_kind = kind
+            group, i = _listed(text, mentions, i)
+            quoted, kind, content_end = self._content_of(text, mentions, i, internal, group)
+            for cit in self._group_citations(law_info, group, quoted, kind):
                 citations.append(cit)
                 last = cit
             if quoted is not None:
@@ -422,6 +361,55 @@ class CitationExtractor:
             prev_end = max(group[-1].end, skip_until)
             i += 1
         return citations
+
+    def _content_of(
+        self, text: str, mentions: list[_Mention], i: int, internal: dict[int, bool], group: list[_Mention]
+    ) -> tuple[str | None, str, int]:
+        """The content after the group of articles ending at mention ``i``: quoted (or stated) text, its
+        kind, and where it ends (:meth:`_content_after`); ``None`` for content too short to compare."""
+        next_start = next((nxt.start for nxt in mentions[i + 1 :] if not internal[id(nxt)]), len(text))
+        if next_start < len(text):
+            # Unquoted content stops where the next citation's own law name begins: in
+            # "《劳动合同法》第四十七条…，另参见刑法第133条之一" the content ends before 刑法, so
+            # that 第133条之一 is read with its own law, not continued from the previous one.
+            named = self._law_before(text, next_start, group[-1].end)
+            if named is not None:
+                next_start = named.start
+        intro = _INTRO_RE.search(text, max(0, group[0].start - 110), group[0].start)
+        title = text.rfind("《", 0, group[0].start)
+        embedded = bool(
+            intro
+            and intro.start() > 0
+            and (title == -1 or intro.start() < title)  # the verb, not 适用 inside the law's title
+            and re.match(r"[\u4e00-\u9fff]", text[intro.start() - 1])
+        )
+        quoted, kind, content_end = self._content_after(
+            text, group[-1].end, next_start, intro.group(1) if intro else "", embedded
+        )
+        if quoted is not None and len(re.sub(r"\W", "", quoted)) < _MIN_CONTENT:
+            quoted, kind = None, "none"
+        return quoted, kind, content_end
+
+    def _group_citations(
+        self,
+        law_info: tuple[str, Resolution | None, str],
+        group: list[_Mention],
+        quoted: str | None,
+        kind: str,
+    ) -> list[Citation]:
+        """One citation per article of the group; the content goes with the last (an applied reading, with
+        each: 第A条、第B条之规定，判决如下)."""
+        written, resolution, how = law_info
+        out = []
+        for k, g in enumerate(group):
+            last_in_group = k == len(group) - 1
+            cit = self._make(written, resolution, g, how)
+            if last_in_group and quoted is not None:
+                cit.quoted, cit.content_kind = quoted.strip(), kind
+            elif kind == "applied":  # each of 第A条、第B条之规定，判决如下 is applied
+                cit.content_kind = kind
+            out.append(cit)
+        return out
 
     def _make(self, written: str, resolution: Resolution | None, m: _Mention, how: str) -> Citation:
         key = resolution.key if resolution else None
@@ -450,3 +438,51 @@ def extract_citations(text: str, db: StatuteDB) -> list[Citation]:
     """Every statute citation in ``text`` (see the module docstring for the forms recognised), names
     resolved against ``db``."""
     return CitationExtractor(db).extract(text)
+
+
+def _internal_flags(text: str, mentions: list[_Mention]) -> dict[int, bool]:
+    """Each mention (by ``id``) that refers to the quoted statute itself: 本法第五十条、第六十九条 inside a
+    quoted article (the whole list)."""
+    internal: dict[int, bool] = {}
+    for k, m in enumerate(mentions):
+        before = text[max(0, m.start - 6) : m.start]
+        listed = (
+            k > 0 and internal[id(mentions[k - 1])] and _JOIN_RE.match(text[mentions[k - 1].end : m.start])
+        )
+        internal[id(m)] = bool(_INTERNAL_RE.search(before) or listed)
+    return internal
+
+
+def _law_of(
+    found: _LawName | None, last: Citation | None, between: str, internal: bool
+) -> tuple[str, Resolution | None, str] | None:
+    """The law a mention cites — (as written, its resolution, how it was found): the name before it, the
+    previous citation's law (``该法``, or a bare article right after it), or ``None``."""
+    if found and found.how == "backref":
+        return (last.written, last.resolution, "backref")
+    if found:
+        return found.written, found.resolution, found.how
+    if last is not None and not internal:
+        if not re.search(r"[《》]", between) and "\n\n" not in between:
+            return (last.written, last.resolution, "continued")
+    return None
+
+
+def _listed(text: str, mentions: list[_Mention], i: int) -> tuple[list[_Mention], int]:
+    """Mention ``i`` with the ones listed after it (第X条、第Y条) or the range it opens (第X条至第Y条, every
+    article between filled in); and the index of the group's last mention."""
+    group = [mentions[i]]
+    while i + 1 < len(mentions):
+        nxt = mentions[i + 1]
+        gap = text[group[-1].end : nxt.start]
+        if _RANGE_RE.match(gap) and nxt.number >= group[-1].number and nxt.number - group[-1].number <= 30:
+            lo = group[-1].number
+            group.extend(_Mention(nxt.start, nxt.end, n, 0) for n in range(lo + 1, nxt.number))
+            group.append(nxt)
+            i += 1
+        elif _JOIN_RE.match(gap):
+            group.append(nxt)
+            i += 1
+        else:
+            break
+    return group, i

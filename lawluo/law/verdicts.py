@@ -2,9 +2,12 @@
 
 The checker (:mod:`lawluo.law.checker`) gives each cited statute one verdict. Whether a verdict is a
 hallucination, whether it enters NHSR's denominator, how the app's badge shows it, how the secretary
-names it to its model and how the evaluator's table heads its column are columns of the same row, so
-a new verdict is one row here (and the checker's rule that produces it). ``tests/test_verdicts.py``
-fails when a consumer does not cover a row.
+names it to its model, how the evaluator's table heads its column and which of the lawyers' labels names it
+are columns of the same row. A new verdict is three things: its row here, the rule that gives it
+(:mod:`lawluo.law.checker_rules`: a function marked ``@gives("<code>")`` in its stage's tuple) and its
+badge and tooltip (``statute.verdict.<code>``, ``statute.verdict_tip.<code>`` in
+``lawluo/strings/statutes.yaml``). ``tests/test_verdicts.py`` fails when a consumer does not cover a row
+or a row has no rule.
 
 NHSR — the Non-Hallucinated Statute Rate of LegalHalBench §3.3 — is computed here and nowhere else
 (:func:`nhsr`): the share of content-bearing citations that are not hallucinated (``verified``, or
@@ -29,79 +32,98 @@ class Verdict:
     report_zh: str  # how the secretary's model reads it
     label_en: str  # the evaluator's column heading (``n_<code>``)
     meaning: str  # one line, for help texts and tooltips
+    #: the lawyers' statute label that names it (``eval_ui/verdicts.py``: 真实 ``correct``, or the error's kind)
+    lawyer_label: str
 
 
 VERDICT_TABLE: tuple[Verdict, ...] = (
     Verdict(
-        "verified",
-        False,
-        True,
-        "ok",
-        "条文存在·内容相符",
-        "核实无误",
-        "Verified",
-        "law in force, article exists, content agrees",
+        code="verified",
+        hallucinated=False,
+        content_bearing=True,
+        badge="ok",
+        label_zh="条文存在·内容相符",
+        report_zh="核实无误",
+        label_en="Verified",
+        meaning="law in force, article exists, content agrees",
+        lawyer_label="correct",
     ),
     Verdict(
-        "wrong_number",
-        True,
-        True,
-        "warn",
-        "条号错误",
-        "条号有误",
-        "Wrong no.",
-        "the content belongs to another article of this law",
+        code="wrong_number",
+        hallucinated=True,
+        content_bearing=True,
+        badge="warn",
+        label_zh="条号错误",
+        report_zh="条号有误",
+        label_en="Wrong no.",
+        meaning="the content belongs to another article of this law",
+        lawyer_label="wrong_number",
     ),
     Verdict(
-        "content_mismatch",
-        True,
-        True,
-        "bad",
-        "内容不符",
-        "内容与条文不符",
-        "Wrong content",
-        "the article exists but says something else",
+        code="content_mismatch",
+        hallucinated=True,
+        content_bearing=True,
+        badge="bad",
+        label_zh="内容不符",
+        report_zh="内容与条文不符",
+        label_en="Wrong content",
+        meaning="the article exists but says something else",
+        lawyer_label="wrong_content",
     ),
     Verdict(
-        "not_found",
-        True,
-        True,
-        "bad",
-        "查无此条",
-        "未找到该法条",
-        "Not found",
-        "no such law, or no such article",
-    ),
-    Verdict("repealed", True, True, "bad", "已废止", "已废止", "Repealed", "the law has been repealed"),
-    Verdict(
-        "outdated_version",
-        True,
-        True,
-        "warn",
-        "旧版本",
-        "引用的是旧版本",
-        "Outdated",
-        "matches only an older version of the law",
+        code="not_found",
+        hallucinated=True,
+        content_bearing=True,
+        badge="bad",
+        label_zh="查无此条",
+        report_zh="未找到该法条",
+        label_en="Not found",
+        meaning="no such law, or no such article",
+        lawyer_label="wrong_not_found",
     ),
     Verdict(
-        "amended_since",
-        False,
-        True,
-        "warn",
-        "已修订",
-        "引用时有效，此后已修订",
-        "Amended since",
-        "agrees with the version in force on the date given; the article has been amended since",
+        code="repealed",
+        hallucinated=True,
+        content_bearing=True,
+        badge="bad",
+        label_zh="已废止",
+        report_zh="已废止",
+        label_en="Repealed",
+        meaning="the law has been repealed",
+        lawyer_label="wrong_repealed",
     ),
     Verdict(
-        "no_content",
-        False,
-        False,
-        "none",
-        "条文存在·未引内容",
-        "条文存在，未核对内容",
-        "No content",
-        "name and number only: nothing to check the content against",
+        code="outdated_version",
+        hallucinated=True,
+        content_bearing=True,
+        badge="warn",
+        label_zh="旧版本",
+        report_zh="引用的是旧版本",
+        label_en="Outdated",
+        meaning="matches only an older version of the law",
+        lawyer_label="wrong_version",
+    ),
+    Verdict(
+        code="amended_since",
+        hallucinated=False,
+        content_bearing=True,
+        badge="warn",
+        label_zh="已修订",
+        report_zh="引用时有效，此后已修订",
+        label_en="Amended since",
+        meaning="agrees with the version in force on the date given; the article has been amended since",
+        lawyer_label="correct",
+    ),
+    Verdict(
+        code="no_content",
+        hallucinated=False,
+        content_bearing=False,
+        badge="none",
+        label_zh="条文存在·未引内容",
+        report_zh="条文存在，未核对内容",
+        label_en="No content",
+        meaning="name and number only: nothing to check the content against",
+        lawyer_label="correct",
     ),
 )
 

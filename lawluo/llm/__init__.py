@@ -1,16 +1,17 @@
 """Language models behind one interface: chat messages in; text, a stream of text, or validated JSON out.
 
-    from lawluo.config import Settings
+    from lawluo.config import Settings, load_settings
     from lawluo.llm import LanguageModels
 
-    models = LanguageModels(Settings.load().models)
+    models = LanguageModels(load_settings().models)
     lawyer = models["lawyer"]
     if lawyer.available:
         print(lawyer.chat([{"role": "user", "content": "试用期可以不交社保吗？"}]))
     else:
         print(lawyer.unavailable_reason())     # says exactly what to set
 
-Backends (:mod:`.registry`): ``openai`` (any OpenAI-compatible server), ``transformers`` (a local model,
+Backends (:mod:`.registry`): ``openai`` (any OpenAI-compatible server), ``anthropic`` (Anthropic's Messages
+API; both on the shared plumbing of :mod:`.http`), ``transformers`` (a local model,
 optional LoRA adapter and 4/8-bit quantisation), ``reward_model`` (the boss's scorer, not a chat model)
 and ``none``. Importing this package imports neither openai nor torch; a backend's library is imported
 when a role using it is created.

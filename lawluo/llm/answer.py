@@ -113,3 +113,17 @@ def cut_at(result: object) -> int | None:
     if not isinstance(finish, Finish) or not finish.cut:
         return None
     return finish.max_tokens or -1
+
+
+def reported_cut(result: object) -> int | None:
+    """The ``max_tokens`` an answer was cut at, as the backend reported it on what it returned (a string,
+    a stream, an error), else ``None``.
+
+    **Hook** for the language-model layer: a backend that knows its answer stopped at ``max_tokens``
+    (``finish_reason == "length"``) sets ``cut_at_max_tokens`` (an int: the call's limit, ``-1`` when not
+    known) on the object it returns or raises: :class:`ChatAnswer` and an exhausted
+    :class:`ChatStream` do. This is the one place the firm asks, so a change of that API
+    changes only this.
+    """
+    value = getattr(result, "cut_at_max_tokens", None)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

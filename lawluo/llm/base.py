@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 from . import budget, cancel
 from .answer import ChatStream, Finish
 from .errors import ModelUnavailable
+from .structured import chat_json
 
 Message = Mapping[str, str]
 ROLES_OF_MESSAGES = ("system", "user", "assistant")
@@ -148,8 +149,6 @@ class ChatBackend(ABC):
 
     def chat_json(self, messages: Sequence[Message], schema: Any, **overrides: Any) -> Any:
         """The answer parsed as JSON and validated against ``schema`` (see :mod:`.structured`)."""
-        from .structured import chat_json
-
         return chat_json(self, messages, schema, **overrides)
 
     # -- what a backend implements ------------------------------------------------------------

@@ -2,7 +2,7 @@
 it says what went wrong and what to change, never only an HTTP status or a Python traceback.
 
 ``retryable`` marks the errors worth a second attempt (rate limits, 5xx, dropped connections,
-timeouts, a garbled response body); the OpenAI backend retries exactly those, with backoff.
+timeouts, a garbled response body); the backends over HTTP (:mod:`.http`) retry exactly those, with backoff.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ class LLMTimeout(LLMError):
 
 
 class MalformedResponse(LLMError):
-    """The server answered with something that is not an OpenAI chat-completion response."""
+    """The server answered with something that is not its API's response (an OpenAI chat completion, an
+    Anthropic message or its events)."""
 
     retryable = True
 

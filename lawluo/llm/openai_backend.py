@@ -1,10 +1,11 @@
 """The ``openai`` backend: the official ``openai`` SDK against any OpenAI-compatible server.
 
 One client per backend (created on first use, shared by all threads: the SDK's httpx pool is
-thread-safe). The SDK's own retries are switched off (``max_retries=0``) and done here instead, so that
-every failure becomes one typed :mod:`~lawluo.llm.errors` error with a message naming the role's model
-server (never its URL, which may be internal: the message may reach a visitor; the URL is logged), the model
-and the setting to change, and so that the backoff is an option (tests use milliseconds):
+thread-safe). The SDK's own retries are switched off (``max_retries=0``): retries, deadlines, the stream
+watchdog and the typed errors are :class:`~lawluo.llm.http.HttpChatBackend`'s, shared with every backend over
+HTTP, so that every failure becomes one typed :mod:`~lawluo.llm.errors` error with a message naming the role's
+model server (never its URL, which may be internal: the message may reach a visitor; the URL is logged), the
+model and the setting to change, and so that the backoff is an option (tests use milliseconds):
 
 - retried, with exponential backoff and jitter (or the server's ``retry-after``/``retry-after-ms``):
   429, 5xx, connection errors, malformed response bodies; timeouts only with ``retry_timeouts: true``
@@ -42,34 +43,21 @@ import functools
 import itertools
 import json
 import logging
-import random
 import re
-import socket
 import sys
 import threading
 import time
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import openai
 
-from . import budget, cancel
-from .answer import ChatAnswer, Finish
-from .base import CANCEL_POLL_S, ChatBackend
-from .errors import (
-    AuthenticationFailed,
-    LLMConnectionError,
-    LLMError,
-    LLMTimeout,
-    MalformedResponse,
-    RateLimited,
-    RequestRejected,
-    ServerError,
-    StreamInterrupted,
-)
+from . import http
+from .answer import Finish
+from .errors import MalformedResponse
+from .http import Failure, HttpChatBackend, http_timeout
 from .local_prompting import merge_system_into_user
 from .options import OpenAIOptions
 from .server_probe import (
@@ -84,14 +72,11 @@ from .server_probe import (
 logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-MAX_BACKOFF_S = 30.0
-MAX_SERVER_WAIT_S = 60.0
+
 #: Servers that compile a JSON schema into a llama.cpp grammar, and the schema keys left out for them.
 GRAMMAR_SERVERS = ("llama-cpp-python", "llama-server")
 GRAMMAR_UNSAFE_KEYS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "pattern", "format"})
 PLACEHOLDER_KEY = "EMPTY"  # vLLM's convention for servers started without --api-key
-#: A server that is down answers at once; one that is unreachable should not take ``timeout``.
-CONNECT_TIMEOUT_S = 10.0
 PROBE_TIMEOUT_S = 3.0  # asking the server what it is (GET /models, /props)
 PROBE_AGAIN_S = 60.0  # a probe that could not reach the server is tried again after this long
 FORMATS = ("json_schema", "json_object", "none")  # response_format, from the most to the least constrained
@@ -105,9 +90,19 @@ class Choice:
     why: str
 
 
-class OpenAIBackend(ChatBackend):
+class OpenAIBackend(HttpChatBackend):
     name = "openai"
     options: OpenAIOptions
+    _logger = logger
+    MESSAGES = {
+        **http.MESSAGES,
+        "not_found": "The {role} role's model server has no model {model!r} (404: {detail}). Check `model` (for "
+        "vLLM: a served model or LoRA name listed by /v1/models) and base_url.",
+        "format_rejected": "{where} refused the request's response_format ({status}: {detail}). Set "
+        "response_format: json_object or none (or auto) for the {role} role.",
+        "malformed": "{where} sent a response that is not valid OpenAI JSON ({detail}). Is base_url an "
+        "OpenAI-compatible /v1 endpoint?",
+    }
 
     def __init__(self, options: OpenAIOptions, role: str = "model", api_key: str | None = None) -> None:
         super().__init__(options, role, api_key)
@@ -123,23 +118,6 @@ class OpenAIBackend(ChatBackend):
     @property
     def base_url(self) -> str:
         return (self.options.base_url or DEFAULT_BASE_URL).rstrip("/")
-
-    def describe(self) -> str:
-        """``openai · <model>``: no server address (visitors see it; see :meth:`ChatBackend.describe`)."""
-        return f"openai · {self.options.model}"
-
-    def log_name(self) -> str:
-        return f"{self.describe()} @ {self.base_url}"
-
-    def unavailable_reason(self) -> str | None:
-        if self.options.api_key_required and not self._api_key:
-            return (
-                f"The {self.role} role uses {self.options.model}, but the environment "
-                f"variable {self.options.api_key_env} is not set. Export it (on a Hugging Face Space: "
-                "Settings → Variables and secrets), or set api_key_required: false for a local server "
-                "that accepts any key."
-            )
-        return None
 
     @property
     def client(self) -> openai.OpenAI:
@@ -160,23 +138,13 @@ class OpenAIBackend(ChatBackend):
     # -- fitting the server -------------------------------------------------------------------
     def setup_notes(self) -> dict[str, str]:
         """What this backend chose for its server and why; asks the server (once) if an option is ``auto``."""
-        o = self.options
         with self._setup_lock:
             self._detect_if_due()
             server, system, fmt = self._server, self._system, self._format
         notes = {"server": f"{server.label} ({server.evidence})"} if server is not None else {}
         notes["system_message"] = f"{system.mode} ({system.why})"
         notes["response_format"] = f"{fmt.mode} ({fmt.why})"
-        notes["retries"] = f"up to {o.max_retries} on 429, 5xx and dropped connections; " + (
-            "timeouts too (retry_timeouts: true)"
-            if o.retry_timeouts
-            else "none on timeouts (retry_timeouts: false)"
-        )
-        whole = f"call_timeout {o.call_timeout:g} s" if o.call_timeout else "the step's budget"
-        notes["timeout"] = f"{o.timeout:g} s for the first piece and for each next one; a whole call: {whole}"
-        if not o.stream:
-            notes["stream"] = "off (stream: false): a cancelled call runs on at the server until it ends"
-        return notes
+        return notes | super().setup_notes()
 
     def _choices(self) -> tuple[str, str]:
         with self._setup_lock:
@@ -276,104 +244,31 @@ class OpenAIBackend(ChatBackend):
             return None  # json_object would force an object where the caller wants e.g. a list
         return {"type": "json_object", "schema": schema} if grammar and schema else {"type": "json_object"}
 
-    def _chat(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> ChatAnswer:
-        run = self._run(messages, gen, _Call.start(self, whole=True), shown=False)
-        pieces = []
-        while True:
-            try:
-                pieces.append(next(run))
-            except StopIteration as stop:
-                return ChatAnswer("".join(pieces), stop.value)
-
-    def _stream(self, messages: list[dict[str, str]], gen: dict[str, Any]) -> Iterator[str]:
-        return (yield from self._run(messages, gen, _Call.start(self, whole=False), shown=True))
-
-    def _run(
-        self, messages: list[dict[str, str]], gen: dict[str, Any], call: _Call, shown: bool
-    ) -> Generator[str, None, Finish]:
-        """The answer, retried as configured. ``shown``: pieces are passed on as they come (and a break after
-        the first is :class:`StreamInterrupted`); else an attempt's text is passed on once it is complete."""
-        attempt, received = 0, []
-        while True:
-            request = self._request(messages, gen)
-            pieces = self._attempt(request, call)
-            try:
-                buffered = []
-                while True:
-                    try:
-                        piece = next(pieces)
-                    except StopIteration as stop:
-                        finish = stop.value
-                        break
-                    if shown:
-                        received.append(piece)
-                        yield piece
-                    else:
-                        buffered.append(piece)
-                if buffered:
-                    yield "".join(buffered)
-                if finish.cut and (finish.max_tokens or 2) > 1:  # a one-token ping is cut by design
-                    logger.warning(
-                        "%s (%s role): answer %s; raise max_tokens if answers end mid-sentence",
-                        self.describe(),
-                        self.role,
-                        finish.describe(),
-                    )
-                return finish
-            except GeneratorExit:
-                raise
-            except Exception as exc:  # noqa: BLE001 — every failure is translated into a typed error
-                error = call.stopped() or budget.explain(self._translate(exc))
-                if isinstance(error, cancel.Cancelled):
-                    raise error from exc  # not a break: nobody waits for the rest
-                if received:
-                    raise StreamInterrupted(
-                        f"The answer from {self.describe()} broke off after {len(''.join(received))} "
-                        f"characters ({error}). The partial answer is kept; ask again to retry.",
-                        partial="".join(received),
-                    ) from exc
-                if self._adapt(request, exc):
-                    continue
-                if not self._should_retry(error, attempt, exc, call):
-                    raise error from exc
-                attempt += 1
-            finally:
-                pieces.close()
-
-    def _attempt(self, request: dict[str, Any], call: _Call) -> Generator[str, None, Finish]:
-        """One request: its pieces, then how it ended. Checks the call's limits between pieces, and a
-        watchdog closes the connection when they run out while no piece arrives."""
-        timeout = _timeout(call.read_timeout(self.options.timeout))
+    # -- the provider's part: send, read, classify ----------------------------------------------
+    def _send(self, request: dict[str, Any], timeout: httpx.Timeout) -> Any:
+        """The whole chat completion (a dict), or the opened stream of its chunks."""
         if not request["stream"]:
-            content, reason = self._content(self._post(request, timeout))
-            if content:
-                yield content
-            return Finish(reason, request["max_tokens"])
-        stream = self._open_stream(request, timeout)
-        watchdog = _Watchdog(stream, call) if call.watched else None
-        reason = None
-        try:
-            if not _is_event_stream(stream):  # a server (or proxy) that ignored stream: true
-                content, reason = _plain_body(stream)
-                if content:
-                    yield content
-                return Finish(reason, request["max_tokens"])
-            for chunk in stream:
-                call.check()
-                piece, reason = _delta(chunk), _finish_reason(chunk) or reason
-                if piece:
-                    yield piece
-        finally:
-            if watchdog is not None:
-                watchdog.stop()
-            stream.close()  # unread: the connection closes, and the server stops generating
-        return Finish(reason, request["max_tokens"])
-
-    def _open_stream(self, request: dict[str, Any], timeout: httpx.Timeout) -> openai.Stream[object]:
-        """The streamed answer, its chunks as plain dicts."""
+            return self._post(request, timeout)
         stream = self._post(request, timeout, stream=True)
         _read_to_end(getattr(stream, "response", None))
         return stream
+
+    def _pieces(self, handle: Any, request: dict[str, Any]) -> Generator[str, None, Finish]:
+        """The answer's pieces from a whole completion, a stream of chunks, or a server that ignored
+        ``stream: true`` and sent a whole completion."""
+        if not request["stream"]:
+            content, reason = self._content(handle)
+            yield content
+            return Finish(reason, request["max_tokens"])
+        if not _is_event_stream(handle):  # a server (or proxy) that ignored stream: true
+            content, reason = _plain_body(handle)
+            yield content
+            return Finish(reason, request["max_tokens"])
+        reason = None
+        for chunk in handle:
+            reason = _finish_reason(chunk) or reason
+            yield _delta(chunk)
+        return Finish(reason, request["max_tokens"])
 
     def _post(self, request: dict[str, Any], timeout: httpx.Timeout, stream: bool = False) -> Any:
         """The chat completion (a stream of chunks when ``stream``), as plain dicts: the SDK's low-level
@@ -394,29 +289,6 @@ class OpenAIBackend(ChatBackend):
             stream_cls=openai.Stream[object] if stream else None,
         )
 
-    # -- errors and retries -------------------------------------------------------------------
-    def _should_retry(self, error: LLMError, attempt: int, exc: BaseException, call: _Call) -> bool:
-        o = self.options
-        if not error.retryable or attempt >= o.max_retries:
-            return False
-        if isinstance(error, LLMTimeout) and not o.retry_timeouts:
-            return False
-        delay = _server_wait(exc)
-        if delay is None:
-            delay = min(MAX_BACKOFF_S, o.backoff * 2**attempt) * random.uniform(0.75, 1.25)
-        if not budget.can_wait(delay) or not call.can_wait(delay):  # no room for another attempt
-            return False
-        logger.warning(
-            "%s: %s; retry %d/%d in %.2f s",
-            self.describe(),
-            type(error).__name__,
-            attempt + 1,
-            o.max_retries,
-            delay,
-        )
-        cancel.pause(delay)
-        return True
-
     def _content(self, response: Any) -> tuple[str, str | None]:
         """The answer and finish reason of a whole chat completion (a dict, as the server sent it)."""
         try:
@@ -432,95 +304,14 @@ class OpenAIBackend(ChatBackend):
         reason = choice.get("finish_reason") if isinstance(choice, dict) else None
         return content or "", reason if isinstance(reason, str) else None
 
-    def _translate(self, exc: BaseException) -> LLMError:
-        """One typed error, with a message saying what to change, for anything the SDK raised.
-
-        The message may reach a visitor (a turn's note, the trace, the report), so it names "the lawyer
-        role's model server" and never the server's address, which is logged here for the operator instead
-        (also cut out of the server's own error text, should that repeat it).
-        """
-        if isinstance(exc, LLMError):
-            return exc
-        o = self.options
-        detail = _detail(exc)
-        logger.warning("%s role, %s: %s: %s", self.role, self.log_name(), type(exc).__name__, detail)
-        fields = {
-            "where": self.describe(),
-            "role": self.role,
-            "model": o.model,
-            "timeout": o.timeout,
-            "key_env": o.api_key_env,
-            "detail": self._hide_server(detail),
-            "status": getattr(exc, "status_code", ""),
-        }
+    def _classify(self, exc: BaseException) -> Failure:
+        """What the SDK's exception means: first match in :data:`KINDS_OF_ERRORS`; a response_format the
+        server refused is told apart (llama-cpp-python says so with a 500)."""
+        detail, status = _detail(exc), getattr(exc, "status_code", "")
         if isinstance(exc, openai.APIStatusError) and rejects_response_format(detail):
-            return RequestRejected(FORMAT_REJECTED.format(**fields))  # llama-cpp-python says so with a 500
-        for exc_types, error, message in TRANSLATIONS:
-            if isinstance(exc, exc_types):
-                return error(message.format(**fields))
-        return LLMError("{where}: unexpected {kind}: {detail}".format(kind=type(exc).__name__, **fields))
-
-    def _hide_server(self, text: str) -> str:
-        """``text`` with the server's URL, ``host:port`` and (a dotted) host name replaced by ``<server>``."""
-        url = urlsplit(self.base_url)
-        host = url.hostname or ""
-        for part in (self.base_url, url.netloc, host if "." in host else ""):
-            if part:
-                text = text.replace(part, "<server>")
-        return text
-
-
-@dataclass
-class _Call:
-    """The limits of one call, across its attempts: its cancel token, its ``call_timeout`` and, for a whole
-    answer (nobody sees pieces, so a late one is worth nothing), the step's deadline."""
-
-    backend: OpenAIBackend
-    token: cancel.CancelToken | None
-    ends: float | None
-    deadline: budget.Deadline | None
-
-    @classmethod
-    def start(cls, backend: OpenAIBackend, whole: bool) -> _Call:
-        seconds = backend.options.call_timeout
-        return cls(
-            backend,
-            cancel.current(),
-            time.monotonic() + seconds if seconds else None,
-            budget.current() if whole else None,
-        )
-
-    @property
-    def watched(self) -> bool:
-        return self.token is not None or self.ends is not None or self.deadline is not None
-
-    def stopped(self) -> LLMError | None:
-        """Why the call must stop now (cancelled, out of its call_timeout or budget), else ``None``."""
-        if self.token is not None and self.token.cancelled:
-            return cancel.Cancelled(self.token.reason or cancel.DEFAULT_REASON)
-        if self.deadline is not None and self.deadline.expired:
-            return self.deadline.exceeded()
-        if self.ends is not None and time.monotonic() >= self.ends:
-            b = self.backend
-            return LLMTimeout(
-                f"{b.describe()} did not finish its answer within call_timeout={b.options.call_timeout:g} s. "
-                f"Raise `call_timeout` (or lower `max_tokens`) for the {b.role} role."
-            )
-        return None
-
-    def check(self) -> None:
-        error = self.stopped()
-        if error is not None:
-            raise error
-
-    def read_timeout(self, configured: float) -> float:
-        """Seconds to wait for the next piece: ``configured``, or less when the call or the budget ends sooner."""
-        self.check()
-        timeout = budget.request_timeout(configured)
-        return timeout if self.ends is None else max(0.001, min(timeout, self.ends - time.monotonic()))
-
-    def can_wait(self, seconds: float) -> bool:
-        return self.stopped() is None and (self.ends is None or self.ends - time.monotonic() > seconds)
+            return Failure("format_rejected", detail, status)
+        kind = next((kind for types, kind in KINDS_OF_ERRORS if isinstance(exc, types)), None)
+        return Failure(kind, detail, status)
 
 
 def grammar_safe(schema: Any) -> Any:
@@ -539,30 +330,6 @@ def grammar_safe(schema: Any) -> Any:
     if isinstance(schema, list):
         return [grammar_safe(v) for v in schema]
     return schema
-
-
-class _Watchdog:
-    """Shuts a streaming response's socket down once its call is cancelled or out of time, waking the reader
-    even while the server sends nothing (or only keep-alive comments): the server sees the client go."""
-
-    def __init__(self, stream: Any, call: _Call) -> None:
-        self._call = call
-        self._done = threading.Event()
-        self._socket = _socket_of(stream)
-        if self._socket is not None:
-            threading.Thread(target=self._watch, name="lawluo-llm-watchdog", daemon=True).start()
-
-    def _watch(self) -> None:
-        while not self._done.wait(CANCEL_POLL_S):
-            if self._call.stopped() is not None:
-                try:
-                    self._socket.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-                return
-
-    def stop(self) -> None:
-        self._done.set()
 
 
 class _ReadToEnd:
@@ -621,9 +388,7 @@ def _configured(value: str, option: str) -> Choice:
     return Choice("keep" if option == "system_message" else "json_object", "not yet detected")
 
 
-def _timeout(seconds: float) -> httpx.Timeout:
-    """``seconds`` for every read (the first piece, then each next one); connecting gets at most 10 s."""
-    return httpx.Timeout(seconds, connect=min(CONNECT_TIMEOUT_S, seconds))
+_timeout = http_timeout  # the client's default timeout
 
 
 def _is_event_stream(stream: Any) -> bool:
@@ -640,15 +405,6 @@ def _plain_body(stream: Any) -> tuple[str, str | None]:
     except (ValueError, KeyError, IndexError, TypeError):
         kind = response.headers.get("content-type") or "no content type"
         raise ValueError(f"a streamed request was answered with {kind}, not a chat completion") from None
-
-
-def _socket_of(stream: Any) -> socket.socket | None:
-    try:
-        network = stream.response.extensions["network_stream"]
-        sock = network.get_extra_info("socket")
-    except (AttributeError, KeyError, TypeError):
-        return None
-    return sock if isinstance(sock, socket.socket) else None
 
 
 def _schema_name(schema: dict[str, Any]) -> str:
@@ -669,62 +425,18 @@ def _is_object_schema(schema: dict[str, Any]) -> bool:
     return schema.get("type") == "object" or "properties" in schema
 
 
-# The SDK's exceptions → LawLuo's typed errors, first match wins (subclasses before their bases).
-TRANSLATIONS: tuple[tuple[type | tuple[type, ...], type[LLMError], str], ...] = (
-    (
-        openai.APITimeoutError,
-        LLMTimeout,
-        "{where} did not answer within {timeout:g} s (waiting for the first piece of the answer, or the "
-        "next one). Raise `timeout` for the {role} role, or check the server's load.",
-    ),
-    (
-        openai.APIConnectionError,
-        LLMConnectionError,
-        "Cannot reach the {role} role's model server ({detail}). Check its base_url and that the server is "
-        "running and reachable from this machine (the server log names the URL).",
-    ),
-    (
-        openai.RateLimitError,
-        RateLimited,
-        "{where} is rate-limiting requests (429: {detail}). Lower `concurrency` for the {role} role, or wait "
-        "and try again.",
-    ),
-    (
-        (openai.AuthenticationError, openai.PermissionDeniedError),
-        AuthenticationFailed,
-        "{where} rejected the API key from {key_env} ({status}: {detail}). Check the key and that it may use "
-        "{model}.",
-    ),
-    (
-        openai.NotFoundError,
-        RequestRejected,
-        "The {role} role's model server has no model {model!r} (404: {detail}). Check `model` (for vLLM: a "
-        "served model or LoRA name listed by /v1/models) and base_url.",
-    ),
-    (
-        openai.InternalServerError,
-        ServerError,
-        "{where} failed with {status} ({detail}). The server may be overloaded or restarting; try again later.",
-    ),
-    (
-        openai.APIStatusError,
-        RequestRejected,
-        "{where} refused the request ({status}: {detail}). The prompt may be too long for the model, or an "
-        "option unsupported by this server.",
-    ),
-    (
-        (openai.APIResponseValidationError, ValueError),
-        MalformedResponse,
-        "{where} sent a response that is not valid OpenAI JSON ({detail}). Is base_url an OpenAI-compatible "
-        "/v1 endpoint?",
-    ),
-    (openai.APIError, ServerError, "{where} reported an error: {detail}"),
-)
-
-
-FORMAT_REJECTED = (
-    "{where} refused the request's response_format ({status}: {detail}). Set response_format: json_object or "
-    "none (or auto) for the {role} role."
+# The SDK's exceptions → what went wrong (:data:`lawluo.llm.http.KINDS`), first match wins (subclasses
+# before their bases).
+KINDS_OF_ERRORS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (openai.APITimeoutError, "timeout"),
+    (openai.APIConnectionError, "connection"),
+    (openai.RateLimitError, "rate_limited"),
+    ((openai.AuthenticationError, openai.PermissionDeniedError), "auth"),
+    (openai.NotFoundError, "not_found"),
+    (openai.InternalServerError, "server"),
+    (openai.APIStatusError, "rejected"),
+    ((openai.APIResponseValidationError, ValueError), "malformed"),
+    (openai.APIError, "api_error"),
 )
 
 
@@ -756,21 +468,3 @@ def _detail(exc: BaseException) -> str:
     if isinstance(exc, openai.APIConnectionError) and cause is not None and str(cause):
         text = f"{text}: {cause}"
     return text[:300]
-
-
-def _server_wait(exc: BaseException) -> float | None:
-    """Seconds the server asked us to wait (``retry-after-ms`` or ``retry-after``), if it said and it is sane."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if not headers:
-        return None
-    try:
-        if "retry-after-ms" in headers:
-            wait = float(headers["retry-after-ms"]) / 1000
-        elif "retry-after" in headers:
-            wait = float(headers["retry-after"])
-        else:
-            return None
-    except ValueError:
-        return None
-    return wait if 0 <= wait <= MAX_SERVER_WAIT_S else None

@@ -150,6 +150,85 @@ class OpenAIOptions:
 
 
 @dataclass(frozen=True)
+class AnthropicOptions:
+    """Anthropic's Messages API (``POST /v1/messages``), through :class:`~lawluo.llm.http.HttpChatBackend`."""
+
+    model: str = field(metadata={"help": "Model name, e.g. claude-sonnet-4-5 or claude-haiku-4-5."})
+    base_url: str | None = field(
+        default=None,
+        metadata={
+            "help": "Server URL without /v1 (a proxy, a test server); unset: https://api.anthropic.com."
+        },
+    )
+    api_key_env: str = field(
+        default="ANTHROPIC_API_KEY",
+        metadata={"help": "Name of the environment variable that holds the API key (sent as x-api-key)."},
+    )
+    api_key_required: bool = field(
+        default=True, metadata={"help": "false for a proxy that adds the key itself."}
+    )
+    temperature: float = field(default=0.7, metadata={"help": "Sampling temperature, 0–1."})
+    top_p: float | None = field(
+        default=None, metadata={"help": "Nucleus sampling; unset keeps the server's."}
+    )
+    max_tokens: int = field(
+        default=1024,
+        metadata={
+            "help": "Most tokens per answer (a call may ask for fewer); an answer cut here is reported as cut."
+        },
+    )
+    timeout: float = field(
+        default=60.0,
+        metadata={
+            "help": "Seconds to wait for the first streamed piece of an answer and then for each next one."
+        },
+    )
+    call_timeout: float | None = field(
+        default=None,
+        metadata={
+            "help": "Seconds for a whole call, retries included; unset: only the step's time budget bounds it."
+        },
+    )
+    max_retries: int = field(
+        default=3,
+        metadata={
+            "help": "Retries on 429, 529 (overloaded), 5xx and dropped connections (and on timeouts when "
+            "retry_timeouts is true)."
+        },
+    )
+    retry_timeouts: bool = field(
+        default=False,
+        metadata={
+            "help": "Also re-send a request that timed out (the server may still be generating the first)."
+        },
+    )
+    backoff: float = field(
+        default=1.0, metadata={"help": "Seconds before the first retry; doubles each time (with jitter)."}
+    )
+    concurrency: int = field(default=8, metadata={"help": "Requests in flight at once from this process."})
+    stream: bool = field(
+        default=True,
+        metadata={
+            "help": "Stream every call (server-sent events), so that a timeout, a cancellation or closing stops "
+            "the server's generation; false: one whole response per call."
+        },
+    )
+
+    def __post_init__(self) -> None:
+        if not str(self.model).strip():
+            raise ValueError("model must name the model, e.g. claude-haiku-4-5")
+        if self.base_url is not None and not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url {self.base_url!r} must start with http:// or https://")
+        _check_generation(self.temperature, self.top_p, self.max_tokens)
+        if self.temperature > 1:
+            raise ValueError(f"temperature {self.temperature} is outside 0–1 (Anthropic's range)")
+        if self.timeout <= 0 or self.max_retries < 0 or self.backoff < 0 or self.concurrency < 1:
+            raise ValueError("timeout must be > 0, max_retries and backoff >= 0, concurrency >= 1")
+        if self.call_timeout is not None and self.call_timeout <= 0:
+            raise ValueError(f"call_timeout {self.call_timeout} must be > 0 (or unset)")
+
+
+@dataclass(frozen=True)
 class TransformersOptions:
     model: str = field(
         default="",

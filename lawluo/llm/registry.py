@@ -6,7 +6,9 @@ backend class is imported only when a role uses it, so a no-model start never im
 transformers.
 
 To add a backend: write ``lawluo/llm/<name>_backend.py`` with a :class:`~lawluo.llm.base.ChatBackend`
-subclass, add its options to :mod:`lawluo.llm.options`, and add one :class:`BackendSpec` here.
+subclass (for a provider over HTTP, a :class:`~lawluo.llm.http.HttpChatBackend`, which brings retries, time
+limits, the stream watchdog and typed errors: ``anthropic_backend.py`` is the example), add its options to
+:mod:`lawluo.llm.options`, and add one :class:`BackendSpec` here.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .options import NoModelOptions, OpenAIOptions, RewardModelOptions, TransformersOptions
+from .options import AnthropicOptions, NoModelOptions, OpenAIOptions, RewardModelOptions, TransformersOptions
 
 if TYPE_CHECKING:
     from .base import ChatBackend
@@ -58,6 +60,13 @@ BACKENDS: dict[str, BackendSpec] = {
             "lawluo.llm.reward_backend:RewardModelBackend",
             "a local reward model (sequence classifier, one output) that scores answers; cannot chat",
             roles=("boss",),
+        ),
+        # last: the lists of valid names in error messages keep their beginning
+        BackendSpec(
+            "anthropic",
+            AnthropicOptions,
+            "lawluo.llm.anthropic_backend:AnthropicBackend",
+            "Anthropic's Messages API (Claude), key from ANTHROPIC_API_KEY",
         ),
     )
 }

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -33,8 +33,18 @@ from lawluo import prompts
 from .answer import cut_at
 from .errors import AnswerCut, StructuredOutputError
 
-if TYPE_CHECKING:
-    from .base import ChatBackend, Message
+Message = Mapping[str, str]
+
+
+class JSONChatter(Protocol):
+    """What :func:`chat_json` needs of a backend (every :class:`~lawluo.llm.base.ChatBackend` is one)."""
+
+    role: str
+
+    def chat(self, messages: Sequence[Message], **overrides: Any) -> str: ...
+
+    def describe(self) -> str: ...
+
 
 FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.S)
 OPEN_QUOTES, CLOSE_QUOTES = "“„‟", "”"
@@ -78,7 +88,7 @@ def parse_json(text: str, salvage: bool = True) -> Any:
 
 
 def chat_json(
-    backend: ChatBackend, messages: Sequence[Message], schema: Any, *, retries: int = 1, **overrides: Any
+    backend: JSONChatter, messages: Sequence[Message], schema: Any, *, retries: int = 1, **overrides: Any
 ) -> Any:
     """The model's answer to ``messages`` as a value of ``schema`` (a pydantic model or any type
     pydantic can validate, e.g. ``list[Element]``); one corrective retry, then StructuredOutputError.
@@ -112,7 +122,7 @@ def chat_json(
     )
 
 
-def _cut(backend: ChatBackend, name: str, answer: str, max_tokens: int | None) -> AnswerCut:
+def _cut(backend: JSONChatter, name: str, answer: str, max_tokens: int | None) -> AnswerCut:
     limit = f"max_tokens={max_tokens}" if max_tokens else "max_tokens"
     return AnswerCut(
         f"{backend.describe()} stopped before its JSON for {name} was complete: the answer was cut at "

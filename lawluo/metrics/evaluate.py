@@ -22,7 +22,6 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from lawluo.law.checker import CitationChecker
@@ -31,51 +30,9 @@ from lawluo.llm.parallel import as_finished
 from . import registry
 from .inputs import Inputs
 from .judge import FATAL, Judge
-from .registry import Key, Metric, MetricSpec
+from .registry import EvalOptions, Key, Metric, MetricSpec, Results, Run  # noqa: F401 (EvalOptions, Results: re-exported)
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class EvalOptions:
-    metrics: tuple[str, ...] = registry.groups()[registry.DEFAULT_GROUP]
-    concurrency: int = 8
-    pairs: tuple[tuple[str, str], ...] | None = None  # (first, second): results from the first's side
-    versus: str | None = None  # pairwise: this system against every other one
-    bertscore_model: str = "bert-base-chinese"
-    bertscore_layers: int | None = None
-    progress: bool = True
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.concurrency <= 256:
-            raise ValueError("concurrency must be between 1 and 256")
-
-
-@dataclass
-class Results:
-    metrics: tuple[str, ...]
-    details: list[dict]
-    summary: list[dict]
-    pairs: list[dict] = field(default_factory=list)
-    pair_details: list[dict] = field(default_factory=list)
-    turns: dict[str, list[float | None]] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    seconds: dict[str, float] = field(default_factory=dict)
-    failed: bool = False  # a metric stopped on an error that fails every call
-
-
-@dataclass
-class Run:
-    """What a metric reads while it runs: the inputs, the models, the options, the earlier metrics'
-    values (``values["nhsr"]`` for Rel), and the results, for its notes and its own tables."""
-
-    inputs: Inputs
-    checker: CitationChecker
-    judge: Judge | None
-    options: EvalOptions
-    results: Results
-    map: Callable[..., list]  # Evaluator.map: fn over items on the thread pool, with a progress bar
-    values: dict[str, dict[Key, Any]] = field(default_factory=dict)
 
 
 class Evaluator:

@@ -62,9 +62,11 @@ class Judge:
         calls = f"{self.backend.sent} calls"
         return f"{calls}, cache {self.cache.hits} hits" if self.cache is not None else calls
 
-    def json(self, template: str, schema: Any, **fields: object) -> Any:
-        """The judge's answer to prompt ``template`` as a value of ``schema``."""
-        messages = [{"role": "user", "content": prompts.render(template, **fields)}]
+    def ask(self, name: str, **fields: object) -> Any:
+        """Judge ``name``'s answer (a folder of ``lawluo/prompts``: ``prompt.txt`` + ``judge.yaml``) as a
+        value of the schema its ``judge.yaml`` names."""
+        schema = prompts.judge(name).schema_type()
+        messages = [{"role": "user", "content": prompts.render(name, **fields)}]
         return self.backend.chat_json(messages, schema, temperature=self.temperature)
 
     def chat(self, messages: list[dict[str, str]]) -> str:

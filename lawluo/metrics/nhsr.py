@@ -35,7 +35,7 @@ from .judge import ANSWER_BUDGET, Judge, untrusted
 from .registry import Key, Metric
 
 if TYPE_CHECKING:
-    from .evaluate import Run
+    from .registry import Run
 
 #: Signs that an answer refers to statutes although the rules extracted none.
 STATUTE_HINT = re.compile(
@@ -115,9 +115,8 @@ class NHSRMetric:
     def extract_with_judge(self, answer: str, as_of: str | None = None) -> AnswerStatutes:
         """A.2: the judge lists the statutes; each is written out canonically and checked."""
         assert self.judge is not None
-        listed = self.judge.json(
+        listed = self.judge.ask(
             "metrics/extract_statutes",
-            list[ExtractedStatute],
             answer=untrusted(answer, ANSWER_BUDGET, "answer"),
         )
         citations, unnumbered = [], 0

@@ -35,7 +35,7 @@ answers of the dev set), so :func:`rouge_l` runs the same tokenisation and compu
 ``rapidfuzz.distance.LCSseq`` over integer token ids, with the same float arithmetic: the results
 are bit-identical to :func:`rouge_l_reference` on all 3,500 dev answers (checked once; the tests
 check 100+ of them), in ~4 s instead of ~50 s (``benchmarks/overlap_speed.py``). jieba is the
-project's quiet loader of plain jieba (``lawluo.retrieval.tokenize``: default dictionary, no user
+project's quiet loader of plain jieba (``lawluo.text``: default dictionary, no user
 dictionary; ``jieba.cut`` is precise mode with HMM), as LawBench used.
 
 **METEOR** (Banerjee & Lavie 2005; nltk's implementation follows Lavie & Agarwal 2007: alpha 0.9,
@@ -69,12 +69,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lawluo.retrieval.tokenize import _jieba
+from lawluo.text import _jieba
 
 from .registry import Key, Metric, mean
 
 if TYPE_CHECKING:
-    from .evaluate import Run
+    from .registry import Run
 
 #: What LawBench scores in place of a blank prediction (``compute_rouge``).
 EMPTY_PREDICTION = "无内容"

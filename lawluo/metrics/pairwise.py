@@ -18,9 +18,9 @@ a win, ``(wins + draws / 2) / n``, with the standard error of that mean over the
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -28,12 +28,12 @@ from .judge import ANSWER_BUDGET, QUESTION_BUDGET, REFERENCE_BUDGET, Judge, atte
 from .registry import Metric
 
 if TYPE_CHECKING:
-    from .evaluate import EvalOptions, Run
     from .inputs import Inputs
+    from .registry import EvalOptions, Run
 
 NO_REFERENCE = "（无）"
 #: Below this self-consistency (share of pairs judged the same in both orders) a judge's preferences are not a
-#: measurement: the bench (lawluo/tolc/bench.py) reports no win rate and the statistics tab says so in plain
+#: measurement: the bench (lawluo/metrics/tree_bench/bench.py) reports no win rate and the statistics tab says so in plain
 #: words (the 0.5B and 1.5B local models of issue 41 flipped with the order).
 MIN_JUDGE_CONSISTENCY = 0.8
 
@@ -91,6 +91,67 @@ def combine(first_order: str, second_order: str) -> tuple[str, bool]:
     return "draw", False
 
 
+#: The two orders a pair is judged in: the first system's answer shown as A, then as B.
+FIRST_AS_A, FIRST_AS_B = "first=A", "first=B"
+
+
+@dataclass(frozen=True)
+class PairRecord:
+    """One line of ``pairwise.jsonl``: a question's answers of two systems judged in both orders. What the
+    evaluator writes and what the statistics tab reads (``eval_ui``) — the one definition of the line.
+
+    >>> row = {"id": "q1", "first": "s1", "second": "s2", "result": "win", "consistent": True,
+    ...        "verdicts": [{"order": "first=A", "preference": "A"}, {"order": "first=B", "preference": "B"}],
+    ...        "errors": []}
+    >>> record = PairRecord.from_json(row)
+    >>> record.preference(FIRST_AS_B), record.as_json() == row
+    ('B', True)
+    """
+
+    id: str
+    first: str
+    second: str
+    result: str | None  # win | draw | loss (from the first system's side) | None: an order failed
+    consistent: bool | None
+    verdicts: tuple[dict, ...] = ()  # per order: {"order", "preference", "first", "second", "reason"}
+    errors: tuple[str, ...] = ()
+
+    @staticmethod
+    def is_one(row: Mapping[str, Any]) -> bool:
+        """``row`` is a line of ``pairwise.jsonl`` (not of ``details.jsonl``)."""
+        return "first" in row and "second" in row
+
+    @classmethod
+    def from_json(cls, row: Mapping[str, Any]) -> PairRecord:
+        """The record of a decoded line; ``KeyError``/``TypeError`` for a line that is not one."""
+        verdicts = tuple(dict(v) for v in row.get("verdicts") or ())
+        return cls(
+            str(row["id"]),
+            str(row["first"]),
+            str(row["second"]),
+            row.get("result"),
+            row.get("consistent"),
+            verdicts,
+            tuple(str(e) for e in row.get("errors") or ()),
+        )
+
+    def as_json(self) -> dict:
+        return {
+            "id": self.id,
+            "first": self.first,
+            "second": self.second,
+            "result": self.result,
+            "consistent": self.consistent,
+            "verdicts": list(self.verdicts),
+            "errors": list(self.errors),
+        }
+
+    def preference(self, order: str) -> str | None:
+        """The judge's stated preference (A, B or tie as shown) in ``order`` (:data:`FIRST_AS_A` or
+        :data:`FIRST_AS_B`), ``None`` when that order has no verdict."""
+        return next((v.get("preference") for v in self.verdicts if v.get("order") == order), None)
+
+
 def judge_pair(judge: Judge, question: str, reference: str | None, first: str, second: str) -> PairOutcome:
     """Judge ``first`` against ``second`` twice: first as A, then first as B."""
     shared = {
@@ -104,10 +165,8 @@ def judge_pair(judge: Judge, question: str, reference: str | None, first: str, s
     sides, verdicts, errors = [], [], []
     for first_is_a in (True, False):
         a, b = (first_q, second_q) if first_is_a else (second_q, first_q)
-        outcome = attempt(
-            lambda a=a, b=b: judge.json("metrics/pairwise", PairVerdict, answer_a=a, answer_b=b, **shared)
-        )
-        order = "first=A" if first_is_a else "first=B"
+        outcome = attempt(lambda a=a, b=b: judge.ask("metrics/pairwise", answer_a=a, answer_b=b, **shared))
+        order = FIRST_AS_A if first_is_a else FIRST_AS_B
         if outcome.error:
             errors.append(f"{order}: {outcome.error}")
             continue
@@ -212,7 +271,8 @@ class PairwiseRun(Metric):
         by_pair: dict[tuple[str, str], list[PairOutcome]] = {}
         for (qid, first, second), outcome in zip(jobs, outcomes, strict=True):
             by_pair.setdefault((first, second), []).append(outcome)
-            results.pair_details.append({"id": qid, "first": first, "second": second, **outcome.as_dict()})
+            record = PairRecord(qid, first, second, outcome.result, outcome.consistent, *_listed(outcome))
+            results.pair_details.append(record.as_json())
         results.pairs = [
             {"first": first, "second": second, **summarise_pairs(by_pair.get((first, second), []))}
             for first, second in pairs
@@ -221,3 +281,7 @@ class PairwiseRun(Metric):
 
 
 PAIRWISE = PairwiseRun()
+
+
+def _listed(outcome: PairOutcome) -> tuple[tuple[dict, ...], tuple[str, ...]]:
+    return tuple(outcome.verdicts), tuple(outcome.errors)

@@ -29,15 +29,17 @@ adds such a metric in a test.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from lawluo.law.verdicts import VERDICT_TABLE
 
 if TYPE_CHECKING:
-    from .evaluate import EvalOptions, Run
+    from lawluo.law.checker import CitationChecker
+
     from .inputs import Inputs
+    from .judge import Judge
 
 Key = tuple[str, str]  # (question id, system): one answer
 Needs = Literal["nothing", "encoder", "judge"]
@@ -49,6 +51,16 @@ class Column(NamedTuple):
     key: str
     heading: str
     fmt: str = "{}"
+
+
+class HumanScale(NamedTuple):
+    """A metric lawyers also score, in the annotation tab (``eval_ui.human_scores``): its short name there
+    (the report's, the adjudication page's) and the range of a lawyer's score, both ends included. The
+    form's label is the catalogue's ``annotate.<metric name>`` (``lawluo/strings/annotate.yaml``)."""
+
+    name: str
+    low: int = 0
+    high: int = 10
 
 
 class Metric:
@@ -85,6 +97,7 @@ class MetricSpec:
     requires: tuple[str, ...] = ()  # metrics whose values it reads: they run (unreported) before it
     judge_fallback: bool = False  # needs no judge, but uses one when there is one
     compares_systems: bool = False  # scores pairs of systems, not answers: runs after the others
+    human: HumanScale | None = None  # lawyers score it too: a row of the human-score table (eval_ui)
 
     @property
     def uses_judge(self) -> bool:
@@ -140,6 +153,7 @@ REGISTRY: tuple[MetricSpec, ...] = (
         groups=("judge",),
         columns=(Column("rel", "Rel", "{:.2f}"),),
         requires=("nhsr",),
+        human=HumanScale("Rel"),
     ),
     MetricSpec(
         "tlc",
@@ -148,6 +162,7 @@ REGISTRY: tuple[MetricSpec, ...] = (
         "lawluo.metrics.truthfulness:TLC",
         groups=("judge",),
         columns=(Column("tlc", "T_LC", "{:.2f}"),),
+        human=HumanScale("T_LC"),
     ),
     MetricSpec(
         "pairwise",
@@ -256,3 +271,48 @@ def judged_columns(name: str, details: Sequence[dict]) -> dict[str, Any]:
         return {}
     scores = [d["score"] for d in details]
     return {name: mean(scores), f"{name}_n": sum(v is not None for v in scores)}
+
+
+# -- what a metric is run with (the evaluator fills these; a metric reads them) --
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    metrics: tuple[str, ...] = groups()[DEFAULT_GROUP]
+    concurrency: int = 8
+    pairs: tuple[tuple[str, str], ...] | None = None  # (first, second): results from the first's side
+    versus: str | None = None  # pairwise: this system against every other one
+    bertscore_model: str = "bert-base-chinese"
+    bertscore_layers: int | None = None
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.concurrency <= 256:
+            raise ValueError("concurrency must be between 1 and 256")
+
+
+@dataclass
+class Results:
+    metrics: tuple[str, ...]
+    details: list[dict]
+    summary: list[dict]
+    pairs: list[dict] = field(default_factory=list)
+    pair_details: list[dict] = field(default_factory=list)
+    turns: dict[str, list[float | None]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    failed: bool = False  # a metric stopped on an error that fails every call
+
+
+@dataclass
+class Run:
+    """What a metric reads while it runs: the inputs, the models, the options, the earlier metrics'
+    values (``values["nhsr"]`` for Rel), and the results, for its notes and its own tables."""
+
+    inputs: Inputs
+    checker: CitationChecker
+    judge: Judge | None
+    options: EvalOptions
+    results: Results
+    map: Callable[..., list]  # Evaluator.map: fn over items on the thread pool, with a progress bar
+    values: dict[str, dict[Key, Any]] = field(default_factory=dict)

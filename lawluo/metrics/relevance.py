@@ -31,7 +31,7 @@ from .judge import QUESTION_BUDGET, STATUTES_BUDGET, Judge, attempt, untrusted
 from .registry import Key, Metric, judged_columns
 
 if TYPE_CHECKING:
-    from .evaluate import Run
+    from .registry import Run
 
 NON_HALLUCINATED = NOT_HALLUCINATED  # lawluo/law/verdicts.py
 
@@ -75,9 +75,8 @@ class RelevanceMetric:
         matched = citation.get("matched")
         if citation["verdict"] in NON_HALLUCINATED and matched:
             outcome = attempt(
-                lambda: self.judge.json(
+                lambda: self.judge.ask(
                     "metrics/relevance",
-                    RelevanceVerdict,
                     question=untrusted(question, QUESTION_BUDGET, "question"),
                     statute=untrusted(_statute_text(matched), STATUTES_BUDGET, "statute"),
                 )
@@ -85,9 +84,8 @@ class RelevanceMetric:
             kind = "relevance"
         elif matched:
             outcome = attempt(
-                lambda: self.judge.json(
+                lambda: self.judge.ask(
                     "metrics/consistency",
-                    ConsistencyVerdict,
                     cited=untrusted(_cited_text(citation), STATUTES_BUDGET, "cited statute"),
                     reference=untrusted(_statute_text(matched), STATUTES_BUDGET, "reference statute"),
                 )

@@ -24,7 +24,7 @@ from .judge import ANSWER_BUDGET, QUESTION_BUDGET, Judge, attempt, untrusted
 from .registry import Key, Metric, judged_columns
 
 if TYPE_CHECKING:
-    from .evaluate import Run
+    from .registry import Run
 
 SCORE = re.compile(r"[\[【［]\s*(?:分数|得分|评分|score)\s*[=＝:：]\s*(\d+(?:\.\d+)?)\s*[\]】］]", re.I)
 HISTORY_BUDGET = 6_000

@@ -25,7 +25,7 @@ from .references import reference_statutes
 from .registry import Key, Metric, judged_columns
 
 if TYPE_CHECKING:
-    from .evaluate import Run
+    from .registry import Run
 
 MAX_CLAIMS = 10
 CLAIM_CHARS = 500
@@ -53,9 +53,8 @@ class TruthfulnessMetric:
         self.max_claims = max_claims
 
     def claims(self, question: str, answer: str) -> list[str]:
-        listed = self.judge.json(
+        listed = self.judge.ask(
             "metrics/extract_claims",
-            list[str],
             question=untrusted(question, QUESTION_BUDGET, "question"),
             answer=untrusted(answer, ANSWER_BUDGET, "answer"),
             max_claims=self.max_claims,
@@ -71,9 +70,8 @@ class TruthfulnessMetric:
         rated = []
         for claim in extracted.value:
             outcome = attempt(
-                lambda claim=claim: self.judge.json(
+                lambda claim=claim: self.judge.ask(
                     "metrics/judge_claim",
-                    ClaimVerdict,
                     question=untrusted(question, QUESTION_BUDGET, "question"),
                     claim=untrusted(claim, CLAIM_CHARS, "claim"),
                     statutes=untrusted(reference, STATUTES_BUDGET, "statutes"),

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .tokenize import TOKENIZER_VERSION, tokenize
+from ..text import TOKENIZER_VERSION, tokenize
 
 log = logging.getLogger(__name__)
 

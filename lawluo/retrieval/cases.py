@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..agents.domains import PACKAGED, Domains
+from ..domains import PACKAGED, Domains
 from .bm25 import BM25Index
 from .case_fit import cause_fits, question_cause
 from .casebank import Case, load_case_bank
@@ -58,11 +58,11 @@ class CaseSearcher:
             Path(index_dir), [c.search_text for c in cases], shipped=shipped, background=background
         )
         self.dense = dense
-        self.domain_names = {d.id: d.name for d in domains}
+        self.domain_names = {d.id: d.cases_as for d in domains}  # id → what its cases carry as domain_hint
 
     @classmethod
     def from_settings(cls, settings, background: bool = False) -> CaseSearcher:
-        from ..agents.domains import load_domains
+        from ..domains import load_domains
 
         domains = load_domains(settings.domains_file)
         cases = load_case_bank(settings.cases_path, domains)

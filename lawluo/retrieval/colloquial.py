@@ -29,8 +29,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ..files import write_atomically
+from ..text import tokenize
 from .priors import LAY_SOURCES
-from .tokenize import tokenize
 
 FILENAME = "colloquial_terms.mined.tsv"
 MIN_QUESTIONS = 8

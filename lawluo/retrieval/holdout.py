@@ -49,313 +49,49 @@ query, and the paired difference of R@10 against ``sparse`` (:func:`paired_diffe
 
 from __future__ import annotations
 
-import gzip
-import json
-import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
+from ..text import tokenize
 from . import colloquial, priors
 from .bm25 import BM25Index, top_k
-from .evaluation import RESAMPLES, SEED, Evaluation, GoldQuery, bootstrap, evaluate, grouped_folds
-from .expansions import _CITED_IN_QUESTION
+from .evaluation import SEED, GoldQuery, evaluate, grouped_folds
+from .holdout_report import (  # noqa: F401  (re-exported: the report)
+    NOT_REFIT,
+    R10,
+    FamilyResult,
+    describe,
+    figures,
+    macro_bootstrap,
+    paired_difference,
+    pooled,
+    report_markdown,
+    table,
+)
+from .holdout_split import (  # noqa: F401  (re-exported: what is held out)
+    DENSE_SYSTEMS,
+    FAMILIES,
+    FOLDS,
+    KS,
+    MAX_QUERIES,
+    METRICS,
+    RERANKER_QUERIES,
+    SYSTEMS,
+    Family,
+    HoldoutError,
+    Key,
+    Split,
+    families,
+    load_sourced_expansions,
+    query_text,
+    read_rows,
+    sample_groups,
+    split,
+)
 from .rerank import Reranker, train
 from .rerank_training import QuerySet, eval_queries, near_duplicates, query_set, training_queries
 from .statutes import StatuteSearcher
-from .tokenize import tokenize
-
-Key = tuple[str, int]
-#: The cut-offs reported (the evaluation's nDCG@10 is kept in the JSON, not in the tables).
-KS = (1, 5, 10, 100)
-METRICS = ("R@1", "R@5", "R@10", "R@100", "MRR@10")
-SYSTEMS = (
-    "sparse",
-    "sparse+reranker",
-    "sparse+mined colloquial",
-    "sparse+e5",
-    "sparse+reranker+e5",
-    "expansions",
-    "plain",
-)
-#: The systems run only when an encoder is given (``--encoder``); left out of the tables otherwise.
-DENSE_SYSTEMS = ("sparse+e5", "sparse+reranker+e5")
-#: Test questions per family by default: 0, all of them (5,726 questions: about 5 minutes on two busy cores).
-MAX_QUERIES = 0
-#: Training questions of the out-of-fold reranker when LawBench is held out.
-RERANKER_QUERIES = 600
-FOLDS = 5
-
-
-class HoldoutError(ValueError):
-    """Input the bench cannot use (an unknown family, an unreadable file); the message is in Chinese and English."""
-
-
-@dataclass(frozen=True)
-class Family:
-    """A source of questions: its supervision sources (``prefix`` or ``prefix_*``) and its expansion sources."""
-
-    name: str
-    prefix: str
-    expansion_sources: tuple[str, ...]
-
-    def owns(self, source: str) -> bool:
-        return source == self.prefix or source.startswith(self.prefix + "_")
-
-
-FAMILIES = (
-    Family(
-        "lawyer-llama",
-        "lawyer_llama",
-        ("legal_counsel_with_article_v2", "legal_counsel_multi_turn_with_article_v2", "zixun_gpt4.dev"),
-    ),
-    Family("kinled", "kinled", ("consult_995", "exam_985", "judicial_interp_4382", "term_qa_3125")),
-    Family("disc", "disc", ("disc",)),
-    Family("lawbench", "lawbench", ("cail",)),
-)
-
-
-def families(names: str | Sequence[str] | None) -> list[Family]:
-    """The families named (a comma-separated string or a list; None or empty: all), in :data:`FAMILIES` order."""
-    if names is None:
-        return list(FAMILIES)
-    wanted = [n.strip() for n in (names.split(",") if isinstance(names, str) else names) if n.strip()]
-    if not wanted:
-        return list(FAMILIES)
-    known = {f.name: f for f in FAMILIES}
-    unknown = [n for n in wanted if n not in known]
-    if unknown:
-        raise HoldoutError(
-            f"未知来源 unknown source(s) {', '.join(unknown)}; choose from: {', '.join(known)}"
-        )
-    return [f for f in FAMILIES if f.name in wanted]
-
-
-def read_rows(path: Path) -> list[dict]:
-    """The rows of ``supervision.jsonl.gz`` (gzip or plain JSONL); :class:`HoldoutError` when it cannot be read."""
-    path = Path(path)
-    if not path.exists():
-        raise HoldoutError(
-            f"{path}: 没有监督数据 no supervision file; build it: python -m lawluo build supervision --data DIR"
-        )
-    try:
-        raw = path.read_bytes()
-        text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    except (OSError, EOFError, UnicodeDecodeError, ValueError) as exc:
-        raise HoldoutError(f"{path}: 无法读取监督数据 cannot read the supervision file: {exc}") from None
-    rows = [r for r in rows if isinstance(r, dict) and isinstance(r.get("question"), str)]
-    if not rows:
-        raise HoldoutError(f"{path}: 监督数据为空 the supervision file holds no question")
-    return rows
-
-
-def load_sourced_expansions(path: Path) -> dict[Key, list[tuple[str, str]]]:
-    """(law, number) → [(question, expansion source), …] of ``statute_expansions.jsonl.gz`` ({} when absent)."""
-    path = Path(path)
-    if not path.exists():
-        return {}
-    out: dict[Key, list[tuple[str, str]]] = {}
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            for line in f:
-                row = json.loads(line)
-                out[(row["law"], int(row["article"]))] = list(
-                    zip(row["questions"], row["sources"], strict=True)
-                )
-    except (OSError, EOFError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        raise HoldoutError(f"{path}: 无法读取扩展问题 cannot read the expansions: {exc}") from None
-    return out
-
-
-def query_text(question: str) -> str:
-    """The question without a ``根据《…》第…条`` citation (kept whole when nothing else would remain).
-
-    >>> query_text("根据《中华人民共和国商标法》第六条，未注册的商品能卖吗？")
-    '未注册的商品能卖吗？'
-    """
-    stripped = _CITED_IN_QUESTION.sub("", question).strip()
-    return stripped or question
-
-
-def _gold(row: Mapping) -> frozenset[Key]:
-    return frozenset(
-        (a[0], a[1])
-        for a in row.get("articles") or ()
-        if isinstance(a, list | tuple) and len(a) == 2 and isinstance(a[0], str) and isinstance(a[1], int)
-    )
-
-
-@dataclass
-class Split:
-    """One held-out family: its sampled test questions and the training data left without it."""
-
-    family: Family
-    test: list[GoldQuery]
-    held_rows: int
-    training: list[dict]
-    near_rows: list[str]
-    expansions: dict[Key, list[str]]
-    expansions_dropped: dict[str, int]
-
-
-def split(
-    family: Family,
-    rows: Sequence[Mapping],
-    expansions: Mapping[Key, Sequence[tuple[str, str]]],
-    max_queries: int = MAX_QUERIES,
-    seed: int = SEED,
-    known: Callable[[Key], bool] | None = None,
-) -> Split:
-    """Hold ``family`` out of ``rows`` and ``expansions``.
-
-    The test set is a seeded sample of ``max_queries`` of the family's rows (0: all), taken group by group;
-    its gold keeps the articles ``known`` accepts (all when None). Every row of the family is held out of
-    training, and so is every other row whose question is a near duplicate of one of the family's; the
-    expansions lose the family's sources and the near duplicates of its questions.
-    """
-    held = [r for r in rows if family.owns(str(r.get("source", "")))]
-    if not held:
-        raise HoldoutError(
-            f"来源 {family.name} 没有问题 the supervision rows hold no question of {family.name}"
-        )
-    held_text = [query_text(r["question"]) for r in held]
-    others = [r for r in rows if not family.owns(str(r.get("source", "")))]
-    near = set().union(*near_duplicates(held_text, [r["question"] for r in others]))
-    training = [r for j, r in enumerate(others) if j not in near]
-    flat = [(k, q, s) for k, v in expansions.items() for q, s in v]
-    kept_flat = [(k, q) for k, q, s in flat if s not in family.expansion_sources]
-    near_exp = set().union(*near_duplicates(held_text, [q for _, q in kept_flat]))
-    kept: dict[Key, list[str]] = {}
-    for j, (k, q) in enumerate(kept_flat):
-        if j not in near_exp:
-            kept.setdefault(k, []).append(q)
-    test = [
-        GoldQuery(
-            str(r.get("id")),
-            text,
-            frozenset(g for g in _gold(r) if known is None or known(g)),
-            str(r.get("source", "")),
-            str(r.get("group", r.get("id"))),
-        )
-        for r, text in zip(held, held_text, strict=True)
-    ]
-    return Split(
-        family,
-        sample_groups(test, max_queries, f"{seed}:{family.name}"),
-        len(held),
-        training,
-        sorted(str(others[j].get("id")) for j in near),
-        kept,
-        {"source": len(flat) - len(kept_flat), "near": len(near_exp)},
-    )
-
-
-def sample_groups(queries: Sequence[GoldQuery], n: int, seed: int | str) -> list[GoldQuery]:
-    """``n`` of ``queries`` (all when ``n`` is 0 or more than there are), drawn group by group in a seeded
-    order and kept in their original order."""
-    if n <= 0 or n >= len(queries):
-        return list(queries)
-    groups = sorted({q.group or q.id for q in queries})
-    random.Random(str(seed)).shuffle(groups)
-    rank = {g: i for i, g in enumerate(groups)}
-    order = sorted(range(len(queries)), key=lambda i: (rank[queries[i].group or queries[i].id], i))
-    return [queries[i] for i in sorted(order[:n])]
-
-
-def paired_difference(
-    a: np.ndarray, b: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED
-) -> dict[str, float]:
-    """Mean of ``a - b`` over the same queries, with a percentile bootstrap 95% interval drawn from the
-    pairs (Efron & Tibshirani, 1993, ch. 13: both systems see the same resampled queries).
-
-    >>> d = paired_difference(np.array([1.0, 1, 1, 0]), np.array([1.0, 0, 1, 0]))
-    >>> d["mean"], d["lo"] <= 0.25 <= d["hi"]
-    (0.25, True)
-    """
-    diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    mean, lo, hi = bootstrap(diff.reshape(-1, 1), resamples, seed)[:, 0]
-    return {"mean": float(mean), "lo": float(lo), "hi": float(hi)}
-
-
-@dataclass
-class FamilyResult:
-    """The figures of one held-out family (or of all pooled: ``split`` is None)."""
-
-    name: str
-    evaluations: dict[str, Evaluation]
-    split: Split | None = None
-    reranker: str = ""
-    seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
-    #: The pooled result's families, for :meth:`macro_summary`.
-    parts: list[FamilyResult] = field(default_factory=list)
-
-    def values(self, system: str) -> np.ndarray:
-        """(queries × :data:`METRICS`) of ``system``."""
-        ev = self.evaluations[system]
-        return ev.values[:, [ev.names.index(m) for m in METRICS]]
-
-    def summary(self) -> dict:
-        """Per system: queries, each metric's mean and interval, and R@10 minus ``sparse``'s (paired)."""
-        if not hasattr(self, "_summary"):
-            out = {}
-            sparse = self.values("sparse")[:, R10] if "sparse" in self.evaluations else None
-            for system, ev in self.evaluations.items():
-                block = ev.summary()["overall"]
-                entry = {"queries": block["queries"], **{m: block[m] for m in (*METRICS, "nDCG@10")}}
-                if sparse is not None and system != "sparse":
-                    entry["R@10 vs sparse"] = paired_difference(self.values(system)[:, R10], sparse)
-                out[system] = entry
-            self._summary = out
-        return self._summary
-
-    def macro_summary(self) -> dict:
-        """The pooled result's systems as the mean of the family means (each family weighted once), with
-        intervals of a bootstrap stratified by family (:func:`macro_bootstrap`)."""
-        out: dict = {}
-        for system in self.evaluations:
-            stats = macro_bootstrap([p.values(system) for p in self.parts])
-            entry: dict = {"families": len(self.parts)}
-            for j, m in enumerate(METRICS):
-                entry[m] = {"mean": float(stats[0, j]), "lo": float(stats[1, j]), "hi": float(stats[2, j])}
-            if system != "sparse" and "sparse" in self.evaluations:
-                diff = [
-                    (p.values(system)[:, R10] - p.values("sparse")[:, R10]).reshape(-1, 1) for p in self.parts
-                ]
-                d = macro_bootstrap(diff)[:, 0]
-                entry["R@10 vs sparse"] = {"mean": float(d[0]), "lo": float(d[1]), "hi": float(d[2])}
-            out[system] = entry
-        return out
-
-
-R10 = METRICS.index("R@10")
-
-
-def macro_bootstrap(blocks: Sequence[np.ndarray], resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
-    """The mean over ``blocks`` (each queries × metrics) of their column means, and its percentile 95 %
-    interval from a bootstrap that resamples each block's queries within the block (a stratified
-    bootstrap, Efron & Tibshirani, 1993, ch. 13): an array (3, metrics) of mean, low, high.
-
-    >>> macro_bootstrap([np.ones((3, 1)), np.zeros((50, 1))]).tolist()
-    [[0.5], [0.5], [0.5]]
-    """
-    rng = np.random.default_rng(seed)
-    width = blocks[0].shape[1]
-    point = np.zeros(width)
-    means = np.zeros((resamples, width))
-    for block in blocks:
-        block = np.asarray(block, dtype=np.float64)
-        point += block.mean(axis=0)
-        # 100 resamples at a time: the index matrix of a block of 3,000 queries stays small
-        for start in range(0, resamples, 100):
-            idx = rng.integers(0, len(block), size=(min(100, resamples - start), len(block)))
-            means[start : start + len(idx)] += block[idx].mean(axis=1)
-    lo, hi = np.percentile(means / len(blocks), [2.5, 97.5], axis=0)
-    return np.vstack([point / len(blocks), lo, hi])
 
 
 class LeaveSourceOut:
@@ -545,156 +281,3 @@ class LeaveSourceOut:
         if len(results) > 1:
             results.append(pooled(results))
         return results
-
-
-def pooled(results: Sequence[FamilyResult]) -> FamilyResult:
-    """Every held-out query of ``results`` in one evaluation per system (a system some family lacks is left out)."""
-    systems = [s for s in SYSTEMS if all(s in r.evaluations for r in results)]
-    evaluations = {}
-    for system in systems:
-        parts = [r.evaluations[system] for r in results]
-        ev = Evaluation(parts[0].ks)
-        for p in parts:
-            ev.ids += p.ids
-            ev.sources += p.sources
-            ev.ranks += p.ranks
-            ev.unscorable += p.unscorable
-        ev.values = np.vstack([p.values for p in parts])
-        evaluations[system] = ev
-    ran = {s for r in results for s in r.evaluations}
-    missing = [s for s in SYSTEMS if s not in systems and (s in ran or s not in DENSE_SYSTEMS)]
-    notes = [f"{s}: not measurable for every family, left out of the pool" for s in missing]
-    return FamilyResult("all held-out", evaluations, notes=notes, parts=list(results))
-
-
-def _cell(m: Mapping) -> str:
-    return f"{m['mean']:.3f} [{m['lo']:.3f}, {m['hi']:.3f}]"
-
-
-def _delta(m: Mapping) -> str:
-    return f"{m['mean']:+.3f} [{m['lo']:+.3f}, {m['hi']:+.3f}]"
-
-
-def table(result: FamilyResult, macro: bool = False) -> str:
-    """One row per system: queries, the metrics of :data:`METRICS` and R@10 minus ``sparse``'s, with CIs;
-    ``macro``: the pooled result's mean over families (:meth:`FamilyResult.macro_summary`)."""
-    summary = result.macro_summary() if macro else result.summary()
-    count = "families" if macro else "queries"
-    lines = [
-        f"| system | {count} | " + " | ".join(METRICS) + " | ΔR@10 vs sparse |",
-        "|" + "---|" * (len(METRICS) + 3),
-    ]
-    for system in SYSTEMS:
-        if system not in summary and system in DENSE_SYSTEMS:
-            continue
-        if system not in summary:
-            lines.append(f"| {system} | — | " + " | ".join("not measurable" for _ in METRICS) + " | — |")
-            continue
-        s = summary[system]
-        delta = _delta(s["R@10 vs sparse"]) if "R@10 vs sparse" in s else "—"
-        cells = " | ".join(_cell(s[m]) for m in METRICS)
-        lines.append(f"| {system} | {s[count]} | {cells} | {delta} |")
-    return "\n".join(lines)
-
-
-def describe(result: FamilyResult) -> list[str]:
-    """What a family's test and training data were, as Markdown bullet lines."""
-    part = result.split
-    if part is None:
-        queries = result.evaluations["sparse"].values.shape[0]
-        return [
-            f"- every held-out question of the families above, each counted once ({queries} questions)",
-            *(f"- {n}" for n in result.notes),
-        ]
-    unscorable = len(result.evaluations["sparse"].unscorable)
-    return [
-        (
-            f"- test: all {part.held_rows} of the family's questions"
-            if len(part.test) == part.held_rows
-            else f"- test: {len(part.test)} of the family's {part.held_rows} questions (seeded sample by group)"
-        )
-        + (f", {unscorable} without a gold article the database knows left out" if unscorable else ""),
-        f"- training rows: {len(part.training):,} ({len(part.near_rows)} rows of other families dropped as near "
-        "duplicates of the family's questions)",
-        f"- expansions: {sum(map(len, part.expansions.values())):,} questions kept "
-        f"({part.expansions_dropped['source']:,} of the family's sources and "
-        f"{part.expansions_dropped['near']:,} near duplicates dropped)",
-        f"- reranker: {result.reranker}",
-    ]
-
-
-NOT_REFIT = (
-    "Refit per held-out family from its training data only: the law prior, the reranker's citation counts "
-    "and vote index, the reranker itself, and (system `expansions`) the expansions in the BM25 index with "
-    "their citation prior. Not refit: the hand-written colloquial term list, the level weights and the "
-    "priors' weights. The dense encoder (multilingual e5) is not trained by this project, so nothing of it "
-    "can be held out; it is not part of these runs unless a dense index is passed in."
-)
-
-
-def report_markdown(results: Sequence[FamilyResult], command: str, seconds: float | None = None) -> str:
-    """The whole report: the command, what was held out and refit, a table per family and the pooled one."""
-    lines = [
-        "# Statute retrieval, leave one source out (issue 39, item 1)",
-        "",
-        f"Made by `{command}`" + (f" in {seconds / 60:.1f} min" if seconds else "") + ". "
-        "Each family of training questions in turn is held out: its questions (a `根据《…》第…条` citation "
-        "taken out) are the test set, and every learned part is rebuilt without them and without their near "
-        "duplicates (more than half of the shorter text's character 6-grams shared). 95 % percentile "
-        "bootstrap intervals over questions (1,000 resamples, seed 0); ΔR@10 is paired, against `sparse`.",
-        "",
-        NOT_REFIT,
-        "",
-        "Systems: `sparse` — BM25 over article text, law name and chapter, priors and the law prior, no "
-        "reranker (the app's default); `sparse+reranker` — the same reranked by the refit LambdaMART model; "
-        "`expansions` — the old default: doc2query expansions in the index, their citation prior, no law "
-        "prior, no reranker; `plain` — BM25 over the article text alone.",
-        "",
-    ]
-    for result in results:
-        if result.split is not None:
-            lines += [f"## Held out: {result.name}", "", *describe(result), "", table(result), ""]
-            continue
-        lines += [
-            "## All held-out families",
-            "",
-            "Mean over the families, each weighted once (intervals: bootstrap resampling each family's "
-            "questions within the family):",
-            "",
-            table(result, macro=True),
-            "",
-            "Every held-out question pooled, each counted once (the mix of families follows `--max-queries`):",
-            "",
-            *describe(result),
-            "",
-            table(result),
-            "",
-        ]
-    return "\n".join(lines)
-
-
-def figures(results: Sequence[FamilyResult], command: str, settings: Mapping) -> dict:
-    """The figures of a run as one JSON-ready object."""
-    out: dict = {"command": command, "settings": dict(settings), "metrics": list(METRICS), "families": {}}
-    for r in results:
-        entry: dict = {"systems": r.summary(), "notes": r.notes}
-        if r.split is not None:
-            entry |= {
-                "test_queries": len(r.split.test),
-                "family_rows": r.split.held_rows,
-                "training_rows": len(r.split.training),
-                "near_duplicate_rows_dropped": r.split.near_rows,
-                "expansion_questions_kept": sum(map(len, r.split.expansions.values())),
-                "expansion_questions_dropped": r.split.expansions_dropped,
-                "reranker": r.reranker,
-                "seconds": round(r.seconds, 1),
-                "per_query": {
-                    s: [{"id": i, "rank": k} for i, k in zip(ev.ids, ev.ranks, strict=True)]
-                    for s, ev in r.evaluations.items()
-                },
-            }
-            out["families"][r.name] = entry
-        else:
-            out["pooled"] = entry | {"mean_over_families": r.macro_summary()}
-    out["not_refit"] = NOT_REFIT
-    return out

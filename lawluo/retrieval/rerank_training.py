@@ -36,6 +36,7 @@ import numpy as np
 
 from ..files import asset_summary, rebuild_section, write_atomically
 from ..law.database import StatuteDB
+from ..text import tokenize
 from .bm25 import BM25Index
 from .evaluation import GoldQuery, grouped_folds
 from .expansions import _grams, load_expansions
@@ -53,7 +54,6 @@ from .rerank import (
 )
 from .shipped import SHIPPED_DIR
 from .statutes import _POOL, StatuteSearcher, _read_supervision, index_expansions_path
-from .tokenize import tokenize
 
 Key = tuple[str, int]
 NEAR = 0.5

@@ -18,7 +18,7 @@ tokeniser version, the statute database's source hash for the statutes, every do
 the sha256 of the asset files above. At start the app computes the fingerprint of the documents it is
 about to search and uses a shipped file only when it is the same (so a shipped index is never used
 for other data); otherwise it uses the cache, else builds the index in the background and logs why.
-The build (:mod:`lawluo.retrieval.shipped_build`) is deterministic: the same assets give the same
+The build (:mod:`lawluo.build.shipped`) is deterministic: the same assets give the same
 bytes (``tests/test_shipped_index.py``). This module only finds the files: the searchers read it when
 they start, so it imports none of them.
 """

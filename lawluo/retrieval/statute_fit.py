@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .tokenize import tokenize
+from ..text import tokenize
 
 #: The least calibrated relevance of a statute shown as possibly relevant (module docstring).
 MIN_RELEVANCE = 0.08

@@ -47,6 +47,7 @@ from ..i18n import Message, message
 from ..law.citations import CitationExtractor
 from ..law.database import Article, StatuteDB
 from ..law.numerals import article_label
+from ..text import tokenize
 from . import priors, relevance
 from .bm25 import BM25Index
 from .expansions import load_expansions
@@ -55,7 +56,6 @@ from .query import QueryError, bilingual, clean_query  # defined there; imported
 from .rerank import DEPTH, Candidate, CandidateFeatures, bm25_idf, citation_counts, load_reranker
 from .rerank import FILENAME as RERANKER_FILENAME
 from .shipped import SHIPPED_DIR, shipped_path
-from .tokenize import tokenize
 from .votes import QuestionVotes, VotesDataError
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")

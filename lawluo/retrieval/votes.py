@@ -24,9 +24,9 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from ..text import tokenize
 from .bm25 import BM25Index, top_k
 from .query import clean_query
-from .tokenize import tokenize
 
 Key = tuple[str, int]
 #: Default neighbours and fusion weight; the benchmark chooses them by grouped cross-validation.

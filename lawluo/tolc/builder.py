@@ -41,8 +41,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from .. import prompts
-from ..agents.answer_check import reported_cut
-from ..agents.domains import PACKAGED, Domain
+from ..domains import PACKAGED, Domain
 from ..llm import (
     Cancelled,
     ChatBackend,
@@ -52,6 +51,7 @@ from ..llm import (
     StructuredOutputError,
     gather,
 )
+from ..llm.answer import reported_cut
 from ..llm.errors import AnswerCut
 from ..prompts.untrusted import quote
 from ..retrieval.casebank import Case
@@ -132,14 +132,15 @@ class TreeBuilder:
     ) -> Iterator[Tree]:
         """The tree after each level is expanded (the last one has ``complete=True``).
 
-        ``domain`` is the consultation's :class:`~lawluo.agents.domains.Domain` row (or ``None``): it
+        ``domain`` is the consultation's :class:`~lawluo.domains.Domain` row (or ``None``): it
         chooses the material and the cases the elements come from. ``confidence`` is the receptionist's
         for that routing (``None`` when the client chose the domain) and ``near`` its next choices:
         when it is unsure and another domain's material matches the question better, the material
         comes from that domain (:meth:`~.material.ClarificationMaterial.domain_for`) and the tree says
-        so in ``notes``. ``issue``: the statute entry the client chose in the tree's 问题类型 menu
-        (:meth:`~.material.ClarificationMaterial.issues`); its elements open the first level (a model gets
-        them first among its reference elements), its domain's material is used, and ``tree.issue`` keeps it."""
+        so in ``notes`` and ``drawn_from``. ``issue``: the statute entry the client chose in the tree's
+        问题类型 menu (:meth:`~.material.ClarificationMaterial.issues`); its elements open the first level (a
+        model gets them first among its reference elements), its domain's material is used, and
+        ``tree.issue`` keeps it."""
         tree = Tree.start(question, self.height, self.k)
         scope = _Scope(domain, self.material)
         chosen = self.material.issue(issue) if self.material is not None and issue else None
@@ -147,10 +148,12 @@ class TreeBuilder:
             tree.issue = chosen.id
             drawn = None if chosen.domain == domain.id else chosen.domain
             scope = _Scope(domain, self.material, drawn, chosen.id)
+            tree.drawn_from = drawn or ""
         elif scope.material is not None:
             drawn = scope.material.domain_for(question, domain.id, confidence, near)
             if drawn != domain.id:
                 scope = _Scope(domain, self.material, drawn)
+                tree.drawn_from = drawn
                 tree.notes.append(SWITCH_NOTE.format(name=_name(drawn), routed=domain.name))
         if not self.uses_model:
             tree.source = "material" if scope.material else "cases"
@@ -294,13 +297,6 @@ class TreeBuilder:
         return out + [(item.statement, [], "material", why) for item in weak]
 
 
-def drawn_elsewhere(tree: Tree) -> bool:
-    """Whether ``tree``'s elements came from another domain than the consultation's (soft routing: its
-    notes say so, :data:`SWITCH_NOTE`)."""
-    prefix = SWITCH_NOTE.split("{", 1)[0]
-    return any(note.startswith(prefix) for note in tree.notes)
-
-
 def why_not_model(exc: LLMError) -> str:
     """Why a failed clarifier call's elements came from elsewhere: a key of :data:`~.tree.FALLBACK_REASONS`.
 
@@ -386,7 +382,7 @@ class _Scope:
         """The top-``k`` similar cases; with material for the domain, only cases of the domain."""
         if self.material is None:
             return list(case_search(query, k))
-        return [c for c in case_search(query, max(CASE_POOL, k)) if c.domain_hint == self.domain.name][:k]
+        return [c for c in case_search(query, max(CASE_POOL, k)) if c.domain_hint == self.domain.cases_as][:k]
 
 
 def _name(domain_id: str) -> str:

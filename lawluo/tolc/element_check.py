@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from ..agents.answer_check import ideographs
+from ..text import ideographs
 from .tree import _CITED, statement_key
 
 #: A code per reason an element is not shown: (Chinese, English) for the trace and the tests.

@@ -19,7 +19,7 @@ Two kinds of yes/no elements, per consultation domain, are merged into ``assets/
    the consultation itself (:data:`_META`: 需要帮助, 起诉, 律师 …) and contains a word of the legal
    vocabulary (its domain's keywords in the domain table, or :data:`FACT_WORDS`).
 
-   A consultation's domain is its weak label (``training/weak_labels.py``, the rules the receptionist
+   A consultation's domain is its weak label (``lawluo/law/weak_labels.py``, the rules the receptionist
    was trained on: the laws its answer cites and the domain keywords of its question and answer);
    consultations whose label is ambiguous are skipped. An element's keywords are its domain's keywords
    found in the consultation's question or the element, and the first nouns of the question, so that
@@ -41,7 +41,7 @@ from pathlib import Path
 
 import yaml
 
-from ..agents.domains import PACKAGED, Domains
+from ..domains import PACKAGED, Domains
 from ..files import asset_summary, rebuild_section, write_atomically
 from .material import FILENAME, STATEMENT_MAX_CHARS, Item, is_yes_no, write_material
 from .material import SOURCES as ITEM_SOURCES
@@ -184,7 +184,7 @@ def _record(source: str, i: int, row: dict) -> Record:
 
 # -- yes/no statements ------------------------------------------------------------------------------------
 def _posseg():
-    from ..retrieval.tokenize import _jieba
+    from ..text import _jieba
 
     _jieba()  # initialised quietly
     import jieba.posseg
@@ -288,7 +288,7 @@ def mined_items(records: list[Record], label, domains: Domains = PACKAGED) -> tu
 
     Returns the items (per domain: most consultations first, then by statement) and counts for the
     provenance."""
-    from ..retrieval.tokenize import STOPWORDS
+    from ..text import STOPWORDS
 
     words = {d.id: frozenset(d.keywords) | frozenset(d.weak) for d in domains}
     found: dict[tuple[str, str], dict] = {}
@@ -348,11 +348,11 @@ def mined_items(records: list[Record], label, domains: Domains = PACKAGED) -> tu
 
 
 def weak_labeller(db, domains_file: Path | None = None):
-    """``label(record)``: the record's weak domain label (``training/weak_labels.py``), or ``None``.
+    """``label(record)``: the record's weak domain label (``lawluo/law/weak_labels.py``), or ``None``.
 
     The rules live with the receptionist's training (one home for the weak-labelling rules); the build
     step imports them from the repository's ``training`` package."""
-    from training.weak_labels import RULES, load_rules, weak_label
+    from lawluo.law.weak_labels import RULES, load_rules, weak_label
 
     rules = load_rules(domains_file or RULES)
 

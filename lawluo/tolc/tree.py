@@ -52,6 +52,16 @@ _NOISE = re.compile(r"[\s，。、？?！!：:；;“”\"'（）()《》「」]
 _CITED = re.compile(r"[（(]\s*(?:依据|根据|参见|见)?\s*《[^》]{1,40}》[^（）()]{0,24}[）)]")
 
 
+def tree_calls(height: int, k: int) -> int:
+    """Clarifier calls a full tree of height ``height`` and width ``k`` costs: one per node above the leaves
+    (:attr:`Tree.calls` counts them in a tree as built).
+
+    >>> tree_calls(3, 3), tree_calls(4, 3), tree_calls(5, 6)
+    (4, 13, 259)
+    """
+    return sum(k**depth for depth in range(height - 1))
+
+
 def statement_key(statement: str) -> str:
     """What two statements must share to count as duplicates: the text without a cited statute,
     punctuation, 是否, 您.
@@ -92,6 +102,9 @@ class Tree:
     complete: bool = False
     failures: int = 0  # nodes whose model call failed (their children were read off similar cases)
     issue: str = ""  # the statute entry the client chose (问题类型), "" when the builder chose the elements
+    #: The domain whose material the elements were drawn from when it is not the domain the tree was built for
+    #: (soft routing, :meth:`~.material.ClarificationMaterial.domain_for`); "" when drawn from that domain.
+    drawn_from: str = ""
 
     @classmethod
     def start(cls, question: str, height: int, k: int) -> Tree:
@@ -130,6 +143,18 @@ class Tree:
         )
         self.nodes.append(child)
         return child
+
+    @property
+    def calls(self) -> int:
+        """Clarifier calls building this tree took when a model proposed its elements: one per node above
+        the leaves, as :func:`tree_calls` counts for a full tree.
+
+        >>> tree = Tree.start("被辞退了怎么办", 3, 2)
+        >>> _ = tree.add_child("0", "是否签了合同？", []), tree.add_child("1", "是否有工资流水？", [])
+        >>> tree.calls
+        2
+        """
+        return sum(n.depth < self.height - 1 for n in self.nodes)
 
     @property
     def elements(self) -> list[Node]:

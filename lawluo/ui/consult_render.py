@@ -28,18 +28,31 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
-from ..agents.answer_check import HELD_TAIL, NO_ANSWER_TAIL
-from ..agents.domains import PACKAGED, Domains
 from ..agents.lawyer import found_for
 from ..agents.secretary import md_text
+from ..domains import PACKAGED, Domains
 from ..firm.state import Consultation, TraceEvent, Turn
-from ..i18n import Message, catalogue, text
+from ..i18n import catalogue, text
 from ..i18n import text as text_of
 from ..law.verdicts import BY_CODE, VERDICTS
 from ..retrieval.statute_fit import REASONS
 from ..tolc import Node, Tree
 from ..tolc.material import Issue, stated_answer
 from ..tolc.tree import FALLBACK_REASONS, NODE_SOURCES
+from .consult.assets import asset
+from .consult_words import (  # noqa: F401 — the page's words, imported from here too
+    LEGACY_NOTES,
+    NOTES,
+    domain_choice,
+    domain_field,
+    domain_name,
+    held_note,
+    known_note,
+    note_html,
+    notice,
+    say_chinese,
+    verdict_label,
+)
 from .i18n import Html, both, say
 from .render import (
     as_written,
@@ -50,7 +63,6 @@ from .render import (
     esc,
     inert_md,
     statute_card,
-    without_paths,
     zh,
 )
 
@@ -63,188 +75,7 @@ ISSUE_HINT = "consult.issue.hint"
 CASE_FACTS_CHARS = 220
 
 
-# -- languages ------------------------------------------------------------------------------------
-
-
-def notice(message: str | Html | Message, kind: str = "info") -> str:
-    """A message box, like :func:`lawluo.ui.render.notice`, for a message in both languages: an
-    :class:`~lawluo.ui.i18n.Html` (already built with :func:`say`) is kept as it is, a
-    :class:`~lawluo.i18n.Message` is said, and any other text is escaped, its paths cut, and marked Chinese
-    (a message of the library that has no key yet)."""
-    kind = kind if kind in ("info", "warn", "error") else "info"
-    if isinstance(message, Message):
-        message = say(message)
-    elif not isinstance(message, Html):
-        message = zh(without_paths(str(message)))
-    return f'<div class="ll-notice {kind}" role="status">{message}</div>'
-
-
-def domain_name(domains: Domains, domain_id: str | None, name: str | None = None) -> Html:
-    """A domain's name on the page: the catalogue's (``consult.domain.<id>``, both languages) for a domain
-    the app ships, else its name from the domain table, marked Chinese."""
-    key = f"consult.domain.{domain_id}"
-    if domain_id and key in catalogue():
-        return say(key)
-    if name is None and domain_id and domain_id in domains:
-        name = domains[domain_id].name
-    return zh(name or domain_id or "")
-
-
-def domain_field(domains: Domains, domain_id: str | None) -> Message | str:
-    """A domain's name as a field of a message: the catalogue's :class:`~lawluo.i18n.Message` for a domain the
-    app ships (each language its own name), else the table's name (Chinese data, see :func:`say_chinese`)."""
-    key = f"consult.domain.{domain_id}"
-    if domain_id and key in catalogue():
-        return Message(key)
-    return domains[domain_id].name if domain_id in domains else str(domain_id or "")
-
-
-def say_chinese(key: str, chinese: Mapping[str, object], **fields: object) -> Html:
-    """:func:`~lawluo.ui.i18n.say` with ``chinese`` fields: Chinese data (a title, a name, a question) shown
-    as it is on the Chinese page and marked ``lang="zh-CN"`` on the English one. Other fields as ``say``
-    takes them (a :class:`~lawluo.i18n.Message` said in each language, :class:`Html` kept, the rest escaped)."""
-
-    def build(lang: str) -> str:
-        filled = {}
-        for name, value in fields.items():
-            if isinstance(value, Message):
-                value = value.text(lang)
-            filled[name] = value if isinstance(value, Html) else esc(value)
-        for name, value in chinese.items():
-            if isinstance(value, Message):
-                filled[name] = esc(value.text(lang))
-            else:
-                filled[name] = esc(value) if lang == "zh" else zh(value)
-        return text(key, lang, **filled)
-
-    return both(build)
-
-
-def domain_choice(domain) -> object:
-    """A domain's name in the domain menu: the catalogue key (Gradio translates it), or its name."""
-    key = f"consult.domain.{domain.id}"
-    if key in catalogue():
-        from .i18n import t  # the page's translations (Gradio)
-
-        return t(key)
-    return domain.name
-
-
-def note_html(note: str) -> Html:
-    """A note of the firm on a turn, or why a step stopped (kept as Chinese text: in the consultation, in a
-    cancelled call's reason): in both languages when it is one of the catalogue's (:func:`known_note`), else
-    as written, marked Chinese."""
-    found = known_note(note)
-    if found is not None:
-        return say(found)
-    return _held_note(note) or zh(note)
-
-
-def _held_note(note: str) -> Html | None:
-    """A held-back answer's note (:meth:`~lawluo.agents.answer_check.Held.message`: the Chinese reason and what
-    is shown instead, then the same in English), each language in its own element; None for another note."""
-    for tail in (HELD_TAIL, NO_ANSWER_TAIL):
-        at = note.find(tail[0])
-        if at < 0:
-            continue
-        said = {"zh": note[: at + len(tail[0])], "en": note[at + len(tail[0]) :].strip()}
-        if not said["en"]:  # a reason written for the visitor in Chinese only (a spent allowance)
-            return zh(note)
-        return both(lambda lang, said=said: esc(said[lang]))
-    return None
-
-
-#: The firm's notes on a lawyer's turn, and the reasons a step stops, that the page says in the visitor's
-#: language (their Chinese text is what the consultation and the cancelled calls keep).
-NOTES = (
-    "consult.note.stopped",
-    "consult.note.broke_off",
-    "consult.stop.page_left",
-    "consult.stop.started_over",
-    "consult.report_notice.no_model",
-    "consult.report_notice.failed",
-)
-
-
-#: The notes as consultations saved before the catalogue kept them (both languages in one text).
-LEGACY_NOTES = {
-    "回答已停止：没有人在等待这个回答了（页面已关闭或开始了新的咨询）。The answer was stopped.": "consult.note.stopped",
-    "律师模型的回答中断了，以上是已写出的部分，可以点击“重新生成”再试。The answer broke off.": "consult.note.broke_off",
-}
-
-
-def known_note(note: str) -> Message | None:
-    """The :class:`~lawluo.i18n.Message` whose Chinese text ``note`` is (one of :data:`NOTES`, a step's time
-    budget spent, an answer stopped for one of those reasons), or None."""
-    for key in NOTES:
-        if note == text(key):
-            return Message(key)
-    if note in LEGACY_NOTES:
-        return Message(LEGACY_NOTES[note])
-    for key, name in (("consult.stop.budget", "seconds"), ("consult.note.cancelled", "reason")):
-        head, _, tail = text(key, **{name: "\0"}).partition("\0")
-        if note.startswith(head) and note.endswith(tail) and len(note) > len(head) + len(tail):
-            inner = note[len(head) : len(note) - len(tail)]
-            if key == "consult.stop.budget":
-                return Message(key, {name: inner})
-            reason = known_note(inner)
-            return Message(key, {name: reason}) if reason is not None else None
-    return None
-
-
-def verdict_label(code: str) -> Html:
-    """A verdict's label in both languages (the statute tab's catalogue), or its Chinese label."""
-    key = f"statute.verdict.{code}"
-    if key in catalogue():
-        return say(key)
-    row = BY_CODE.get(code)
-    return zh(row.label_zh if row else code)
-
-
-CONSULT_CSS = """
-.ll-tree { line-height: 1.6; overflow-wrap: anywhere; }
-.ll-tree ul { list-style: none; margin: 0; padding-left: 1.6em; }
-.ll-tree > ul { padding-left: 0; }
-.ll-tree li { position: relative; margin: 4px 0; }
-.ll-tree ul ul li::before { content: ""; position: absolute; left: -1.1em; top: 0; height: 1.05em;
-  width: 0.9em; border-left: 1px solid #b8c0cc; border-bottom: 1px solid #b8c0cc; }
-.ll-tree ul ul li:not(:last-child)::after { content: ""; position: absolute; left: -1.1em; top: 1.05em;
-  bottom: -4px; border-left: 1px solid #b8c0cc; }
-.ll-node { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 8px; padding: 4px 8px;
-  border: 1px solid #d8dde6; border-radius: 8px; background: #fff; color: #1f2937; }
-.ll-node.yes { border-color: #8fd3a3; background: #f3fbf5; }
-.ll-node.no { border-color: #f19a9a; background: #fdf3f3; }
-.ll-node .ll-id { color: #5b6472; font-size: 0.85em; min-width: 2.2em; }
-.ll-node .ll-statement { flex: 1 1 16em; }
-.ll-marks { display: inline-flex; gap: 4px; }
-.ll-mark { border: 1px solid #6b7280; border-radius: 6px; padding: 0 12px; background: #fff;
-  color: #1f2937; cursor: pointer; font-size: 1em; min-width: 44px; min-height: 44px; }
-.ll-mark:focus-visible { outline: 3px solid #1d4ed8; outline-offset: 2px; }
-.ll-mark:hover { border-color: #6b7280; }
-.ll-mark:disabled { cursor: default; opacity: 0.6; }
-.ll-mark:disabled:hover { border-color: #c5cbd3; }
-.ll-mark.on[data-mark="yes"] { background: #1f8a46; border-color: #1f8a46; color: #fff; }
-.ll-mark.on[data-mark="no"] { background: #c0392b; border-color: #c0392b; color: #fff; }
-.ll-mark.on[data-mark="unknown"] { background: #6b7280; border-color: #6b7280; color: #fff; }
-.ll-mark > span { color: inherit !important; }  /* the label in the page's language: the button's colour */
-.ll-src { font-size: 0.8em; color: #8a5a00; background: #fff6e0; border: 1px solid #f0d48a;
-  border-radius: 6px; padding: 0 6px; }
-.ll-node details { flex-basis: 100%; margin: 2px 0 0 2.2em; font-size: 0.9em; }
-.ll-node summary { cursor: pointer; color: #1d4ed8; }
-.ll-issue { margin: 4px 0 8px 0; }
-.ll-issue select { max-width: 100%; margin-left: 4px; padding: 2px 4px; }
-.ll-issue .ll-hint { display: block; color: #5b6472; font-size: 0.85em; }
-.ll-issue input[data-issue-filter] { max-width: 100%; width: 14em; margin: 2px 4px 2px 0; padding: 2px 4px; }
-.ll-issue .ll-issue-now { display: block; font-size: 0.9em; }
-.ll-node .ll-stated { flex-basis: 100%; color: #166534; font-size: 0.9em; }
-.ll-folded { color: #5b6472; font-size: 0.88em; margin: 2px 0 0 2.2em; }
-.ll-root { font-weight: 700; margin-bottom: 6px; }
-.ll-trace { width: 100%; border-collapse: collapse; font-size: 0.9em; }
-.ll-trace td, .ll-trace th { padding: 3px 6px; border-bottom: 1px solid #e5e7eb; text-align: left;
-  vertical-align: top; }
-.ll-bar { display: inline-block; height: 8px; background: #93b4f0; border-radius: 4px; }
-.ll-routing .ll-domain { font-size: 1.25em; font-weight: 700; }
-"""
+CONSULT_CSS = asset("consult.css")  # the tree's, the trace's and the routing's styles
 
 
 # -- banner and routing ---------------------------------------------------------------------------
@@ -545,7 +376,7 @@ def _turn_markdown(turn: Turn) -> str:
 def _note_md(note: str) -> str:
     """A turn's note in the chat's Markdown: one of the catalogue's notes in both languages, else the note's
     text (escaped as Markdown), in an element marked Chinese."""
-    if known_note(note) is not None or _held_note(note) is not None:
+    if known_note(note) is not None or held_note(note) is not None:
         return note_html(note)
     return f'<span lang="zh-CN">{md_text(note)}</span>'
 

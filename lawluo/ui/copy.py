@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,11 +88,17 @@ class UICopy:
         shown, _, folded = self.text(name).partition(fold)
         return shown.strip(), folded.strip()
 
-    def markdown(self, name: str, fold: str = ADVANCED) -> tuple[str, str]:
+    def markdown(
+        self, name: str, fold: str = ADVANCED, fills: Mapping[str, Mapping[str, str]] | None = None
+    ) -> tuple[str, str]:
         """The text's part before ``fold`` and the part after it, each as Markdown in both languages
         (:func:`both_markdown`; ``""`` for a part that is empty): each language's version is split at its
-        own ``fold`` line."""
-        parts = {lang: text.partition(fold) for lang, text in languages(self.text(name)).items()}
+        own ``fold`` line. ``fills``: marker line (``<!-- verdict codes -->``) → language → the Markdown the
+        app writes there from its own tables (so that a copy file need not repeat them)."""
+        texts = languages(self.text(name))
+        for marker, by_lang in (fills or {}).items():
+            texts = {lang: text.replace(marker, by_lang.get(lang, "")) for lang, text in texts.items()}
+        parts = {lang: text.partition(fold) for lang, text in texts.items()}
         return (
             both_markdown({lang: p[0] for lang, p in parts.items()}),
             both_markdown({lang: p[2] for lang, p in parts.items()}),

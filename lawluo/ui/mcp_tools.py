@@ -24,9 +24,9 @@ from functools import partial
 
 import gradio as gr
 
-from ..agents.domains import Domains, load_domains
 from ..agents.lawyer import retrieve_statutes
 from ..agents.receptionist import Receptionist
+from ..domains import Domains, load_domains
 from ..law.checker import CitationChecker
 from ..law.database import Article, StatuteDB
 from ..law.numerals import NUMERAL, article_label, chinese_to_int

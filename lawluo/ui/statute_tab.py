@@ -27,8 +27,9 @@ from typing import Any
 
 import gradio as gr
 
-from ..i18n import Message, message
+from ..i18n import Message, message, text
 from ..law.checker import CitationChecker, as_of_day
+from ..law.verdicts import VERDICT_TABLE
 from ..retrieval.case_fit import question_cause
 from ..retrieval.casebank import REBUILD_COMMAND as CASES_REBUILD_COMMAND
 from ..retrieval.cases import CaseSearcher
@@ -37,7 +38,7 @@ from ..retrieval.statutes import QueryError, StatuteSearcher, clean_query
 from . import render
 from .copy import ADVANCED_LABEL, UICopy
 from .i18n import LOCALES, Html, both, say, t
-from .views import date_box
+from .views import date_box, event_field
 
 logger = logging.getLogger(__name__)
 
@@ -175,9 +176,8 @@ def more_citations(
 ) -> str:
     """The per-citation HTML of ``text`` (the text last checked) with the number of cards the clicked
     "more" button asks for (its ``data-more``), never more than the citations there are."""
-    data = getattr(evt, "_data", None) or {}
     try:
-        shown = int(data.get("more")) if isinstance(data, dict) else 0
+        shown = int(event_field(evt, "more") or 0)
     except (TypeError, ValueError):
         shown = 0
     try:
@@ -299,78 +299,108 @@ def build_statute_tab(
             "ll-case-query",
         )
 
-        gr.Markdown(t("statute.check_title"))
-        answer = gr.Textbox(
-            label=t("statute.check_label"),
-            placeholder="根据《中华人民共和国民法典》第一千零七十九条规定：“……”",
-            lines=6,
-            max_lines=16,
-            elem_id="ll-check-answer",
-        )
-        examples = copy.json("check_examples.json") or []
-        if examples:
-            # A gr.Dataset, not gr.Examples: Gradio does not translate gr.Examples' labels; a sample drawn as
-            # HTML holds both languages' label, the page shows its own.
-            samples = gr.Dataset(
-                components=[gr.HTML(visible=False)],
-                samples=[[example_label(e.get("label"))] for e in examples],
-                type="index",
-                label=t("statute.examples_label"),
-                elem_id="ll-check-examples",
-            )
-            texts = [str(e.get("text") or "") for e in examples]
-            samples.click(
-                lambda i: texts[i] if isinstance(i, int) and 0 <= i < len(texts) else gr.skip(),
-                samples,
-                answer,
-                api_visibility="private",
-            )
-        as_of_box = date_box(t("statute.as_of_label"), t("statute.as_of_info"), "ll-check-as-of")
-        as_of_box.placeholder = (
-            AS_OF_EXAMPLE  # not "YYYY-MM-DD": an example date reads the same in any language
-        )
-        check_button = gr.Button(t("statute.check_button"), variant="primary")
-        help_text, advanced = copy.markdown("check_help.md")
-        if help_text:
-            gr.Markdown(help_text)
-        if advanced:
-            with gr.Accordion(ADVANCED_LABEL, open=False):
-                gr.Markdown(advanced)
-        check_summary = _results_box()
-        check_list = gr.HTML(
-            value="", css_template=render.CSS, padding=False, js_on_load=MORE_JS, elem_id="ll-check-list"
-        )
-        checked = gr.State({})  # the text last checked and its date: its next page of cards ("more")
+        _check_section(checker, copy)
 
-        def check_and_keep(text: str, as_of: str | None = None) -> tuple[str, str, dict]:
-            kept = {
-                "text": text if isinstance(text, str) else "",
-                "as_of": as_of if isinstance(as_of, str) else "",
-            }
-            return (*check_answer(checker, text, as_of), kept)
 
-        check_button.click(
-            check_and_keep,
-            [answer, as_of_box],
-            [check_summary, check_list, checked],
-            api_name="check_citations",
-        )
+#: The line of ``check_help.md`` where the app writes the verdict codes from :data:`VERDICT_TABLE`.
+VERDICT_CODES = "<!-- verdict codes -->"
 
-        def on_more(kept: dict, evt: gr.EventData) -> str:
-            kept = kept if isinstance(kept, dict) else {}
-            return more_citations(checker, kept.get("text", ""), evt, kept.get("as_of"))
 
-        check_list.click(on_more, checked, check_list, api_visibility="private")
-        # The same check as data, for scripts only: a hidden trigger and output. (gr.api() would need the
-        # handler's type hints, which a functools.partial does not carry.)
-        json_trigger = gr.Button(visible=False)
-        json_out = gr.JSON(visible=False)
-        json_trigger.click(
-            partial(check_answer_json, checker),
-            [answer, as_of_box],
-            json_out,
-            api_name="check_citations_json",
-        )
+def verdict_codes() -> dict[str, str]:
+    """The help's list of verdict codes, per language, from the verdict table and each verdict's strings
+    (``statute.verdict.<code>``, ``statute.verdict_tip.<code>``): a new verdict needs no line in the help."""
+    zh = " · ".join(
+        f'<code lang="en">{v.code}</code> {text("statute.verdict." + v.code, "zh")}'
+        f"（{text('statute.verdict_tip.' + v.code, 'zh')}{'' if v.content_bearing else '；不计入'}）"
+        for v in VERDICT_TABLE
+    )
+    en = " ·\n".join(
+        f"`{v.code}` — {text('statute.verdict_tip.' + v.code, 'en')}{'' if v.content_bearing else ' (not counted)'}"
+        for v in VERDICT_TABLE
+    )
+    return {"zh": f"**判定代码**：{zh}。\n", "en": f"**Verdict codes**: {en}.\n"}
+
+
+def _check_section(checker: CitationChecker, copy: UICopy) -> None:
+    """The citation check: the answer's box, its examples, the date of the facts, the button, the help and
+    the results (a page of cards at a time); and its endpoint as data, for scripts."""
+    gr.Markdown(t("statute.check_title"))
+    answer = gr.Textbox(
+        label=t("statute.check_label"),
+        placeholder="根据《中华人民共和国民法典》第一千零七十九条规定：“……”",
+        lines=6,
+        max_lines=16,
+        elem_id="ll-check-answer",
+    )
+    _check_examples(copy, answer)
+    as_of_box = date_box(t("statute.as_of_label"), t("statute.as_of_info"), "ll-check-as-of")
+    as_of_box.placeholder = AS_OF_EXAMPLE  # not "YYYY-MM-DD": an example date reads the same in any language
+    check_button = gr.Button(t("statute.check_button"), variant="primary")
+    help_text, advanced = copy.markdown("check_help.md", fills={VERDICT_CODES: verdict_codes()})
+    if help_text:
+        gr.Markdown(help_text)
+    if advanced:
+        with gr.Accordion(ADVANCED_LABEL, open=False):
+            gr.Markdown(advanced)
+    check_summary = _results_box()
+    check_list = gr.HTML(
+        value="", css_template=render.CSS, padding=False, js_on_load=MORE_JS, elem_id="ll-check-list"
+    )
+    checked = gr.State({})  # the text last checked and its date: its next page of cards ("more")
+
+    def check_and_keep(text: str, as_of: str | None = None) -> tuple[str, str, dict]:
+        kept = {
+            "text": text if isinstance(text, str) else "",
+            "as_of": as_of if isinstance(as_of, str) else "",
+        }
+        return (*check_answer(checker, text, as_of), kept)
+
+    check_button.click(
+        check_and_keep,
+        [answer, as_of_box],
+        [check_summary, check_list, checked],
+        api_name="check_citations",
+    )
+
+    def on_more(kept: dict, evt: gr.EventData) -> str:
+        kept = kept if isinstance(kept, dict) else {}
+        return more_citations(checker, kept.get("text", ""), evt, kept.get("as_of"))
+
+    check_list.click(on_more, checked, check_list, api_visibility="private")
+    # The same check as data, for scripts only: a hidden trigger and output. (gr.api() would need the
+    # handler's type hints, which a functools.partial does not carry.)
+    json_trigger = gr.Button(visible=False)
+    json_out = gr.JSON(visible=False)
+    json_trigger.click(
+        partial(check_answer_json, checker),
+        [answer, as_of_box],
+        json_out,
+        api_name="check_citations_json",
+    )
+
+
+def _check_examples(copy: UICopy, answer: gr.Textbox) -> None:
+    """The check's examples (``check_examples.json``), if any: a click puts one's text into ``answer``.
+
+    A gr.Dataset, not gr.Examples: Gradio does not translate gr.Examples' labels; a sample drawn as HTML
+    holds both languages' label, the page shows its own."""
+    examples = copy.json("check_examples.json") or []
+    if not examples:
+        return
+    samples = gr.Dataset(
+        components=[gr.HTML(visible=False)],
+        samples=[[example_label(e.get("label"))] for e in examples],
+        type="index",
+        label=t("statute.examples_label"),
+        elem_id="ll-check-examples",
+    )
+    texts = [str(e.get("text") or "") for e in examples]
+    samples.click(
+        lambda i: texts[i] if isinstance(i, int) and 0 <= i < len(texts) else gr.skip(),
+        samples,
+        answer,
+        api_visibility="private",
+    )
 
 
 def build_unavailable_tab(text: str) -> None:

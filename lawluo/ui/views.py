@@ -61,3 +61,17 @@ def date_box(label, info, elem_id: str, placeholder="YYYY-MM-DD") -> gr.Textbox:
     return gr.Textbox(
         label=label, info=info, placeholder=placeholder, max_lines=1, max_length=20, elem_id=elem_id
     )
+
+
+def event_field(evt: gr.EventData | None, name: str) -> object | None:
+    """Field ``name`` of the data a custom event sends (``data-node`` of a tree button: ``evt.node``, Gradio's
+    public attribute access), or ``None`` when the event has no such field or no data at all (an API call
+    sends none, and Gradio's ``EventData`` then raises ``TypeError`` rather than ``AttributeError``).
+
+    >>> event_field(gr.EventData(None, {"node": "1.2"}), "node"), event_field(gr.EventData(None, None), "node")
+    ('1.2', None)
+    """
+    try:
+        return getattr(evt, name)
+    except (AttributeError, TypeError):
+        return None

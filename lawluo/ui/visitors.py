@@ -47,6 +47,7 @@ from pathlib import Path
 from ..config.settings import from_setting, read_settings
 from ..i18n import Message, message, text
 from ..llm.cancel import CancelToken
+from ..tolc.tree import tree_calls  # the tree's cost; imported from here by the consult tab and tests
 from .client_address import request_address
 
 logger = logging.getLogger(__name__)
@@ -199,15 +200,6 @@ class Step:
     def shown(self, view):
         """``view``, or ``None`` once the step was replaced: what it would show is no longer the visitor's."""
         return None if self.replaced else view
-
-
-def tree_calls(height: int, k: int) -> int:
-    """Clarifier calls a tree of height ``height`` and width ``k`` costs: one per node above the leaves.
-
-    >>> tree_calls(3, 3), tree_calls(4, 3), tree_calls(5, 6)
-    (4, 13, 259)
-    """
-    return sum(k**depth for depth in range(height - 1))
 
 
 def fit_tree(height: int, k: int, max_calls: int) -> tuple[int, int]:

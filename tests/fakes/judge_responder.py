@@ -4,7 +4,8 @@ the format its code expects, with behaviour a test can set — including the jud
 
 Usable in process (``ScriptedBackend(responder=judge)``, called with the messages) and behind the
 fake OpenAI server (``server.responder = judge``, called with the request body). ``calls`` counts
-requests per template; the template is recognised by a phrase of its first line.
+requests per template name (``metrics/pairwise``); the template is recognised by matching the prompt
+against each judge's template (:func:`lawluo.prompts.rendered_from`), so no phrase is copied here.
 """
 
 from __future__ import annotations
@@ -14,15 +15,18 @@ import re
 import threading
 from collections.abc import Callable
 
-TEMPLATES = {
-    "extract_statutes": "找出回答中引用或提到的所有具体法律条文",
-    "relevance": "评价法律回答中引用的法条是否切题",
-    "consistency": "核对法律回答引用的法条内容是否正确",
-    "extract_claims": "提取它提出的全部法律主张和法律建议",
-    "judge_claim": "核对一条法律主张是否真实正确",
-    "pairwise": "比较两个人工智能助手",
-    "single_score": "一次回答进行打分",
-}
+from lawluo import prompts
+
+#: The judges it answers, by template name (``lawluo/prompts/<name>/``: prompt.txt + judge.yaml).
+JUDGES = (
+    "metrics/extract_statutes",
+    "metrics/relevance",
+    "metrics/consistency",
+    "metrics/extract_claims",
+    "metrics/judge_claim",
+    "metrics/pairwise",
+    "metrics/single_score",
+)
 QUOTED = re.compile(r"<<<\n?(.*?)\n?>>>", re.S)
 REAL_STATUTE = {
     "law": "中华人民共和国劳动合同法",
@@ -32,11 +36,12 @@ REAL_STATUTE = {
 
 
 def template_of(messages: list[dict]) -> str:
+    """The judge template the first user message was rendered from (:func:`lawluo.prompts.rendered_from`)."""
     first = next(m["content"] for m in messages if m["role"] == "user")
-    for name, phrase in TEMPLATES.items():
-        if phrase in first:
-            return name
-    raise AssertionError(f"not a metrics prompt: {first[:80]!r}")
+    name = prompts.rendered_from(first, list(JUDGES))
+    if name is None:
+        raise AssertionError(f"not a metrics prompt: {first[:80]!r}")
+    return name
 
 
 def _json(value) -> str:
@@ -82,19 +87,19 @@ class JudgeResponder:
             self.calls[template] = self.calls.get(template, 0) + 1
             self.prompts.append(first)
         quoted = QUOTED.findall(first)
-        if template == "extract_statutes":
+        if template == "metrics/extract_statutes":
             return _json(self.statutes)
-        if template == "relevance":
+        if template == "metrics/relevance":
             return _raw_or(self.relevance, lambda v: _json({"score": v, "reason": "直接适用"}))
-        if template == "consistency":
+        if template == "metrics/consistency":
             return _raw_or(self.consistency, lambda v: _json({"score": v, "reason": "与真实法条一致"}))
-        if template == "extract_claims":
+        if template == "metrics/extract_claims":
             claims = self.claims(quoted[-1]) if callable(self.claims) else self.claims
             return claims if isinstance(claims, str) else _json(claims)
-        if template == "judge_claim":
+        if template == "metrics/judge_claim":
             # quoted: question, statutes, claim
             return _raw_or(self.claim_rating(quoted[2]), lambda v: _json({"score": v, "reason": "依据法条"}))
-        if template == "pairwise":
+        if template == "metrics/pairwise":
             # quoted: question, reference, answer A, answer B (the reference may be "（无）", unquoted)
             answer_a, answer_b = quoted[-2], quoted[-1]
             preference = self.prefer(answer_a, answer_b)
