@@ -84,7 +84,11 @@ def random_label(rng: random.Random):
 
     return LabelInput(
         rng.choice(("left", "right", "tie", "both_bad")),
-        left=AnswerLabel({STATUTE: rng.random() < 0.3}, rel=rng.randint(0, 10), tlc=rng.randint(0, 10)),
+        left=AnswerLabel(
+            {STATUTE: "wrong" if rng.random() < 0.3 else "correct"},
+            rel=rng.randint(0, 10),
+            tlc=rng.randint(0, 10),
+        ),
         right=AnswerLabel(rel=rng.randint(0, 10)),
         comment=rng.choice(("", "理由充分", "引用法条有误")),
         seconds_spent=rng.uniform(5, 120),

@@ -22,6 +22,18 @@ class NoModelOptions:
     """The ``none`` backend takes no options."""
 
 
+def _check_http(options: OpenAIOptions | AnthropicOptions) -> None:
+    """What the options of every backend over HTTP must hold: a URL that is one, sane generation settings,
+    positive timeouts, retries and slots."""
+    if options.base_url is not None and not options.base_url.startswith(("http://", "https://")):
+        raise ValueError(f"base_url {options.base_url!r} must start with http:// or https://")
+    _check_generation(options.temperature, options.top_p, options.max_tokens)
+    if options.timeout <= 0 or options.max_retries < 0 or options.backoff < 0 or options.concurrency < 1:
+        raise ValueError("timeout must be > 0, max_retries and backoff >= 0, concurrency >= 1")
+    if options.call_timeout is not None and options.call_timeout <= 0:
+        raise ValueError(f"call_timeout {options.call_timeout} must be > 0 (or unset)")
+
+
 @dataclass(frozen=True)
 class OpenAIOptions:
     model: str = field(
@@ -123,13 +135,7 @@ class OpenAIOptions:
     def __post_init__(self) -> None:
         if not str(self.model).strip():
             raise ValueError("model must name the model on the server")
-        if self.base_url is not None and not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url {self.base_url!r} must start with http:// or https://")
-        _check_generation(self.temperature, self.top_p, self.max_tokens)
-        if self.timeout <= 0 or self.max_retries < 0 or self.backoff < 0 or self.concurrency < 1:
-            raise ValueError("timeout must be > 0, max_retries and backoff >= 0, concurrency >= 1")
-        if self.call_timeout is not None and self.call_timeout <= 0:
-            raise ValueError(f"call_timeout {self.call_timeout} must be > 0 (or unset)")
+        _check_http(self)
         if self.system_message not in SYSTEM_MESSAGES:
             raise ValueError(
                 f"system_message {self.system_message!r} is not one of {', '.join(SYSTEM_MESSAGES)}"
@@ -217,15 +223,9 @@ class AnthropicOptions:
     def __post_init__(self) -> None:
         if not str(self.model).strip():
             raise ValueError("model must name the model, e.g. claude-haiku-4-5")
-        if self.base_url is not None and not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url {self.base_url!r} must start with http:// or https://")
-        _check_generation(self.temperature, self.top_p, self.max_tokens)
+        _check_http(self)
         if self.temperature > 1:
             raise ValueError(f"temperature {self.temperature} is outside 0–1 (Anthropic's range)")
-        if self.timeout <= 0 or self.max_retries < 0 or self.backoff < 0 or self.concurrency < 1:
-            raise ValueError("timeout must be > 0, max_retries and backoff >= 0, concurrency >= 1")
-        if self.call_timeout is not None and self.call_timeout <= 0:
-            raise ValueError(f"call_timeout {self.call_timeout} must be > 0 (or unset)")
 
 
 @dataclass(frozen=True)

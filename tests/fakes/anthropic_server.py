@@ -37,6 +37,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socketserver import TCPServer
 from typing import Any, ClassVar
 
+from .loopback import LoopbackServer
 from .openai_server import tokenize
 
 __all__ = ["Fault", "FakeAnthropicServer", "Reply", "STATUS_OF"]
@@ -122,7 +123,7 @@ class Fault:
         return cls("unended", content=content, after=len(tokenize(content)))
 
 
-class FakeAnthropicServer:
+class FakeAnthropicServer(LoopbackServer):
     """A running fake on ``127.0.0.1`` (an ephemeral port). ``api_key``: required as ``x-api-key`` when set.
     ``tokens_per_second``: pace of streamed tokens (None: at once)."""
 
@@ -186,27 +187,6 @@ class FakeAnthropicServer:
                 return self._script.popleft()
         users = [m for m in body.get("messages", []) if isinstance(m, dict) and m.get("role") == "user"]
         return Reply("echo: " + (str(users[-1].get("content")) if users else ""))
-
-    def close(self) -> None:
-        if self._closing.is_set():
-            return
-        self._closing.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        with self._lock:
-            connections = list(self._connections)
-        for conn in connections:
-            try:
-                conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        self._thread.join(timeout=1.0)
-
-    def __enter__(self) -> FakeAnthropicServer:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 class _HTTPServer(ThreadingHTTPServer):

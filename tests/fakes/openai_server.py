@@ -70,6 +70,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socketserver import TCPServer
 from typing import Any, ClassVar
 
+from .loopback import LoopbackServer
+
 __all__ = ["Emulation", "FakeOpenAIServer", "Fault", "Reply", "tokenize"]
 
 DEFAULT_MODEL = "fake-model"
@@ -229,7 +231,7 @@ class Emulation:
         return cls(owned_by="library")
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(LoopbackServer):
     """A running fake OpenAI server on ``127.0.0.1`` (an ephemeral port unless ``port`` is given).
 
     ``latency``: seconds slept before each chat answer starts. ``tokens_per_second``: pace of
@@ -342,28 +344,6 @@ class FakeOpenAIServer:
         """(first chat request's arrival, last one's end) as ``time.perf_counter`` values; None before any."""
         with self._lock:
             return (self._span[0], self._span[1]) if len(self._span) == 2 else None
-
-    def close(self) -> None:
-        """Stop serving and drop open connections; wakes any request sleeping in a hang or latency."""
-        if self._closing.is_set():
-            return
-        self._closing.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        with self._lock:
-            connections = list(self._connections)
-        for conn in connections:
-            try:
-                conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        self._thread.join(timeout=1.0)
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     # Called by the request handler threads.
 
