@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from lawluo.metrics.pairwise import FIRST_AS_A, FIRST_AS_B, PairRecord
+
 from .. import human_scores
 from ..items import Item
 
@@ -57,7 +59,7 @@ class AutoMetrics:
                     try:
                         row = json.loads(line)
                         auto._add(row)
-                    except (json.JSONDecodeError, TypeError, KeyError, AttributeError) as exc:
+                    except (ValueError, TypeError, KeyError, AttributeError) as exc:
                         raise ValueError(
                             f"{path.name}:{n}: not a row of lawluo evaluate's details.jsonl or pairwise.jsonl ({exc})"
                         ) from exc
@@ -65,11 +67,11 @@ class AutoMetrics:
 
     def _add(self, row: Mapping[str, Any]) -> None:
         qid = str(row["id"])
-        if "first" in row and "second" in row:
-            by_order = {v.get("order"): v.get("preference") for v in row.get("verdicts") or []}
-            self.judge[(qid, str(row["first"]), str(row["second"]))] = (
-                _first_view(by_order.get("first=A"), first_is_a=True),
-                _first_view(by_order.get("first=B"), first_is_a=False),
+        if PairRecord.is_one(row):  # a line of pairwise.jsonl, as lawluo.metrics.pairwise writes it
+            record = PairRecord.from_json(row)
+            self.judge[(record.id, record.first, record.second)] = (
+                _first_view(record.preference(FIRST_AS_A), first_is_a=True),
+                _first_view(record.preference(FIRST_AS_B), first_is_a=False),
             )
             return
         system = str(row["system"])
