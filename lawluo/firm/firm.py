@@ -45,6 +45,7 @@ from ..i18n import message
 from ..law.checker import CitationChecker
 from ..llm import Deadline, LanguageModels, LLMError
 from ..llm.budget import within
+from ..retrieval.base import CaseSearch, StatuteSearch
 from ..tolc import Tree, TreeBuilder, statement_key
 from ..tolc.material import Issue
 from .answering import BEGAN_CHARS, BROKE_OFF_NOTE, STOPPED_NOTE, best_of, finish_answer, stream
@@ -89,8 +90,8 @@ __all__ = [
 @dataclass
 class Firm:
     receptionist: Receptionist
-    statute_searcher: object
-    case_searcher: object
+    statute_searcher: StatuteSearch
+    case_searcher: CaseSearch
     checker: CitationChecker
     models: LanguageModels
     height: int = 3

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
@@ -94,7 +94,7 @@ class TreeBuilder:
     """``case_search(query, k) -> list[Case]``; ``clarifier`` may be ``None`` or unavailable;
     ``material`` (may be ``None``) holds the domains' elements."""
 
-    case_search: object
+    case_search: Callable[[str, int], Sequence[Case]]
     clarifier: ChatBackend | None = None
     height: int = DEFAULT_HEIGHT
     k: int = DEFAULT_K
