@@ -20,7 +20,7 @@ from .annotation_pages import citing_items
 from .fakes.live_app import annotation_app
 
 USERS = "root:rootpw:admin,alice:alicepw,bob:bobpw"
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

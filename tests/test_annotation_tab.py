@@ -27,7 +27,7 @@ from lawluo.i18n import text as catalogue_text
 from .fakes.live_app import annotation_app
 
 USERS = "root:rootpw:admin,alice:alicepw,bob:bobpw"
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

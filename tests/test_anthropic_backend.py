@@ -31,6 +31,8 @@ from lawluo.llm.registry import create_backend
 
 from .fakes.anthropic_server import FakeAnthropicServer, Fault, Reply
 
+pytestmark = pytest.mark.slow  # 4 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 KEY = "test-key-never-logged"
 SYSTEM = "你是一名中国劳动法律师。"
 QUESTION = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "试用期可以不交社保吗？"}]

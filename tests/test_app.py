@@ -8,6 +8,8 @@ import pytest
 
 from .fakes.live_app import RecordingDemo, free_port
 
+pytestmark = pytest.mark.slow  # 5 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 CIVIL_CODE_1079 = (
     "根据《中华人民共和国民法典》第一千零七十九条规定：“夫妻一方要求离婚的，可以由有关组织进行调解或者直接向"
     "人民法院提起离婚诉讼。人民法院审理离婚案件，应当进行调解；如果感情确已破裂，调解无效的，应当准予离婚。”"

@@ -26,6 +26,8 @@ from tests.fakes.judge_responder import JudgeResponder
 from tests.fakes.live_app import model_environ
 from tests.fakes.openai_server import FakeOpenAIServer
 
+pytestmark = pytest.mark.slow  # 13 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 N = 64
 LATENCY = 1.0  # long enough for every thread to have sent its call before the first answer comes back
 

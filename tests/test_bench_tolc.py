@@ -29,6 +29,8 @@ from tests.fakes.live_app import model_environ
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.tolc_bench import BenchResponder
 
+pytestmark = pytest.mark.slow  # 4 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 FIXTURE = ROOT / "tests" / "fixtures" / "tolc_dialogues"
 #: Per case: key facts, recovered by hand, and the pairwise result (the judge prefers the answer that used
 #: the confirmed facts; it is position-biased on the 越南 case; identical answers tie).

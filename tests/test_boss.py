@@ -26,6 +26,8 @@ from .fakes.openai_server import FakeOpenAIServer, Reply
 from .fakes.scripted_backend import ScriptedBackend
 from .fakes.tiny_lm import build_tiny_tokenizer, tiny_qwen2_config
 
+pytestmark = pytest.mark.slow  # 12 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 QUESTION = "我的房东不退押金，我该怎么办？"
 ANSWERS = [
     "房东无正当理由不退押金的，您可以先协商，再向法院起诉。",

@@ -21,6 +21,8 @@ from lawluo.llm.options import OpenAIOptions
 
 from .fakes.openai_server import FakeOpenAIServer, Reply
 
+pytestmark = pytest.mark.slow  # 7 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 QUESTION = [{"role": "user", "content": "试用期可以不交社保吗？"}]
 LONG_ANSWER = "不可以。用人单位应当自用工之日起三十日内为职工申请办理社会保险登记。" * 4  # ~130 tokens
 

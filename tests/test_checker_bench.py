@@ -16,6 +16,8 @@ from lawluo.law import checker_bench as bench
 from lawluo.law import controls
 from tests.conftest import SHARED_DATA
 
+pytestmark = pytest.mark.slow  # 9 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 CONTROLS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "checker_controls"
 
 

@@ -12,6 +12,8 @@ from lawluo.cli import main
 
 from .conftest import ROOT
 
+pytestmark = pytest.mark.slow  # 14 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 
 def run(capsys, *argv):
     code = main(list(argv))

@@ -8,6 +8,8 @@ import pytest
 
 from lawluo.cli import main
 
+pytestmark = pytest.mark.slow  # 7 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 QUESTION = "朋友借了我五万块钱一直不还，只有微信转账记录，我该怎么办？"
 
 

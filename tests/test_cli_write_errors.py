@@ -17,6 +17,8 @@ from tests.fakes.disks import file_size_limit, fill, tmpfs
 from .conftest import ROOT, SESSION_KEYS
 from .test_evaluate_cli import evaluate, judge_server, small_set  # noqa: F401 (judge_server: a fixture)
 
+pytestmark = pytest.mark.slow  # 14 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 TEXT = "《民法典》第一千零七十九条规定：“夫妻一方要求离婚的，可以由有关组织进行调解或者直接向人民法院提起离婚诉讼。”"
 SUMMARY = {"summary.csv", "summary.md", "summary.json"}
 

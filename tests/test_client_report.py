@@ -28,6 +28,8 @@ from lawluo.ui.models_panel import models_status_html
 
 from .fakes.live_app import live_app, model_environ
 
+pytestmark = pytest.mark.slow  # 5 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
 ARTICLE_82 = (
     "用人单位自用工之日起超过一个月不满一年未与劳动者订立书面劳动合同的，应当向劳动者每月支付二倍的工资。"

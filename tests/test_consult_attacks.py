@@ -19,6 +19,8 @@ from lawluo.ui import consult_tab as tab
 
 from .fakes.live_app import live_app
 
+pytestmark = pytest.mark.slow  # 17 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
 
 

@@ -26,6 +26,8 @@ from .fakes.firm_models import LAWYER_ANSWER, FirmResponder
 from .fakes.live_app import live_app, model_environ, require_chromium
 from .fakes.openai_server import FakeOpenAIServer, Reply
 
+pytestmark = pytest.mark.slow  # 32 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
 OTHER_QUESTION = "公司拖欠了我三个月工资，我该怎么办？"
 LONG_ANSWER = LAWYER_ANSWER * 6  # ~900 tokens: at 40 tokens/s, over 20 s, never done within a test

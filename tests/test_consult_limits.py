@@ -26,6 +26,8 @@ from .fakes.firm_models import FirmResponder
 from .fakes.live_app import model_environ
 from .fakes.openai_server import FakeOpenAIServer, Fault, Reply
 
+pytestmark = pytest.mark.slow  # 17 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
 
 

@@ -21,6 +21,8 @@ from lawluo.ui import consult_tab as tab
 from .fakes.firm_models import ROLE_WORDS, FirmResponder
 from .fakes.live_app import live_app, require_chromium
 
+pytestmark = pytest.mark.slow  # 36 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
 
 

@@ -10,6 +10,8 @@ from lawluo.config import load_settings
 from lawluo.firm import Consultation, ConsultationClosed, Firm, Status, StepNotAllowed
 from lawluo.llm import LanguageModels
 
+pytestmark = pytest.mark.slow  # 7 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
 
 

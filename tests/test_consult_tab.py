@@ -20,6 +20,8 @@ from .fakes.firm_models import FirmResponder
 from .fakes.live_app import model_environ
 from .fakes.openai_server import FakeOpenAIServer
 
+pytestmark = pytest.mark.slow  # 10 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
 HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">我的工资被拖欠了三个月怎么办？'
 

@@ -27,6 +27,8 @@ from .fakes.firm_models import LAWYER_ANSWER, FirmResponder
 from .fakes.live_app import model_environ
 from .fakes.openai_server import Emulation, FakeOpenAIServer
 
+pytestmark = pytest.mark.slow  # 7 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 QUESTION = "我在公司干了两年一直没签劳动合同，现在老板把我辞退了，我能要求什么赔偿？"
 ENGLISH = (
     "You may claim double wages for each month without a written contract, and compensation if the "

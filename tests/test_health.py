@@ -17,6 +17,8 @@ from lawluo.ui.health import HEALTH_PATH, HealthProbe, git_commit, health_route
 
 from .fakes.live_app import annotation_app
 
+pytestmark = pytest.mark.slow  # 5 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 SECRET_KEY = "sk-health-test-secret"
 MODEL_URL = "http://gpu-box.internal:8000/v1"
 

@@ -18,6 +18,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # 9 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = ("lawluo", "eval_ui", "training")
 RETRIEVAL = "lawluo.retrieval"

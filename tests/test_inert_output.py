@@ -17,6 +17,8 @@ from markdown_it import MarkdownIt
 from lawluo.ui import render
 from lawluo.ui.statute_tab import MAX_TEXT_CHARS, more_citations
 
+pytestmark = pytest.mark.slow  # 5 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 LEAK = "http://127.0.0.1:8765/leak"
 LINKS = {
     "inline": f"[点这里]({LEAK}/inline)",

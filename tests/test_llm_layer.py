@@ -25,6 +25,8 @@ from lawluo.llm.options import (
 from .conftest import ROOT
 from .fakes.scripted_backend import ScriptedBackend
 
+pytestmark = pytest.mark.slow  # 8 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 HELLO = [{"role": "user", "content": "你好"}]
 
 

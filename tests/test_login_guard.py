@@ -25,6 +25,8 @@ from eval_ui.login import SignIn, SignInLimits
 from lawluo.ui.client_address import CLIENT_ADDRESS, client_address_middleware
 from tests.fakes.live_app import free_port
 
+pytestmark = pytest.mark.slow  # 11 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 ALICE, BOB = ("alice", "alice-pw"), ("bob", "bob-pw")
 USERS = parse_users(f"alice:{hash_password(ALICE[1], 1000)},bob:{hash_password(BOB[1], 1000)}")
 

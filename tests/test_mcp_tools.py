@@ -20,6 +20,8 @@ from lawluo.ui.mcp_tools import MAX_PARALLEL, TOOL_NAMES, StatuteTools, build_mc
 
 from .fakes.live_app import live_app
 
+pytestmark = pytest.mark.slow  # 8 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 CIVIL_1087 = "离婚时，夫妻的共同财产由双方协议处理；协议不成的，由人民法院根据财产的具体情况"
 WAGE_QUESTION = "公司拖欠我三个月工资一直不发，我该怎么办？"
 

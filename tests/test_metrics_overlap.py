@@ -27,6 +27,8 @@ from lawluo.metrics.overlap import (
 
 from .conftest import ROOT, SHARED_DATA
 
+pytestmark = pytest.mark.slow  # 6 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 LAWBENCH = SHARED_DATA / "lawbench"
 needs_data = pytest.mark.skipif(
     not (LAWBENCH / "consult_predictions.dev.jsonl").exists(), reason="needs ../shared/data/lawbench"

@@ -29,6 +29,8 @@ from lawluo.retrieval.statutes import QueryError
 
 from .fakes.openai_server import FakeOpenAIServer, Fault, Reply
 
+pytestmark = pytest.mark.slow  # 11 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 QUESTION = "房东不退押金怎么办"
 REWRITE = "出租人 拒不返还 押金 租赁合同 违约责任\n依据民法典合同编租赁合同的规定，出租人应当返还押金并承担违约责任。"
 CANDIDATE = re.compile(r"^\[(\d+)\] 《([^》]+)》(\S+?)：", re.M)

@@ -21,6 +21,8 @@ from lawluo.ui.gate import GateLimits, QueueGate, queue_gate_middleware
 from lawluo.ui.visitors import VISITOR_COOKIE, visitor_cookie_middleware
 from tests.fakes.live_app import free_port
 
+pytestmark = pytest.mark.slow  # 6 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 TRUSTED = TrustedProxies.parse("loopback,private")
 
 

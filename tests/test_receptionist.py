@@ -22,6 +22,8 @@ from lawluo.domains import DOMAIN_IDS, OTHER, PACKAGED
 
 from .conftest import ROOT, SHARED_DATA
 
+pytestmark = pytest.mark.slow  # 6 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 
 @pytest.fixture(scope="session")
 def receptionist(settings):

@@ -18,6 +18,8 @@ from lawluo.retrieval.evaluation import (
     query_metrics,
 )
 
+pytestmark = pytest.mark.slow  # 4 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 A, B, C, D = ("甲法", 1), ("甲法", 2), ("乙法", 3), ("乙法", 4)
 
 

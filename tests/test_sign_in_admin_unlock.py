@@ -4,8 +4,11 @@ turned against users, and nothing but a restart lifted them)."""
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from .fakes.live_app import live_app
+
+pytestmark = pytest.mark.slow  # 7 s of the suite on 2 cores (4 s or more: left out of the inner loop)
 
 USERS = "root:root-pw:admin,bob:bob-pw"
 

@@ -17,6 +17,8 @@ from eval_ui.login import SignIn
 from lawluo.ui.client_address import request_address
 from tests.fakes.live_app import free_port
 
+pytestmark = pytest.mark.slow  # 8 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 ANNOTATORS = {f"annotator{i:02d}": f"right-password-{i}" for i in range(16)}
 
 

@@ -23,6 +23,8 @@ from eval_ui.items import Item
 from eval_ui.service import AnnotationService
 from eval_ui.store import AnnotationStore, AnswerLabel, LabelInput
 
+pytestmark = pytest.mark.slow  # 12 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 SHOTS = Path(__file__).parent / "artifacts" / "screenshots" / "statistics"
 
 

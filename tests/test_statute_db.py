@@ -13,6 +13,8 @@ from lawluo.law.numerals import article_label, chinese_to_int, int_to_chinese, p
 
 from .conftest import SHARED_DATA
 
+pytestmark = pytest.mark.slow  # 4 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 
 def test_numerals_round_trip_for_every_article_number_in_use():
     for n in range(0, 2100):

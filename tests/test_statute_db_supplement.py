@@ -13,6 +13,8 @@ from lawluo.law.database import StatuteDB
 
 from .conftest import SHARED_DATA
 
+pytestmark = pytest.mark.slow  # 14 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 LAW = "# 中华人民共和国{name}\n\n{date} 通过\n\n<!-- INFO END -->\n\n第一条 {text}\n\n第二条 本法自{effect}起施行。\n"
 
 

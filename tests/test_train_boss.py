@@ -14,6 +14,8 @@ from lawluo.llm.reward_backend import RewardModelBackend, encode_pair
 
 from .fakes.tiny_lm import build_tiny_tokenizer, tiny_qwen2_config
 
+pytestmark = pytest.mark.slow  # 13 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 pytest.importorskip("torch")
 pytest.importorskip("trl")
 

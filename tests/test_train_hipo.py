@@ -25,6 +25,8 @@ from tests.fakes.tiny_training import (
 )
 from training import hipo
 
+pytestmark = pytest.mark.slow  # 14 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):

@@ -12,6 +12,8 @@ import pytest
 from lawluo.agents.receptionist import EncoderReceptionist, Receptionist, ReceptionistAssetError, Routing
 from lawluo.domains import DOMAIN_IDS
 
+pytestmark = pytest.mark.slow  # 5 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 pytest.importorskip("sentence_transformers")
 
 #: Two words per domain that no other domain's questions contain.

@@ -16,6 +16,8 @@ from lawluo.llm.transformers_backend import TransformersBackend, clear_model_cac
 from .conftest import ROOT
 from .fakes.tiny_lm import CHATML_TEMPLATE, save_tiny_lm
 
+pytestmark = pytest.mark.slow  # 5 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 pytest.importorskip("torch")
 pytest.importorskip("peft")
 pytest.importorskip("trl")

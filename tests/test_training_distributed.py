@@ -29,6 +29,8 @@ from .fakes.openai_server import Emulation, FakeOpenAIServer
 from .fakes.tiny_lm import save_tiny_lm
 from .fakes.tiny_training import VERIFIED, WRONG_CONTENT, save_tiny_encoder, write_tiny_statutes
 
+pytestmark = pytest.mark.slow  # 25 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 pytest.importorskip("torch")
 pytest.importorskip("peft")
 pytest.importorskip("trl")

@@ -23,6 +23,8 @@ from lawluo.llm.transformers_backend import (
 from .conftest import ROOT
 from .fakes.tiny_lm import NO_SYSTEM_TEMPLATE, build_tiny_tokenizer, save_tiny_lm, save_tiny_lora_adapter
 
+pytestmark = pytest.mark.slow  # 8 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 pytest.importorskip("torch")
 pytest.importorskip("peft")
 

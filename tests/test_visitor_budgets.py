@@ -15,6 +15,8 @@ from lawluo.ui.visitors import AddressAllowance, Windows
 
 from .fakes.live_app import live_app
 
+pytestmark = pytest.mark.slow  # 5 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 QUESTION = "公司一直没和我签劳动合同，干了两年被辞退了，能要求什么赔偿？"
 
 

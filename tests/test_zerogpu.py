@@ -28,6 +28,8 @@ from lawluo.llm.zerogpu import SPACES_REQUIREMENT, decide
 from .conftest import ROOT
 from .fakes.tiny_lm import save_tiny_lm
 
+pytestmark = pytest.mark.slow  # 4 s of the suite on 2 cores (4 s or more: left out of the inner loop)
+
 pytest.importorskip("torch")
 
 ASK = [
