@@ -5,6 +5,7 @@ installed, importing ``training.weak_labels``; issue 44)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -19,24 +20,14 @@ pytestmark = pytest.mark.slow  # builds a wheel
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(out),
-            str(ROOT),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
+    """The wheel of a copy of the project (so that setuptools' build/ and egg-info are not left in the tree)."""
+    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("wheel")
+    for name in ("pyproject.toml", "requirements.txt", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for package in ("lawluo", "eval_ui"):
+        shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
+    pip = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+    subprocess.run([*pip, "-w", str(out), str(source)], check=True, capture_output=True, timeout=600)
     (found,) = out.glob("lawluo-*.whl")
     return found
 
