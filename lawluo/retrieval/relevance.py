@@ -18,7 +18,7 @@ outputs) over a few features of the hit that every search has:
   for an article outside it), and ``dense`` (1 when that first stage ran) — two models are fitted, one
   with and one without the encoder, and the one that matches the search is used.
 
-Fitted by ``python -m lawluo build relevance`` (:mod:`lawluo.retrieval.relevance_training`) on the
+Fitted by ``python -m lawluo build relevance`` (:mod:`lawluo.build.relevance_training`) on the
 LawBench dev questions (label: the article is one the reference answer cites), never on the fresh lay
 set or a held-out source it is reported on (``benchmarks/retrieval_fresh.py`` prints its reliability).
 The asset is a few numbers; a hostile or broken file is ignored (no ``relevance`` shown), never raised.

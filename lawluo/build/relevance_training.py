@@ -18,9 +18,9 @@ import numpy as np
 
 from ..files import asset_summary, write_atomically
 from ..law.database import StatuteDB
-from .relevance import DENSE_FEATURES, FILENAME, SPARSE_FEATURES, Relevance, fit
-from .rerank_training import eval_queries
-from .statutes import StatuteSearcher, _read_supervision
+from ..retrieval.relevance import DENSE_FEATURES, FILENAME, SPARSE_FEATURES, Relevance, fit
+from ..retrieval.rerank_training import eval_queries
+from ..retrieval.statutes import StatuteSearcher, _read_supervision
 
 #: Hits per question the model is fitted on (what a page shows, with margin).
 DEPTH = 10

