@@ -137,6 +137,9 @@ def test_the_report_matches_the_statistics_computed_directly(store, tmp_path):
     rel = report.section("Rel / T_LC 与律师评分 Rel and T_LC against the lawyers").table.set_index("measure")
     assert rel.loc["Rel", "spearman"] == pytest.approx(expected["spearman"], abs=1e-3)
     assert rel.loc["Rel", "n"] == 4 and "needs at least 3" in rel.loc["T_LC", "note"]
+    # the section lists its statistics (it listed none before: a loop variable replaced the list)
+    scores = report.section("Rel / T_LC 与律师评分 Rel and T_LC against the lawyers")
+    assert scores.statistics == ["rel_correlation", "tlc_correlation"]
     # NHSR: majority per statute is u1/u2's agreement except q3 (True vs False: no majority → dropped)
     nhsr = report.section("NHSR 与律师多数意见 NHSR against the lawyers' majority")
     assert (

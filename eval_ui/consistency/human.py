@@ -158,6 +158,4 @@ def _scores(labels: pd.DataFrame, auto: AutoMetrics | None, report: Report, char
             _needs(report, key, f"{spec(key).needs} ({result['note']})")
     if scatter:
         charts["scatter"] = scatter
-    # No statistics listed here, as before the split: the loop's variable `keys` used to replace this list
-    # by a spent iterator. Kept so the output stays the same; pass `keys` to list them (a change of output).
-    return _section(title, _rounded(pd.DataFrame(rows)), message("stats.note.scores"), [])
+    return _section(title, _rounded(pd.DataFrame(rows)), message("stats.note.scores"), keys)
