@@ -27,12 +27,13 @@ from collections import Counter
 
 from _common import DATA, percentile, read_jsonl
 
-from lawluo.agents.answer_check import ECHO_RATIO, check_answer, cjk_share, echo_ratio
+from lawluo.agents.answer_check import ECHO_RATIO, check_answer, echo_ratio
 from lawluo.agents.lawyer import Brief, _statutes_block, lookup_notices, retrieve_statutes
 from lawluo.config import load_settings
 from lawluo.firm import Firm
 from lawluo.firm.firm import STATUTES_K
 from lawluo.prompts.untrusted import quote
+from lawluo.text import cjk_share
 
 
 def briefs(firm: Firm, questions: dict[str, str]) -> dict[str, Brief]:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lawluo import text
 from lawluo.agents import answer_check
 from lawluo.agents import lawyer as lawyer_module
 from lawluo.agents.answer_check import (
@@ -17,14 +18,14 @@ from lawluo.agents.answer_check import (
     HOLD_REASONS,
     Held,
     check_answer,
-    cjk_share,
     echo_ratio,
-    reported_cut,
 )
 from lawluo.agents.lawyer import Brief, Lawyer
 from lawluo.domains import PACKAGED
 from lawluo.llm import LLMError, StructuredOutputError
+from lawluo.llm.answer import reported_cut
 from lawluo.llm.no_model import NoModel
+from lawluo.text import cjk_share
 from lawluo.tolc import builder, from_cases, tree
 from lawluo.tolc.builder import why_not_model
 
@@ -57,7 +58,7 @@ def held(answer: str, b: Brief | None = None, cut_at: int | None = None) -> str 
 
 
 def test_the_docstrings_examples_hold():
-    for module in (answer_check, lawyer_module, tree, builder, from_cases):
+    for module in (answer_check, text, lawyer_module, tree, builder, from_cases):
         assert doctest.testmod(module).failed == 0, module.__name__
 
 

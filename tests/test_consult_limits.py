@@ -19,8 +19,9 @@ from lawluo.agents.lawyer import REPLY_HELD_BACK
 from lawluo.config import load_settings
 from lawluo.firm import Consultation, Firm
 from lawluo.llm import LanguageModels
+from lawluo.tolc.tree import tree_calls
 from lawluo.ui import consult_tab as tab
-from lawluo.ui.visitors import Visit, VisitorLimits, Visitors, fit_tree, owner_of, tree_calls
+from lawluo.ui.visitors import Visit, VisitorLimits, Visitors, fit_tree, owner_of
 
 from .fakes.firm_models import FirmResponder
 from .fakes.live_app import model_environ

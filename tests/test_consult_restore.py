@@ -140,7 +140,7 @@ def test_an_unexpected_error_shows_no_server_path(firm, tmp_path, caplog):
     try:
         secret.read_text()
     except OSError as exc:
-        page = tab._failed(firm, None, exc)
+        page = tab.failed_view(firm, None, exc)
     # the visitor reads one plain sentence; the error, path and all, is for the operator's log
     assert tab.FAILED_MESSAGE in page.message and "FileNotFoundError" not in page.message
     assert str(tmp_path) not in page.message and "/private/sessions" not in page.message

@@ -12,8 +12,8 @@ import pytest
 from lawluo.firm.state import Turn
 from lawluo.i18n import text as catalogue_text
 from lawluo.law.content_kinds import CONTENT_KIND_TABLE, CONTENT_KINDS
-from lawluo.metrics.evaluate import Results
 from lawluo.metrics.nhsr import CITATION_COLUMNS, AnswerStatutes, citation_rows
+from lawluo.metrics.registry import Results
 from lawluo.metrics.report import write_results
 from lawluo.ui import consult_render as cr
 from lawluo.ui import render

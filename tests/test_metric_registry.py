@@ -13,10 +13,10 @@ import pytest
 
 from lawluo.cli import build_parser, main
 from lawluo.metrics import overlap, registry
-from lawluo.metrics.evaluate import EvalOptions, Evaluator
+from lawluo.metrics.evaluate import Evaluator
 from lawluo.metrics.inputs import Answer, Inputs, Reference
 from lawluo.metrics.judge import Judge
-from lawluo.metrics.registry import REGISTRY, Column, Metric, MetricSpec, mean, parse_metrics
+from lawluo.metrics.registry import REGISTRY, Column, EvalOptions, Metric, MetricSpec, mean, parse_metrics
 from lawluo.metrics.report import render_markdown
 from tests.conftest import SESSION_KEYS
 from tests.fakes.judge_responder import JudgeResponder

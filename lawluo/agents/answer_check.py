@@ -18,11 +18,11 @@ order:
   answer (a small model's second turn was seen to copy its first word for word, issue 41); an answer that
   builds on the earlier one with new facts stays under it (none of the 576 later lawyer turns of
   lawyer-llama's multi-turn consultations is held: ``python benchmarks/answer_check_calibration.py``);
-- ``no_chinese``: the question is Chinese (:func:`is_chinese`) and fewer than :data:`MIN_CJK_SHARE` of the
+- ``no_chinese``: the question is Chinese (:func:`lawluo.text.is_chinese`) and fewer than :data:`MIN_CJK_SHARE` of the
   answer's letters (CJK ideographs and Latin letters; digits and punctuation do not count) are CJK
   ideographs — an answer in English, or in numbers and symbols only;
 - ``cut``: the model stopped at its ``max_tokens`` limit, so the answer is incomplete (``cut_at`` is that
-  limit, as the backend reported it: :func:`reported_cut`).
+  limit, as the backend reported it: :func:`lawluo.llm.answer.reported_cut`).
 
 The thresholds were set on real answers (``python benchmarks/answer_check_calibration.py``): the reference
 answers and 14 systems' answers of LawBench's consultation set, and GPT-4's answers of lawyer-llama, each
@@ -46,8 +46,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..llm.answer import reported_cut  # noqa: F401 (re-exported: the firm asks here)
-from ..text import CHINESE_QUESTION_SHARE, cjk_share, ideographs, is_chinese  # noqa: F401 (re-exported)
+from ..text import cjk_share, is_chinese
 
 ECHO_NGRAM = 6  # characters per n-gram: longer than most legal terms, so shared vocabulary is not an echo
 ECHO_RATIO = 0.6  # held when at least this share of the answer's (unquoted) n-grams come from the prompt

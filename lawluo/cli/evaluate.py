@@ -89,8 +89,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from ..jsonl import JSONLError
     from ..law.checker import CitationChecker
     from ..law.database import StatuteDB
-    from ..metrics.evaluate import EvalOptions, Evaluator
+    from ..metrics.evaluate import Evaluator
     from ..metrics.inputs import load_inputs
+    from ..metrics.registry import EvalOptions
     from ..metrics.report import markdown_table, write_results
 
     try:

@@ -34,10 +34,11 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lawluo.agents.answer_check import HOLD_REASONS, check_answer, reported_cut
+from lawluo.agents.answer_check import HOLD_REASONS, check_answer
 from lawluo.config import ROLES
 from lawluo.jsonl import JSONLAppender, JSONLError, drop_partial_last_line, read_jsonl, report
 from lawluo.llm import AuthenticationFailed, LLMError, ModelUnavailable
+from lawluo.llm.answer import reported_cut
 from lawluo.llm.parallel import as_finished
 
 from .firm import Firm, Retrieval

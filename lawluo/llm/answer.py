@@ -67,7 +67,7 @@ class ChatAnswer(str):
 
     @property
     def cut_at_max_tokens(self) -> int | None:
-        """:func:`cut_at` of this answer (the name ``lawluo.agents.answer_check.reported_cut`` reads)."""
+        """:func:`cut_at` of this answer (what :func:`reported_cut` reads)."""
         return cut_at(self)
 
 

@@ -30,7 +30,7 @@ from lawluo.llm.parallel import as_finished
 from . import registry
 from .inputs import Inputs
 from .judge import FATAL, Judge
-from .registry import EvalOptions, Key, Metric, MetricSpec, Results, Run  # noqa: F401 (EvalOptions, Results: re-exported)
+from .registry import EvalOptions, Key, Metric, MetricSpec, Results, Run
 
 T = TypeVar("T")
 

@@ -64,6 +64,12 @@ class PairOutcome:
     verdicts: list[dict] = field(default_factory=list)  # as shown: {"order", "preference", "a", "b", …}
     errors: list[str] = field(default_factory=list)
 
+    def record(self, qid: str, first: str, second: str) -> PairRecord:
+        """This outcome as the line of ``pairwise.jsonl`` for question ``qid`` and the two systems."""
+        return PairRecord(
+            qid, first, second, self.result, self.consistent, tuple(self.verdicts), tuple(self.errors)
+        )
+
     def as_dict(self) -> dict:
         return {
             "result": self.result,
@@ -271,8 +277,7 @@ class PairwiseRun(Metric):
         by_pair: dict[tuple[str, str], list[PairOutcome]] = {}
         for (qid, first, second), outcome in zip(jobs, outcomes, strict=True):
             by_pair.setdefault((first, second), []).append(outcome)
-            record = PairRecord(qid, first, second, outcome.result, outcome.consistent, *_listed(outcome))
-            results.pair_details.append(record.as_json())
+            results.pair_details.append(outcome.record(qid, first, second).as_json())
         results.pairs = [
             {"first": first, "second": second, **summarise_pairs(by_pair.get((first, second), []))}
             for first, second in pairs
@@ -281,7 +286,3 @@ class PairwiseRun(Metric):
 
 
 PAIRWISE = PairwiseRun()
-
-
-def _listed(outcome: PairOutcome) -> tuple[tuple[dict, ...], tuple[str, ...]]:
-    return tuple(outcome.verdicts), tuple(outcome.errors)

@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import registry
-from .evaluate import Results
 from .nhsr import CITATION_COLUMNS, citation_rows
 from .plots import turns_chart, win_rate_chart
+from .registry import Results
 
 PAIR_COLUMNS = (
     ("first", "System", "{}"),

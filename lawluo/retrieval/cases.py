@@ -58,7 +58,7 @@ class CaseSearcher:
             Path(index_dir), [c.search_text for c in cases], shipped=shipped, background=background
         )
         self.dense = dense
-        self.domain_names = {d.id: d.cases_as for d in domains}  # id → what its cases carry as domain_hint
+        self.case_keys = {d.id: d.cases_as for d in domains}  # id → what its cases carry as domain_hint
 
     @classmethod
     def from_settings(cls, settings, background: bool = False) -> CaseSearcher:
@@ -108,7 +108,7 @@ class CaseSearcher:
         ``cause`` is the question's cause when the caller knows it, else
         :func:`~lawluo.retrieval.case_fit.question_cause` of ``query`` and ``domain`` (a domain id). An unknown
         cause (``""``) gives no case: a case that only shares words with the question is not "similar".
-        Among the fitting cases, those of ``domain`` (a case's ``domain_hint`` is its domain's name) come
+        Among the fitting cases, those of ``domain`` (a case's ``domain_hint`` is its domain's case key, :attr:`~lawluo.domains.Domain.cases_as`) come
         first, then the rest, each in :meth:`search`'s order. The domain orders rather than filters: a
         case's domain is read off its cause, so a fitting case of another domain is of the same kind (醉驾
         cases are criminal ones for a question routed to 交通事故; on the 64 dev questions of
@@ -125,7 +125,7 @@ class CaseSearcher:
         if not cause:
             return []
         fitting = [h for h in self.search(query, len(self.cases)) if cause_fits(h.case.cause, cause)]
-        name = self.domain_names.get(domain or "")
-        if name:
-            fitting.sort(key=lambda h: h.case.domain_hint != name)  # stable: search order within each
+        key = self.case_keys.get(domain or "")
+        if key:
+            fitting.sort(key=lambda h: h.case.domain_hint != key)  # stable: search order within each
         return fitting[:k]

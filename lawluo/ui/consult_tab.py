@@ -209,5 +209,4 @@ from .consult.view import (  # noqa: F401
     view,
     why,
 )
-from .consult.view import failed_view as _failed  # noqa: F401 — the old name, used by the tests
 from .views import KEEP, Keep  # noqa: F401

@@ -47,7 +47,7 @@ from pathlib import Path
 from ..config.settings import from_setting, read_settings
 from ..i18n import Message, message, text
 from ..llm.cancel import CancelToken
-from ..tolc.tree import tree_calls  # the tree's cost; imported from here by the consult tab and tests
+from ..tolc.tree import tree_calls  # the tree's cost (tolc.tree: its one home)
 from .client_address import request_address
 
 logger = logging.getLogger(__name__)

@@ -136,14 +136,8 @@ class FakeAnthropicServer(LoopbackServer):
         self._outcomes = {"finished": 0, "abandoned": 0}
         self._received = 0  # every POST, refused ones included
         self._lock = threading.Lock()
-        self._closing = threading.Event()
-        self._connections: set[socket.socket] = set()
-        self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler, self)
+        self._serve(_HTTPServer(("127.0.0.1", 0), _Handler, self))
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
-        self._thread.start()
 
     def script(self, *items: Reply | Fault) -> None:
         with self._lock:

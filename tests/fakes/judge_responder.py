@@ -17,16 +17,8 @@ from collections.abc import Callable
 
 from lawluo import prompts
 
-#: The judges it answers, by template name (``lawluo/prompts/<name>/``: prompt.txt + judge.yaml).
-JUDGES = (
-    "metrics/extract_statutes",
-    "metrics/relevance",
-    "metrics/consistency",
-    "metrics/extract_claims",
-    "metrics/judge_claim",
-    "metrics/pairwise",
-    "metrics/single_score",
-)
+#: The judges it answers, by template name: the metrics' judge folders (``lawluo/prompts/metrics/<name>/``).
+JUDGES = [name for name in prompts.judges() if name.startswith("metrics/")]
 QUOTED = re.compile(r"<<<\n?(.*?)\n?>>>", re.S)
 REAL_STATUTE = {
     "law": "中华人民共和国劳动合同法",
@@ -38,7 +30,7 @@ REAL_STATUTE = {
 def template_of(messages: list[dict]) -> str:
     """The judge template the first user message was rendered from (:func:`lawluo.prompts.rendered_from`)."""
     first = next(m["content"] for m in messages if m["role"] == "user")
-    name = prompts.rendered_from(first, list(JUDGES))
+    name = prompts.rendered_from(first, JUDGES)
     if name is None:
         raise AssertionError(f"not a metrics prompt: {first[:80]!r}")
     return name

@@ -1,6 +1,6 @@
 """What the fake servers on loopback share: stopping them, whatever their requests are doing.
 
-A fake (``FakeOpenAIServer``, ``FakeAnthropicServer``) serves from a thread (``_httpd``, ``_thread``),
+A fake (``FakeOpenAIServer``, ``FakeAnthropicServer``) serves from a thread (:meth:`LoopbackServer._serve`),
 keeps its open connections in ``_connections`` under ``_lock`` and says it is closing with ``_closing``,
 which wakes a request sleeping in a hang or a slow stream.
 """
@@ -19,6 +19,16 @@ class LoopbackServer:
     _connections: set[socket.socket]
     _httpd: ThreadingHTTPServer
     _thread: threading.Thread
+
+    def _serve(self, httpd: ThreadingHTTPServer) -> None:
+        """Start serving ``httpd`` (made with this fake as its owner) from a daemon thread."""
+        self._closing = threading.Event()
+        self._connections = set()
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+        self._thread.start()
 
     def close(self) -> None:
         """Stop serving and drop open connections; wakes any request sleeping in a hang or latency."""

@@ -267,14 +267,8 @@ class FakeOpenAIServer(LoopbackServer):
         self._service = 0.0  # summed durations of chat requests
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._closing = threading.Event()
-        self._connections: set[socket.socket] = set()
-        self._httpd = _HTTPServer((host, port), _Handler, self)
+        self._serve(_HTTPServer((host, port), _Handler, self))
         self.url = f"http://{host}:{self._httpd.server_address[1]}/v1"
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-        )
-        self._thread.start()
 
     def script(self, *items: Item) -> None:
         """Queue answers for the next chat requests, first in first out (adds to any still queued)."""
