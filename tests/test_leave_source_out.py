@@ -221,6 +221,27 @@ def test_no_held_out_question_reaches_any_refit_part(bench, monkeypatch, name):
         assert "LawBench evaluation rows" in result.reranker
 
 
+class CharacterDense:
+    """A dense first stage over the tiny database: articles by the share of the question's characters they
+    hold (no model)."""
+
+    def __init__(self, db) -> None:
+        self.texts = [a.text for a in db.articles]
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        chars = set(query)
+        scored = [(i, len(chars & set(t)) / max(1, len(chars))) for i, t in enumerate(self.texts)]
+        return sorted(scored, key=lambda x: (-x[1], x[0]))[:k]
+
+
+@pytest.mark.parametrize("name", ["disc", "lawbench"])
+def test_with_a_dense_stage_the_fused_reranker_is_refit_and_measured(tiny_db, name):
+    bench = LeaveSourceOut(tiny_db, ROWS, EXPANSIONS, None, dense=CharacterDense(tiny_db))
+    result = bench.run_family(_family(name), max_queries=0, reranker_queries=0)
+    assert set(result.evaluations) == set(holdout.SYSTEMS)
+    assert bench.dense is not None and all(len(e.ranks) for e in result.evaluations.values())
+
+
 def test_mean_over_families_by_hand():
     stats = holdout.macro_bootstrap([np.array([[1.0], [0.0]]), np.array([[1.0], [1.0], [1.0], [1.0]])])
     assert stats[0, 0] == 0.75  # (0.5 + 1.0) / 2, not the pooled 5 / 6

@@ -9,8 +9,17 @@ import numpy as np
 import pytest
 
 from lawluo.retrieval.evaluation import GoldQuery
-from lawluo.retrieval.rerank import FEATURES, FORMAT, Reranker, load_reranker, train
-from lawluo.retrieval.rerank_training import near_duplicates, query_set, training_queries
+from lawluo.retrieval.rerank import (
+    FEATURES,
+    FORMAT,
+    FUSED_FEATURES,
+    FUSED_FILENAME,
+    Reranker,
+    RerankerError,
+    load_reranker,
+    train,
+)
+from lawluo.retrieval.rerank_training import fused_query_set, near_duplicates, query_set, training_queries
 
 ROWS = [
     {
@@ -206,3 +215,89 @@ def test_near_duplicates_share_most_character_grams():
         ["公司拖欠工资不发怎么办呢", "完全无关的一句话而已"], ["公司拖欠工资不发怎么办", "离婚"]
     )
     assert found == [{0}, set()]
+
+
+# The reranker of the fused candidates (BM25 and e5 fused first, then reordered with e5 features)
+
+
+class FakeDense:
+    """A dense first stage that ranks BM25's top 40 backwards, cosines falling from 0.9: the fused list then
+    differs from either ranking, and nothing needs the e5 model."""
+
+    def __init__(self, searcher) -> None:
+        self.searcher = searcher
+        self.calls = 0
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        self.calls += 1
+        sparse = [i for i, _ in self.searcher.candidates(self.searcher.ranking(query), 40)][::-1]
+        return [(i, 0.9 - 0.01 * r) for r, i in enumerate(sparse[:k])]
+
+
+@pytest.fixture
+def fused_searcher(searcher, monkeypatch):
+    monkeypatch.setattr(searcher, "dense", FakeDense(searcher))
+    monkeypatch.setattr(searcher, "fused_reranker", None)
+    return searcher
+
+
+def _fused_order(searcher, question: str) -> list[tuple[str, int]]:
+    tokens = searcher.query_tokens(question)
+    sparse = searcher._scores(tokens)
+    found = searcher.dense.search(question, 300)
+    _, cands, matrix = searcher.fused_candidates(question, tokens, sparse, searcher._top(sparse, 300), found)
+    assert matrix.shape == (len(cands), len(FUSED_FEATURES))
+    return [(searcher.db.articles[i].law.key, searcher.db.articles[i].number) for i, _ in cands]
+
+
+def test_without_a_fused_reranker_the_search_is_the_two_rankings_fused(fused_searcher):
+    hits = fused_searcher.search(QUESTIONS[0], 10)
+    assert _keys(hits) == _fused_order(fused_searcher, QUESTIONS[0])[:10]
+    assert fused_searcher.dense.calls >= 1
+
+
+def test_a_fused_reranker_trained_on_synthetic_rows_moves_the_learned_article_to_the_top(
+    fused_searcher, monkeypatch
+):
+    def third(question: str) -> GoldQuery:
+        return GoldQuery(question, question, frozenset({_fused_order(fused_searcher, question)[2]}))
+
+    data = fused_query_set(fused_searcher, [third(q) for q in QUESTIONS[:8]])
+    model = train(data.features, data.labels, rounds=50, seeds=(0,), names=FUSED_FEATURES)
+    query = QUESTIONS[9]
+    before = _fused_order(fused_searcher, query)
+    monkeypatch.setattr(fused_searcher, "fused_reranker", model)
+    after = fused_searcher.search(query, 5)
+    assert _keys(after)[0] == before[2]
+    scores = [h.score for h in after]
+    assert scores == sorted(scores, reverse=True) and all(0 < s < 1 for s in scores)
+    monkeypatch.setattr(fused_searcher, "dense", None)  # no dense stage: the fused reranker is not used
+    assert _keys(fused_searcher.search(query, 5)) != _keys(after)
+
+
+def test_a_failing_fused_reranker_keeps_the_fused_ranking_and_logs(fused_searcher, monkeypatch, caplog):
+    class Broken:
+        def scores(self, features):
+            raise RuntimeError("boom")
+
+    before = _keys(fused_searcher.search(QUESTIONS[3], 5))
+    monkeypatch.setattr(fused_searcher, "fused_reranker", Broken())
+    with caplog.at_level(logging.WARNING, logger="lawluo.retrieval.statutes"):
+        assert _keys(fused_searcher.search(QUESTIONS[3], 5)) == before
+    assert "fused statute reranker failed" in caplog.text
+
+
+def test_the_fused_asset_loads_only_for_the_fused_features(tmp_path, caplog):
+    rng = np.random.default_rng(0)
+    xs = [rng.normal(size=(30, len(FUSED_FEATURES))) for _ in range(6)]
+    ys = [(x[:, -6] > 0.5).astype(float) for x in xs]  # the cosine column decides
+    model = train(xs, ys, rounds=10, seeds=(0,), names=FUSED_FEATURES)
+    path = tmp_path / FUSED_FILENAME
+    path.write_text(model.to_json(trained_on="test"), encoding="utf-8")
+    loaded = load_reranker(path, FUSED_FEATURES)
+    assert loaded is not None and np.allclose(loaded.scores(xs[0]), model.scores(xs[0]))
+    with caplog.at_level(logging.WARNING, logger="lawluo.retrieval.rerank"):
+        assert load_reranker(path) is None  # the sparse reranker's place: refused, not misread
+    assert "特征不符" in caplog.text
+    with pytest.raises(RerankerError, match="特征数不符"):
+        train(xs, ys, rounds=2, seeds=(0,))  # fused columns under the sparse names

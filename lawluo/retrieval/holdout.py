@@ -41,7 +41,9 @@ dense encoder (multilingual e5, trained by others, not by this project: the ``de
 and no reranker; ``sparse+reranker``: the same, reranked by the refit model; ``sparse+mined colloquial``:
 ``sparse`` with the colloquial terms mined from the training rows added to the hand-written ones;
 ``sparse+e5`` and ``sparse+reranker+e5``: with the e5 first stage fused by reciprocal rank (when an encoder
-is given; the last is the app's default); ``expansions``: the old default, expansions in the index with
+is given; the last was the app's default until session 29); ``fused+reranker``: BM25 and e5 fused first, then
+the fused top 100 reordered by a reranker with e5 features (:data:`~lawluo.retrieval.rerank.FUSED_FEATURES`),
+refit as the reranker is (the app's default since session 29); ``expansions``: the old default, expansions in the index with
 their citation prior, no law prior, no reranker; ``plain``: BM25 over the article text alone. Metrics of :mod:`lawluo.retrieval.evaluation`
 (R@k, MRR@10 with percentile bootstrap intervals over queries) per family and pooled over every held-out
 query, and the paired difference of R@10 against ``sparse`` (:func:`paired_difference`).
@@ -89,8 +91,15 @@ from .holdout_split import (  # noqa: F401  (re-exported: what is held out)
     sample_groups,
     split,
 )
-from .rerank import Reranker, train
-from .rerank_training import QuerySet, eval_queries, near_duplicates, query_set, training_queries
+from .rerank import FEATURES, FUSED_FEATURES, Reranker, train
+from .rerank_training import (
+    QuerySet,
+    eval_queries,
+    fused_query_set,
+    near_duplicates,
+    query_set,
+    training_queries,
+)
 from .statutes import StatuteSearcher
 
 
@@ -178,15 +187,16 @@ class LeaveSourceOut:
         ]
 
     def train_reranker(
-        self, part: Split, searcher: StatuteSearcher, cap: int, seed: int
+        self, part: Split, searcher: StatuteSearcher, cap: int, seed: int, fused: bool = False
     ) -> tuple[Reranker | None, str]:
-        """The reranker refit without ``part``'s family, and a sentence saying how it was trained."""
+        """The reranker refit without ``part``'s family, and a sentence saying how it was trained; ``fused``:
+        the fused candidates' (``searcher.dense`` set)."""
         queries = eval_queries(part.training)
         if queries:
-            data = query_set(searcher, queries)
+            data = (fused_query_set if fused else query_set)(searcher, queries)
             how = f"trained on the {len(queries)} LawBench evaluation rows left in the training data"
         else:
-            data, n = self.out_of_fold_set(part.training, cap, seed)
+            data, n = self.out_of_fold_set(part.training, cap, seed, fused)
             if not n:
                 return None, "not measurable: no training question"
             how = (
@@ -195,13 +205,15 @@ class LeaveSourceOut:
                 "votes, citation counts and law prior)"
             )
         try:
-            return train(data.features, data.labels), how
+            return train(data.features, data.labels, names=FUSED_FEATURES if fused else FEATURES), how
         except Exception as exc:  # noqa: BLE001 — no usable query (RerankerError) or LightGBM's refusal: said in the report
             return None, f"not measurable: {type(exc).__name__}: {exc}"
 
-    def out_of_fold_set(self, training: Sequence[Mapping], cap: int, seed: int) -> tuple[QuerySet, int]:
+    def out_of_fold_set(
+        self, training: Sequence[Mapping], cap: int, seed: int, fused: bool = False
+    ) -> tuple[QuerySet, int]:
         """Features and labels of a sample of ``cap`` training questions, each fold's computed by a searcher
-        refit without that fold's questions and their near duplicates."""
+        refit without that fold's questions and their near duplicates (``fused``: of the fused candidates)."""
         queries = [
             GoldQuery(q.id, query_text(q.question), q.gold, q.source, q.group)
             for q in training_queries(training)
@@ -219,7 +231,9 @@ class LeaveSourceOut:
                 *near_duplicates([q.question for q in fold], [r["question"] for r in training])
             )
             kept = [r for j, r in enumerate(training) if str(r.get("id")) not in held and j not in near]
-            part = query_set(self.sparse(kept), fold)
+            searcher = self.sparse(kept)
+            searcher.dense = self.dense if fused else None
+            part = (fused_query_set if fused else query_set)(searcher, fold)
             out.candidates += part.candidates
             out.features += part.features
             out.labels += part.labels
@@ -266,7 +280,11 @@ class LeaveSourceOut:
             evaluations["sparse+e5"] = evaluate(part.test, searched(sparse, None), ks)
             if model is not None:
                 evaluations["sparse+reranker+e5"] = evaluate(part.test, searched(sparse, model), ks)
-            sparse.dense = None
+            sparse.fused_reranker, how_fused = self.train_reranker(part, sparse, reranker_queries, seed, True)
+            self.progress(f"{family.name}: fused reranker {how_fused} ({time.perf_counter() - t:.0f} s)")
+            if sparse.fused_reranker is not None:
+                evaluations["fused+reranker"] = evaluate(part.test, searched(sparse, None), ks)
+            sparse.dense = sparse.fused_reranker = None
         evaluations["expansions"] = evaluate(
             part.test, searched(self.with_expansions(part.expansions), None), ks
         )

