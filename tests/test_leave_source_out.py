@@ -292,8 +292,10 @@ def test_cli_prints_a_table_per_family_and_the_pool(tmp_path, tiny_db, capsys, m
     printed = capsys.readouterr().out
     for title in ("## Held out: disc", "## Held out: lawbench", "## All held-out families"):
         assert title in printed
-    for system in holdout.SYSTEMS:  # two families, the mean over them, every question pooled
-        assert printed.count(f"| {system} | ") == (0 if system in holdout.DENSE_SYSTEMS else 4)
+    for system in holdout.SYSTEMS:  # two families, the mean over them, every question pooled, and
+        # LawBench's two sources apart (consultations and scenarios)
+        assert printed.count(f"| {system} | ") == (0 if system in holdout.DENSE_SYSTEMS else 6)
+    assert "| sparse | lawbench_consult | 2 | " in printed and "| sparse | lawbench_scenario | " in printed
     report = out.read_text(encoding="utf-8")
     assert (
         report == printed

@@ -155,6 +155,26 @@ def table(result: FamilyResult, macro: bool = False) -> str:
     return "\n".join(lines)
 
 
+def by_source(result: FamilyResult) -> list[str]:
+    """R@5 and R@10 of each system per source of a family whose test questions come from several (LawBench's
+    consultations and scenarios), as Markdown lines; none for a family of one source."""
+    sources = sorted({q.source for q in result.split.test}) if result.split is not None else []
+    if len(sources) < 2:
+        return []
+    lines = ["| system | source | queries | R@5 | R@10 |", "|---|---|---|---|---|"]
+    for system in SYSTEMS:
+        if system not in result.evaluations:
+            continue
+        blocks = result.evaluations[system].summary()["by_source"]
+        for source in sources:
+            b = blocks.get(source)
+            if b is not None:
+                lines.append(
+                    f"| {system} | {source} | {b['queries']} | {_cell(b['R@5'])} | {_cell(b['R@10'])} |"
+                )
+    return ["By source:", "", *lines, ""]
+
+
 def describe(result: FamilyResult) -> list[str]:
     """What a family's test and training data were, as Markdown bullet lines."""
     part = result.split
@@ -216,6 +236,7 @@ def report_markdown(results: Sequence[FamilyResult], command: str, seconds: floa
     for result in results:
         if result.split is not None:
             lines += [f"## Held out: {result.name}", "", *describe(result), "", table(result), ""]
+            lines += by_source(result)
             continue
         lines += [
             "## All held-out families",
