@@ -82,8 +82,12 @@ def test_a_fitting_case_of_another_domain_is_not_shown_to_a_routed_question(case
     question = "我昨晚喝了酒开车回家，被交警查到了，会怎么处理？"
     assert question_cause(question, "traffic") == "危险驾驶罪"
     anywhere = case_searcher.similar(question, 3)
-    assert anywhere and all(h.case.domain_hint == CRIMINAL for h in anywhere), "the bank's 醉驾 cases are criminal"
-    assert case_searcher.similar(question, 3, "traffic") == []  # the page says none of its kind is in the bank
+    assert anywhere and all(h.case.domain_hint == CRIMINAL for h in anywhere), (
+        "the bank's 醉驾 cases are criminal"
+    )
+    assert (
+        case_searcher.similar(question, 3, "traffic") == []
+    )  # the page says none of its kind is in the bank
     assert case_searcher.similar(question, 3, "criminal")
     assert case_searcher.similar(question, 3, "other"), "其他 keeps every fitting case"
 
