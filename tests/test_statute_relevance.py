@@ -103,3 +103,44 @@ def test_the_searchers_hits_carry_a_relevance_between_0_and_1_when_the_model_is_
     assert hits[0].as_dict()["relevance"] == round(hits[0].relevance, 3)
     # features fall with rank: the first hit is at least as likely relevant as the fifth
     assert hits[0].relevance >= hits[-1].relevance
+
+
+def test_the_relevance_is_fitted_on_hits_of_rerankers_that_never_saw_the_question(monkeypatch):
+    """The shipped rerankers are trained on the rows the relevance is fitted on: each fold's hits come from a
+    reranker refit on the other folds, and the searcher gets its own reranker back."""
+    from types import SimpleNamespace
+
+    from lawluo.build import relevance_training as rt
+    from lawluo.retrieval.evaluation import GoldQuery
+    from lawluo.retrieval.rerank_training import QuerySet
+
+    queries = [
+        GoldQuery(f"q{i}", f"问题{i}", frozenset({("民法典", i)}), group=f"g{i // 2}") for i in range(20)
+    ]
+    shipped = object()
+    searcher = SimpleNamespace(dense=None, fused_reranker=None, reranker=shipped, features=object())
+    trained_on, searched = [], []
+    monkeypatch.setattr(
+        rt,
+        "query_set",
+        lambda s, qs: QuerySet(
+            [[]] * len(qs), [np.full((2, 1), i) for i in range(len(qs))], [np.eye(2)[0]] * len(qs)
+        ),
+    )
+
+    def fake_train(features, labels, names):
+        trained_on.append({int(f[0, 0]) for f in features})
+        return ("model", len(trained_on))
+
+    def fake_rows(s, qs):
+        searched.append((s.reranker, {q.id for q in qs}))
+        return np.zeros((len(qs), 3)), np.zeros(len(qs), dtype=int), False
+
+    monkeypatch.setattr(rt, "train", fake_train)
+    monkeypatch.setattr(rt, "labelled_rows", fake_rows)
+    rows, labels, _ = rt.out_of_fold_rows(searcher, queries)
+    assert len(rows) == len(labels) == 20 and len(trained_on) == rt.FOLDS
+    for (model, tested), trained in zip(searched, trained_on, strict=True):
+        assert model[0] == "model" and not {f"q{i}" for i in trained} & tested  # never its own questions
+    assert set().union(*(t for _, t in searched)) == {q.id for q in queries}
+    assert searcher.reranker is shipped  # put back
