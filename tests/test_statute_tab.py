@@ -143,6 +143,18 @@ def test_statute_card_badges_for_superseded_and_repealed():
     assert 'lang="zh-CN">中华人民共和国合同法 第一百零七条<' in out  # the law's name: Chinese on every page
 
 
+def test_a_card_shows_the_calibrated_relevance_not_a_score_that_reads_like_a_chance():
+    hit = {"law": "中华人民共和国民法典", "article_label": "第一千零四十二条", "text": "禁止借婚姻索取财物。"}
+    with_relevance = render.statute_card({**hit, "score": 0.51, "relevance": 0.04})
+    assert "估计相关 4%" in shown(with_relevance, "zh") and "estimated relevance 4%" in shown(
+        with_relevance, "en"
+    )
+    assert "0.51" not in with_relevance
+    for relevance in (None, 7.0, "0.5"):  # no model, or a value no model gives: the rank score, named so
+        out = render.statute_card({**hit, "score": 0.51, "relevance": relevance})
+        assert "得分 0.51" in shown(out, "zh") and "估计相关" not in shown(out, "zh")
+
+
 # -- case search ----------------------------------------------------------------------------------
 
 

@@ -213,7 +213,9 @@ def _version_badges(current: bool, in_force: bool = True) -> str:
 
 
 def statute_card(hit: Mapping, note: str = "") -> str:
-    """One :meth:`StatuteHit.as_dict` as a card: law, article, version (+ badge), level, text, score;
+    """One :meth:`StatuteHit.as_dict` as a card: law, article, version (+ badge), level, text, and the hit's
+    calibrated relevance as a percentage when it has one (the chance that a lawyer would cite it; else the raw
+    score, which is a rank score, not a chance);
     an article the query named by law and number is marked so, and a repealed law's card says what
     replaced it (``hit["repeal"]``, the database's Chinese words); ``note`` (plain text, escaped; or
     :class:`~lawluo.ui.i18n.Html`) is a line above the text."""
@@ -229,7 +231,7 @@ def statute_card(hit: Mapping, note: str = "") -> str:
         + zh(f"{hit.get('law') or ''} {hit.get('article_label') or ''}", "span", "ll-title")
         + f'<span class="ll-meta">{say("statute.version", version=hit.get("version"))}</span>{badges}'
         + zh(hit.get("level"), "span", "ll-meta")
-        + f'<span class="ll-meta">{say("statute.score", score=_score(hit))}</span>'
+        + f'<span class="ll-meta">{_relevance_or_score(hit)}</span>'
         "</div>"
         f"{repeal_row}"
         + (f'<div class="ll-row ll-fit">{note_html}</div>' if note else "")
@@ -240,6 +242,15 @@ def statute_card(hit: Mapping, note: str = "") -> str:
 
 def _score(hit: Mapping) -> str:
     return f"{float(hit.get('score') or 0):.2f}"
+
+
+def _relevance_or_score(hit: Mapping) -> str:
+    """``估计相关 4%`` from a hit's calibrated relevance (a number in [0, 1]), else ``得分 0.51``: since the
+    reranker's scores lie in (0, 1) too, a bare score would read as a chance it is not."""
+    relevance = hit.get("relevance")
+    if isinstance(relevance, int | float) and 0 <= relevance <= 1:
+        return say("statute.relevance", pct=f"{round(100 * relevance)}%")
+    return say("statute.score", score=_score(hit))
 
 
 def echo(query: str) -> str:
