@@ -127,15 +127,34 @@ def live_app(
             settings
         )  # one guard, shared by the login and the admin's tab, as app.main does
         demo = build_app(settings, sign_in=sign_in)
-        _, url, _ = demo.launch(
-            server_name="127.0.0.1",
-            server_port=free_port(),
-            prevent_thread_lock=True,
-            quiet=True,
-            **launch_options(settings, sign_in),  # as app.main launches it
-        )
+        url = _launch(demo, launch_options(settings, sign_in))  # as app.main launches it
         stack.callback(demo.close)
         yield LiveApp(url, server, responder if model else None, demo)
+
+
+#: Starts tried: Gradio's launch probes the server it has just started and, when that probe times out on a
+#: loaded machine, raises "When localhost is not accessible, a shareable link must be created".
+LAUNCH_TRIES = 3
+
+
+def _launch(demo, options: dict) -> str:
+    """Launch ``demo`` on a free loopback port and return its URL, starting again (another port) when Gradio's
+    start-up probe of its own server timed out."""
+    for attempt in range(1, LAUNCH_TRIES + 1):
+        try:
+            _, url, _ = demo.launch(
+                server_name="127.0.0.1",
+                server_port=free_port(),
+                prevent_thread_lock=True,
+                quiet=True,
+                **options,
+            )
+            return url
+        except ValueError as exc:
+            if "localhost is not accessible" not in str(exc) or attempt == LAUNCH_TRIES:
+                raise
+            demo.close()
+    raise AssertionError("unreachable")
 
 
 def require_chromium() -> None:
