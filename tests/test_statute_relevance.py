@@ -123,7 +123,7 @@ def test_the_relevance_is_fitted_on_hits_of_rerankers_that_never_saw_the_questio
     monkeypatch.setattr(
         rt,
         "query_set",
-        lambda s, qs: QuerySet(
+        lambda s, qs, fused=False: QuerySet(
             [[]] * len(qs), [np.full((2, 1), i) for i in range(len(qs))], [np.eye(2)[0]] * len(qs)
         ),
     )

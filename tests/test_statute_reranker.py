@@ -19,7 +19,7 @@ from lawluo.retrieval.rerank import (
     load_reranker,
     train,
 )
-from lawluo.retrieval.rerank_training import fused_query_set, near_duplicates, query_set, training_queries
+from lawluo.retrieval.rerank_training import near_duplicates, query_set, training_queries
 
 ROWS = [
     {
@@ -262,7 +262,7 @@ def test_a_fused_reranker_trained_on_synthetic_rows_moves_the_learned_article_to
     def third(question: str) -> GoldQuery:
         return GoldQuery(question, question, frozenset({_fused_order(fused_searcher, question)[2]}))
 
-    data = fused_query_set(fused_searcher, [third(q) for q in QUESTIONS[:8]])
+    data = query_set(fused_searcher, [third(q) for q in QUESTIONS[:8]], fused=True)
     model = train(data.features, data.labels, rounds=50, seeds=(0,), names=FUSED_FEATURES)
     query = QUESTIONS[9]
     before = _fused_order(fused_searcher, query)

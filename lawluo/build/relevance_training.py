@@ -22,10 +22,10 @@ import numpy as np
 
 from ..files import asset_summary, write_atomically
 from ..law.database import StatuteDB
-from ..retrieval.evaluation import grouped_folds
+from ..retrieval.evaluation import grouped_folds, query_group
 from ..retrieval.relevance import DENSE_FEATURES, FILENAME, SPARSE_FEATURES, Relevance, fit
 from ..retrieval.rerank import FEATURES, FUSED_FEATURES, RerankerError, train
-from ..retrieval.rerank_training import eval_queries, fused_query_set, query_set
+from ..retrieval.rerank_training import eval_queries, query_set
 from ..retrieval.statutes import StatuteSearcher, _read_supervision
 
 #: Hits per question the model is fitted on (what a page shows, with margin).
@@ -55,10 +55,10 @@ def out_of_fold_rows(searcher: StatuteSearcher, queries) -> tuple[np.ndarray, np
     shipped = getattr(searcher, name)
     if shipped is None or searcher.features is None:  # nothing learned from these rows: no fold needed
         return labelled_rows(searcher, queries)
-    groups = len({q.group if q.group is not None else f"id:{q.id}" for q in queries})
+    groups = len({query_group(q) for q in queries})
     if groups < 2:  # a set this small (tests) cannot be split: its hits stay in-sample
         return labelled_rows(searcher, queries)
-    data = (fused_query_set if fused else query_set)(searcher, queries)
+    data = query_set(searcher, queries, fused)
     parts, ran = [], False
     try:
         for train_idx, test_idx in grouped_folds(queries, n_splits=min(FOLDS, groups)):

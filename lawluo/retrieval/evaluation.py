@@ -160,6 +160,11 @@ def evaluate(
     return result
 
 
+def query_group(query: GoldQuery) -> str:
+    """The group a query is never split from: its ``group``, or its id when it has none."""
+    return query.group if query.group is not None else f"id:{query.id}"
+
+
 def grouped_folds(
     queries: Sequence[GoldQuery], n_splits: int = 5, seed: int = SEED
 ) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -170,7 +175,7 @@ def grouped_folds(
     """
     from sklearn.model_selection import GroupKFold
 
-    groups = [q.group if q.group is not None else f"id:{q.id}" for q in queries]
+    groups = [query_group(q) for q in queries]
     n_groups = len(set(groups))
     if n_groups < n_splits:
         raise ValueError(f"{n_splits} folds need at least {n_splits} groups; there are {n_groups}")

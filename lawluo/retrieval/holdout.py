@@ -95,7 +95,6 @@ from .rerank import FEATURES, FUSED_FEATURES, Reranker, train
 from .rerank_training import (
     QuerySet,
     eval_queries,
-    fused_query_set,
     near_duplicates,
     query_set,
     training_queries,
@@ -193,7 +192,7 @@ class LeaveSourceOut:
         the fused candidates' (``searcher.dense`` set)."""
         queries = eval_queries(part.training)
         if queries:
-            data = (fused_query_set if fused else query_set)(searcher, queries)
+            data = query_set(searcher, queries, fused)
             how = f"trained on the {len(queries)} LawBench evaluation rows left in the training data"
         else:
             data, n = self.out_of_fold_set(part.training, cap, seed, fused)
@@ -233,7 +232,7 @@ class LeaveSourceOut:
             kept = [r for j, r in enumerate(training) if str(r.get("id")) not in held and j not in near]
             searcher = self.sparse(kept)
             searcher.dense = self.dense if fused else None
-            part = (fused_query_set if fused else query_set)(searcher, fold)
+            part = query_set(searcher, fold, fused)
             out.candidates += part.candidates
             out.features += part.features
             out.labels += part.labels

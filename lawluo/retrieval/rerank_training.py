@@ -72,34 +72,24 @@ class QuerySet:
     labels: list[np.ndarray]
 
 
-def query_set(searcher, queries: Sequence) -> QuerySet:
+def query_set(searcher, queries: Sequence, fused: bool = False) -> QuerySet:
     """Candidates (the searcher's top :data:`DEPTH`, before reranking), features and labels of ``queries``
-    (:class:`~lawluo.retrieval.evaluation.GoldQuery`). The gold is read only for the labels."""
+    (:class:`~lawluo.retrieval.evaluation.GoldQuery`). The gold is read only for the labels. ``fused``: the
+    fused reranker's — BM25's and e5's rankings fused
+    (:meth:`~lawluo.retrieval.statutes.StatuteSearcher.fused_candidates`; ``searcher.dense`` must be set), with
+    :data:`~lawluo.retrieval.rerank.FUSED_FEATURES`."""
     out = QuerySet([], [], [])
     articles = searcher.db.articles
     for q in queries:
-        cands = searcher.candidates(searcher.ranking(q.question, _POOL), DEPTH)
-        out.candidates.append(cands)
-        out.features.append(searcher.candidate_matrix(q.question, cands))
-        out.labels.append(
-            np.array([float((articles[i].law.key, articles[i].number) in q.gold) for i, _ in cands])
-        )
-    return out
-
-
-def fused_query_set(searcher, queries: Sequence) -> QuerySet:
-    """:func:`query_set` for the fused reranker: the candidates of BM25 and e5 fused
-    (:meth:`~lawluo.retrieval.statutes.StatuteSearcher.fused_candidates`; ``searcher.dense`` must be set)
-    with their :data:`~lawluo.retrieval.rerank.FUSED_FEATURES`."""
-    out = QuerySet([], [], [])
-    articles = searcher.db.articles
-    for q in queries:
-        tokens = searcher.query_tokens(q.question)
-        sparse = searcher._scores(tokens)
-        found = searcher.dense.search(q.question, _POOL)
-        _, cands, matrix = searcher.fused_candidates(
-            q.question, tokens, sparse, searcher._top(sparse, _POOL), found
-        )
+        if fused:
+            tokens = searcher.query_tokens(q.question)
+            sparse = searcher._scores(tokens)
+            found = searcher.dense.search(q.question, _POOL)
+            first = searcher._top(sparse, _POOL)
+            _, cands, matrix = searcher.fused_candidates(q.question, tokens, sparse, first, found)
+        else:
+            cands = searcher.candidates(searcher.ranking(q.question, _POOL), DEPTH)
+            matrix = searcher.candidate_matrix(q.question, cands)
         out.candidates.append(cands)
         out.features.append(matrix)
         out.labels.append(
@@ -176,7 +166,7 @@ def _fused_model(searcher: StatuteSearcher, queries: Sequence, settings):
         searcher.dense = load_statute_vectors(settings, searcher.db)
     except (DenseEncoderUnavailable, OSError, ValueError, RuntimeError) as exc:
         return f"the fused reranker is not rebuilt: {exc}"
-    data = fused_query_set(searcher, queries)
+    data = query_set(searcher, queries, fused=True)
     return train(data.features, data.labels, names=FUSED_FEATURES)
 
 

@@ -210,6 +210,17 @@ def _read_supervision(path: Path) -> list[dict]:
         return []
 
 
+def _reordered(cands: list, scores: np.ndarray, ranking: list) -> list[tuple[int, float]]:
+    """``cands`` (the reranked head of ``ranking``) in the order of the model's ``scores``, each squashed into
+    (0, 1) so that they stay positive and sorted; beyond them (k > DEPTH) ``ranking``'s own order, scored
+    below the last reranked hit."""
+    order = np.lexsort((np.arange(len(scores)), -scores))
+    head = [(cands[j][0], 1.0 / (1.0 + math.exp(-float(np.clip(scores[j], -30, 30))))) for j in order]
+    floor, top = head[-1][1] / 2, ranking[0][1] or 1.0
+    done = {i for i, _ in cands}
+    return head + [(i, floor * score / top) for i, score in ranking if i not in done]
+
+
 class StatuteSearcher:
     """Search over every article of the statute database."""
 
@@ -435,13 +446,7 @@ class StatuteSearcher:
         except Exception as exc:  # noqa: BLE001 — the model is an optional refinement, never a failure
             log.warning("statute reranker failed (%s); using the BM25 ranking", exc)
             return ranking
-        order = np.lexsort((np.arange(len(s)), -s))
-        head = [(cands[j][0], 1.0 / (1.0 + math.exp(-float(np.clip(s[j], -30, 30))))) for j in order]
-        # beyond the reranked depth (k > DEPTH): BM25's order, scored below the last reranked hit
-        floor = head[-1][1] / 2
-        top = ranking[0][1] or 1.0
-        done = {i for i, _ in cands}
-        return head + [(i, floor * score / top) for i, score in ranking if i not in done]
+        return _reordered(cands, s, ranking)
 
     def fused_candidates(
         self, query: str, tokens: list[str], sparse: np.ndarray, first: list, found: list
@@ -473,13 +478,7 @@ class StatuteSearcher:
         except Exception as exc:  # noqa: BLE001 — the model is an optional refinement, never a failure
             log.warning("fused statute reranker failed (%s); using the fused ranking", exc)
             return reciprocal_rank_fusion([first, found], k=len(first) + len(found))
-        if len(cands) < 2:
-            return fused
-        order = np.lexsort((np.arange(len(s)), -s))
-        head = [(cands[j][0], 1.0 / (1.0 + math.exp(-float(np.clip(s[j], -30, 30))))) for j in order]
-        floor, top = head[-1][1] / 2, fused[0][1] or 1.0
-        done = {i for i, _ in cands}
-        return head + [(i, floor * score / top) for i, score in fused if i not in done]
+        return fused if len(cands) < 2 else _reordered(cands, s, fused)
 
     def search(self, query: str, k: int = 5) -> list[StatuteHit]:
         """The ``k`` best articles for ``query``, one version per (law, article).
