@@ -6,7 +6,9 @@
 
 The set is ``benchmarks/data/lay_questions.fresh1.jsonl`` (160 questions, 10 per domain, written and frozen
 before issue 39's retrieval change) or, with ``--set fresh2``, ``lay_questions.fresh2.jsonl`` (64 questions, 4 per
-domain, written and frozen in session 29 before that session's changes); the sha256 is checked before anything
+domain, written and frozen in session 29 before that session's changes) or, with ``--set fresh3``,
+``lay_questions.fresh3.jsonl`` (64 more, written blind and frozen in session 30 before its query adapter was
+measured); the sha256 is checked before anything
 runs, and nothing may be tuned on either.
 A question's gold is every article its label names (the strict rule: those articles, no other version or
 number); R@k counts a question whose gold has an article among the first k.
@@ -66,6 +68,10 @@ FRESH_SETS = {
     "fresh2": (
         ROOT / "benchmarks" / "data" / "lay_questions.fresh2.jsonl",
         "43de757916290fb26eeeb2b6c28a342dcf98437d6a80d3427b1d566ae66774f1",
+    ),
+    "fresh3": (
+        ROOT / "benchmarks" / "data" / "lay_questions.fresh3.jsonl",
+        "9c0b7cfd9b2a2e146392686283298002881f1d785d68fe33af3420a45ca0e6c6",
     ),
 }
 DEPTH = 100
@@ -227,6 +233,13 @@ def systems_of(args, app, before, plain, db, settings) -> list[tuple[str, callab
         systems.append(with_vectors_consultation(app, settings, other, args.vectors))
     if args.assist_config:
         systems.append(assisted(args.assist_config, app, settings, args.assist_budget))
+    if app.dense is not None and app.dense.adapter is not None:
+        systems.append(
+            (
+                "app without the query adapter (same rerankers)",
+                ranked(app, dense=app.dense.with_adapter(None)),
+            )
+        )
     if app.dense is not None and app.fused_reranker is not None:
         systems.append(
             ("app until session 29: BM25 reranked, then fused with e5", ranked(app, fused_reranker=None))

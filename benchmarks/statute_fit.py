@@ -12,6 +12,10 @@ pass :mod:`lawluo.retrieval.statute_fit`. A shown statute is *gold* when the que
 - **fresh**: the frozen fresh lay set ``benchmarks/data/lay_questions.fresh1.jsonl`` (sha256 checked by
   ``retrieval_fresh.py``'s loader), never used to choose anything: the held-out figure.
 
+``--choose`` prints instead the rule that sets :data:`~lawluo.retrieval.statute_fit.MIN_RELEVANCE`: on the dev
+questions, the share of the gold articles of the first 3 that each threshold of :data:`CANDIDATES` keeps (the
+highest keeping ≥ 85 % is chosen).
+
 Printed per set and system: statutes shown per question, the share of them that are gold (precision, lower
 bound), the gold statutes of the first 3 still shown, the questions shown nothing, and criminal statutes shown
 for a non-criminal question. 95 % intervals: percentile bootstrap over questions (1,000 resamples, seed 0).
@@ -37,6 +41,9 @@ from lawluo.retrieval.statute_fit import CRIMINAL_LAW, annotate
 from lawluo.retrieval.statutes import StatuteSearcher, _read_supervision
 
 SEARCHED = 5  # the firm's STATUTES_K
+#: The thresholds the bar's rule chooses from, and the share of the first 3's gold articles it must keep.
+CANDIDATES = (0.05, 0.08, 0.10)
+KEEP = 0.85
 
 
 def questions(name: str, settings: Settings) -> list[tuple[str, frozenset]]:
@@ -114,10 +121,41 @@ def table(name: str, m: dict[str, np.ndarray]) -> list[str]:
     return lines + [""]
 
 
+def choose(searcher, receptionist, settings) -> list[str]:
+    """The rule of MIN_RELEVANCE on the dev questions: gold of the first 3 kept at each candidate threshold."""
+    from lawluo.retrieval.statute_fit import statute_fit
+
+    kept = dict.fromkeys(CANDIDATES, 0)
+    shown = dict.fromkeys(CANDIDATES, 0)
+    gold_top3 = 0
+    for question, gold in questions("dev", settings):
+        domain = receptionist.table[receptionist.classify(question).domain]
+        hits = retrieve_statutes(searcher, domain, question, SEARCHED)
+        criminal = is_criminal_question(question, domain.id)
+        gold_top3 += sum((name_key(h["law"]), h["article"]) in gold for h in hits[:REPLY_STATUTES])
+        for t in CANDIDATES:
+            after = [h for h in hits if statute_fit(h, question, criminal, searcher.colloquial, t).passes]
+            after = after[:REPLY_STATUTES]
+            kept[t] += sum((name_key(h["law"]), h["article"]) in gold for h in after)
+            shown[t] += len(after)
+    lines = [
+        f"## Choosing the bar on the dev questions (keep ≥ {KEEP:.0%} of the {gold_top3} gold articles of the first 3)",
+        "",
+        "| threshold | gold kept | share | statutes shown |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| {t:.2f} | {kept[t]} | {kept[t] / max(gold_top3, 1):.3f} | {shown[t]} |" for t in CANDIDATES]
+    chosen = max((t for t in CANDIDATES if kept[t] >= KEEP * gold_top3), default=min(CANDIDATES))
+    return [*lines, "", f"Chosen: {chosen:.2f}.", ""]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sets", default="dev,fresh")
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--choose", action="store_true", help="print the rule choosing the bar on the dev set"
+    )
     args = parser.parse_args()
     settings = Settings()
     searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
@@ -131,6 +169,9 @@ def main() -> None:
         "bootstrap over questions (1,000 resamples, seed 0).",
         "",
     ]
+    if args.choose:
+        print("\n".join(choose(searcher, receptionist, settings)))
+        return
     for name in args.sets.split(","):
         t = time.perf_counter()
         m = measure(questions(name, settings), searcher, receptionist, searcher.colloquial)

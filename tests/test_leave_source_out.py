@@ -234,12 +234,60 @@ class CharacterDense:
         return sorted(scored, key=lambda x: (-x[1], x[0]))[:k]
 
 
+class CharacterEncoder:
+    """Unit vectors of character counts over the tiny database's characters (no model)."""
+
+    def __init__(self, db) -> None:
+        self.alphabet = sorted({c for a in db.articles for c in a.text})
+
+    def __call__(self, texts, **kwargs) -> np.ndarray:
+        counts = np.array([[t.count(c) for c in self.alphabet] for t in texts], dtype=np.float32) + 0.01
+        return counts / np.linalg.norm(counts, axis=1, keepdims=True)
+
+    encode_query = encode_document = __call__
+
+
+def character_index(db):
+    """A :class:`~lawluo.retrieval.dense.DenseIndex` of :class:`CharacterEncoder` vectors (adapters apply)."""
+    import faiss
+
+    from lawluo.retrieval.dense import DenseIndex
+
+    encoder = CharacterEncoder(db)
+    vectors = encoder([a.text for a in db.articles])
+    flat = faiss.IndexFlatIP(vectors.shape[1])
+    flat.add(vectors)
+    return DenseIndex(flat, encoder, "characters", "fp")
+
+
 @pytest.mark.parametrize("name", ["disc", "lawbench"])
 def test_with_a_dense_stage_the_fused_reranker_is_refit_and_measured(tiny_db, name):
     bench = LeaveSourceOut(tiny_db, ROWS, EXPANSIONS, None, dense=CharacterDense(tiny_db))
     result = bench.run_family(_family(name), max_queries=0, reranker_queries=0)
-    assert set(result.evaluations) == set(holdout.SYSTEMS)
+    # a dense stage that cannot take a query adapter: every system but the adapter's
+    assert set(result.evaluations) == set(holdout.SYSTEMS) - {"fused+reranker+adapter"}
     assert bench.dense is not None and all(len(e.ranks) for e in result.evaluations.values())
+
+
+@pytest.mark.parametrize("name", ["disc", "lawbench"])
+def test_the_query_adapter_is_fitted_without_the_held_out_family(tiny_db, name, monkeypatch):
+    fitted_on: list[set[str]] = []
+    real = holdout.fit_rows
+
+    def recording(dense, db, rows, *args, **kwargs):
+        fitted_on.append({r["source"] for r in rows})
+        return real(dense, db, rows, *args, **kwargs)
+
+    monkeypatch.setattr(holdout, "fit_rows", recording)
+    shipped = character_index(tiny_db)
+    from lawluo.retrieval.query_adapter import QueryAdapter
+
+    shipped.adapter = QueryAdapter(np.eye(shipped.dimension, dtype=np.float32), "fp", 9)  # learned from all
+    bench = LeaveSourceOut(tiny_db, ROWS, EXPANSIONS, None, dense=shipped)
+    assert bench.dense.adapter is None  # the shipped adapter saw every family: never used here
+    result = bench.run_family(_family(name), max_queries=0, reranker_queries=0)
+    assert set(result.evaluations) == set(holdout.SYSTEMS)
+    assert fitted_on and not any(_family(name).owns(s) for sources in fitted_on for s in sources)
 
 
 def test_mean_over_families_by_hand():
@@ -344,3 +392,30 @@ def test_leave_source_out_options_need_the_flag(capsys):
     assert "--sources applies to --leave-source-out only" in capsys.readouterr().err
     assert main(["bench", "retrieval"]) == 2
     assert "missing --input" in capsys.readouterr().err
+
+
+def test_a_reranker_training_question_is_searched_with_an_adapter_that_never_saw_it(tiny_db, monkeypatch):
+    from lawluo.retrieval import adapter_training
+    from lawluo.retrieval.query_adapter import QueryAdapter
+    from lawluo.retrieval.rerank_training import eval_queries
+
+    index = character_index(tiny_db)
+    index.adapter = QueryAdapter(np.eye(index.dimension, dtype=np.float32), "fp", 1)
+    seen: list[tuple[list[list[int]], list]] = []
+    real = adapter_training.cross_fit
+
+    def recording(vectors, golds, articles, folds, **kwargs):
+        seen.append((golds, folds))
+        return real(vectors, golds, articles, folds, **kwargs)
+
+    monkeypatch.setattr(adapter_training, "cross_fit", recording)
+    queries = eval_queries(ROWS)
+    view = adapter_training.training_view(index, tiny_db, ROWS, queries, None)
+    assert set(view.known_queries) == {q.question for q in queries} and index.known_queries == {}
+    (golds, folds), n = seen[0], len(ROWS)
+    row_of = {r["question"]: i for i, r in enumerate(ROWS)}
+    for fitted, test in folds:
+        for t in test:  # the searched text of query t - n: its own row is never among the fitted rows
+            assert row_of[queries[t - n].question] not in fitted
+        assert all(golds[i] for i in fitted if i < n)  # every other row with a gold article trains
+    assert sorted(t - n for _, test in folds for t in test) == list(range(len(queries)))

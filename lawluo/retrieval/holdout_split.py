@@ -28,11 +28,12 @@ SYSTEMS = (
     "sparse+e5",
     "sparse+reranker+e5",
     "fused+reranker",
+    "fused+reranker+adapter",
     "expansions",
     "plain",
 )
 #: The systems run only when an encoder is given (``--encoder``); left out of the tables otherwise.
-DENSE_SYSTEMS = ("sparse+e5", "sparse+reranker+e5", "fused+reranker")
+DENSE_SYSTEMS = ("sparse+e5", "sparse+reranker+e5", "fused+reranker", "fused+reranker+adapter")
 #: Test questions per family by default: 0, all of them (5,726 questions: about 5 minutes on two busy cores).
 MAX_QUERIES = 0
 #: Training questions of the out-of-fold reranker when LawBench is held out.

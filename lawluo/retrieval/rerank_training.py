@@ -138,7 +138,7 @@ def build_and_write(assets_dir: Path, settings) -> dict:
     text = model.to_json(trained_on=trained_on, depth=DEPTH)
     write_atomically(path, text)
     shas = {FILENAME: hashlib.sha256(text.encode("utf-8")).hexdigest()}
-    fused = _fused_model(searcher, queries, settings)
+    fused = _fused_model(searcher, rows, queries, settings)
     if isinstance(fused, str):
         log.warning("%s", fused)
     else:
@@ -156,8 +156,11 @@ def build_and_write(assets_dir: Path, settings) -> dict:
     )
 
 
-def _fused_model(searcher: StatuteSearcher, queries: Sequence, settings):
-    """The fused reranker trained on ``queries`` with the settings' statute vectors, or why it cannot be."""
+def _fused_model(searcher: StatuteSearcher, rows: Sequence[Mapping], queries: Sequence, settings):
+    """The fused reranker trained on ``queries`` with the settings' statute vectors (and their query
+    adapter, each query's vector cross-fitted: :func:`~lawluo.retrieval.adapter_training.training_view`), or
+    why it cannot be."""
+    from .adapter_training import training_view
     from .dense import DenseEncoderUnavailable, load_statute_vectors
 
     if not settings.statute_encoder:
@@ -166,6 +169,7 @@ def _fused_model(searcher: StatuteSearcher, queries: Sequence, settings):
         searcher.dense = load_statute_vectors(settings, searcher.db)
     except (DenseEncoderUnavailable, OSError, ValueError, RuntimeError) as exc:
         return f"the fused reranker is not rebuilt: {exc}"
+    searcher.dense = training_view(searcher.dense, searcher.db, rows, queries, settings.cache_dir)
     data = query_set(searcher, queries, fused=True)
     return train(data.features, data.labels, names=FUSED_FEATURES)
 
@@ -180,7 +184,10 @@ def provenance_markdown(queries: int, shas: Mapping[str, str]) -> str:
             "`trained_on`, `depth`, `n_models`, `roots`, `nodes` (`feature`, `threshold`, `left`, `right`, `value`).",
             f"`{FILENAME}` reorders BM25's top {DEPTH} (used without the dense stage); `{FUSED_FILENAME}` reorders",
             f"the top {DEPTH} of BM25 and e5 fused by reciprocal rank, with the e5 features of `FUSED_FEATURES`",
-            "(built when the statute vectors are there; used whenever the dense stage runs).",
+            "(built when the statute vectors are there; used whenever the dense stage runs). With the query adapter",
+            "(`statute_vectors/query_adapter.npz`), each training question's e5 vector is the one an adapter fitted",
+            "without its fold gives (5 grouped folds, `lawluo/retrieval/adapter_training.py`): the adapter is fitted",
+            "on these rows too, and the reranker must not learn from cosines it made in-sample.",
             "",
             *rebuild_section(REBUILD_COMMAND),
             f"- trained on the {queries} evaluation rows (`eval: true`) of `supervision.jsonl.gz`: LawBench dev",
