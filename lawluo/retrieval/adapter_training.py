@@ -4,7 +4,7 @@ cross-fitted question vectors the reranker and relevance builds train with.
     python -m lawluo build query-adapter        # build_and_write: assets/statute_vectors/query_adapter.npz
 
 The adapter is fitted on every row of ``supervision.jsonl.gz`` whose cited articles have a vector (the
-question as :func:`~lawluo.retrieval.holdout_split.query_text` gives it: a ``根据《…》第…条`` citation taken
+question as :func:`~lawluo.retrieval.expansions.query_text` gives it: a ``根据《…》第…条`` citation taken
 out), the LawBench evaluation rows included: they are the supervision's most varied everyday questions
 (241 articles for 238 consultations, where lawyer-llama's 1,441 rows cite 156). The rerankers are trained
 on those same rows, so they must not see cosines the adapter learned from them: :func:`training_view` gives
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from ..files import asset_summary
 from .evaluation import GoldQuery, grouped_folds, query_group
-from .holdout_split import query_text
+from .expansions import query_text
 from .query_adapter import FILENAME, QueryAdapter, cross_fit, fit
 
 if TYPE_CHECKING:

@@ -31,6 +31,18 @@ from ..law.database import StatuteDB
 from ..law.verdicts import NOT_HALLUCINATED
 
 _CITED_IN_QUESTION = re.compile(r"根据《[^》]*》第[^，,]*条[的规定]*[，,]?")
+
+
+def query_text(question: str) -> str:
+    """The question without a ``根据《…》第…条`` citation (kept whole when nothing else would remain).
+
+    >>> query_text("根据《中华人民共和国商标法》第六条，未注册的商品能卖吗？")
+    '未注册的商品能卖吗？'
+    """
+    stripped = _CITED_IN_QUESTION.sub("", question).strip()
+    return stripped or question
+
+
 _WORD = re.compile(r"\W")
 
 

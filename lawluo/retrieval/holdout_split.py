@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .evaluation import SEED, GoldQuery
-from .expansions import _CITED_IN_QUESTION
+from .expansions import query_text  # noqa: F401  (re-exported: the question as tested)
 from .rerank_training import near_duplicates
 
 Key = tuple[str, int]
@@ -120,16 +120,6 @@ def load_sourced_expansions(path: Path) -> dict[Key, list[tuple[str, str]]]:
     except (OSError, EOFError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
         raise HoldoutError(f"{path}: 无法读取扩展问题 cannot read the expansions: {exc}") from None
     return out
-
-
-def query_text(question: str) -> str:
-    """The question without a ``根据《…》第…条`` citation (kept whole when nothing else would remain).
-
-    >>> query_text("根据《中华人民共和国商标法》第六条，未注册的商品能卖吗？")
-    '未注册的商品能卖吗？'
-    """
-    stripped = _CITED_IN_QUESTION.sub("", question).strip()
-    return stripped or question
 
 
 def _gold(row: Mapping) -> frozenset[Key]:
