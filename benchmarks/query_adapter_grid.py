@@ -25,9 +25,9 @@ from _common import command_line, emit_report
 from lawluo.config import load_settings
 from lawluo.law import StatuteDB
 from lawluo.retrieval import query_adapter
-from lawluo.retrieval.adapter_training import QuestionVectors, article_rows
+from lawluo.retrieval.adapter_training import QuestionVectors, supervision_pairs
 from lawluo.retrieval.dense import load_statute_vectors
-from lawluo.retrieval.holdout_split import FAMILIES, query_text, read_rows, split
+from lawluo.retrieval.holdout_split import FAMILIES, read_rows, split
 
 DEFAULT_CONFIGS = [
     {"cap": 3, "tau": 0.02, "epochs": 4},
@@ -54,9 +54,8 @@ def main() -> int:
     articles = dense.vectors()
     rows = read_rows(settings.assets_dir / "supervision.jsonl.gz")
     vectors = QuestionVectors(dense, settings.cache_dir / "query_vectors")
-    texts = [query_text(r["question"]) for r in rows]
+    texts, golds = supervision_pairs(dense, db, rows)
     all_vectors = vectors(texts)
-    golds = [article_rows(dense, db, r.get("articles") or ()) for r in rows]
     index = {str(r.get("id")): i for i, r in enumerate(rows)}
     lines = [
         "# Query adapter settings, held out by family (dense stage alone, R@10)",

@@ -109,11 +109,14 @@ def test_features_do_not_depend_on_the_gold(searcher):
     assert not np.array_equal(one.labels[0], other.labels[0])
 
 
-def test_a_failing_model_keeps_the_bm25_ranking_and_logs(searcher, monkeypatch, caplog):
-    class Broken:
-        def scores(self, features):
-            raise RuntimeError("boom")
+class Broken:
+    """A reranker whose every call fails."""
 
+    def scores(self, features):
+        raise RuntimeError("boom")
+
+
+def test_a_failing_model_keeps_the_bm25_ranking_and_logs(searcher, monkeypatch, caplog):
     before = _keys(searcher.search(QUESTIONS[0], 5))
     monkeypatch.setattr(searcher, "reranker", Broken())
     with caplog.at_level(logging.WARNING, logger="lawluo.retrieval.statutes"):
@@ -276,10 +279,6 @@ def test_a_fused_reranker_trained_on_synthetic_rows_moves_the_learned_article_to
 
 
 def test_a_failing_fused_reranker_keeps_the_fused_ranking_and_logs(fused_searcher, monkeypatch, caplog):
-    class Broken:
-        def scores(self, features):
-            raise RuntimeError("boom")
-
     before = _keys(fused_searcher.search(QUESTIONS[3], 5))
     monkeypatch.setattr(fused_searcher, "fused_reranker", Broken())
     with caplog.at_level(logging.WARNING, logger="lawluo.retrieval.statutes"):

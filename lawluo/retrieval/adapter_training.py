@@ -92,6 +92,14 @@ def article_rows(dense: DenseIndex, db, articles: Sequence[Sequence]) -> list[in
     return rows
 
 
+def supervision_pairs(dense: DenseIndex, db, rows: Sequence[Mapping]) -> tuple[list[str], list[list[int]]]:
+    """Each supervision row's question as fitted (:func:`~lawluo.retrieval.expansions.query_text`) and the
+    vector rows of the articles it cites (:func:`article_rows`)."""
+    texts = [query_text(r["question"]) for r in rows]
+    golds = [article_rows(dense, db, r.get("articles") or ()) for r in rows]
+    return texts, golds
+
+
 def fit_rows(
     dense: DenseIndex,
     db,
@@ -100,8 +108,7 @@ def fit_rows(
     article_vectors: np.ndarray | None = None,
 ) -> QueryAdapter:
     """The adapter fitted on ``rows`` (supervision rows: ``question``, ``articles``)."""
-    questions = [query_text(r["question"]) for r in rows]
-    golds = [article_rows(dense, db, r.get("articles") or ()) for r in rows]
+    questions, golds = supervision_pairs(dense, db, rows)
     articles = dense.vectors() if article_vectors is None else article_vectors
     return fit(vectors(questions), golds, articles, fingerprint=dense.fingerprint)
 
@@ -112,6 +119,7 @@ def cross_fitted(
     rows: Sequence[Mapping],
     queries: Sequence[GoldQuery],
     vectors: QuestionVectors,
+    article_vectors: np.ndarray | None = None,
     folds: int = FOLDS,
 ) -> dict[str, np.ndarray]:
     """question → adapted vector of each of ``queries`` (rows among ``rows``, by id), from an adapter fitted
@@ -120,13 +128,11 @@ def cross_fitted(
     import numpy as np
 
     n_groups = len({query_group(q) for q in queries})
-    if (
-        n_groups < 2
-    ):  # a set this small (tests) cannot be split: no vector is given, the adapter's own is used
+    # a set this small (tests) cannot be split: no vector is given, the adapter's own is used
+    if n_groups < 2:
         return {}
     by_id = {str(r.get("id")): i for i, r in enumerate(rows)}
-    texts = [query_text(r["question"]) for r in rows]
-    golds = [article_rows(dense, db, r.get("articles") or ()) for r in rows]
+    texts, golds = supervision_pairs(dense, db, rows)
     asked = [q.question for q in queries]
     n = len(rows)
     all_vectors = vectors(texts + asked)  # the rows as fitted, then the queries as searched
@@ -137,7 +143,8 @@ def cross_fitted(
             ([i for i in range(n) if i not in held], [n + int(i) for i in test])  # test: the searched texts
         )
     golds_all = golds + [[] for _ in asked]
-    adapted = cross_fit(all_vectors, golds_all, dense.vectors(), splits)
+    articles = dense.vectors() if article_vectors is None else article_vectors
+    adapted = cross_fit(all_vectors, golds_all, articles, splits)
     return {text: np.ascontiguousarray(adapted[n + j]) for j, text in enumerate(asked)}
 
 

@@ -520,7 +520,7 @@ def load_statute_vectors(settings, db, encoder: str | None = None) -> DenseIndex
     encoder = settings.statute_encoder if encoder is None else encoder
     directory = statute_vectors_dir(settings, encoder)
     index = DenseIndex.load_or_build(directory, [a.text for a in db.articles], encoder)
-    if getattr(settings, "statute_query_adapter", False):
+    if settings.statute_query_adapter:
         index.adapter = load_query_adapter(directory, index.fingerprint)
     return index
 

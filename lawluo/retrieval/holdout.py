@@ -219,16 +219,16 @@ class LeaveSourceOut:
         adapter fitted without its fold."""
         queries = eval_queries(part.training)
         if queries:
+            dense = searcher.dense
             if adapt:
-                dense = searcher.dense
-                searcher.dense = dense.with_adapter(
-                    dense.adapter,
-                    cross_fitted(self.dense, self.db, part.training, queries, self.question_vectors),
+                known = cross_fitted(
+                    self.dense, self.db, part.training, queries, self.question_vectors, self.article_vectors
                 )
+                searcher.dense = dense.with_adapter(dense.adapter, known)
+            try:
                 data = query_set(searcher, queries, fused)
+            finally:
                 searcher.dense = dense
-            else:
-                data = query_set(searcher, queries, fused)
             how = f"trained on the {len(queries)} LawBench evaluation rows left in the training data"
         else:
             data, n = self.out_of_fold_set(part.training, cap, seed, fused, adapt)
