@@ -101,6 +101,26 @@ def test_after_ask_the_tree_is_in_view_and_after_submit_the_streaming_answer_is(
 
 
 @VIEWPORTS
+def test_a_submit_tapped_as_soon_as_the_tree_appears_still_ends_on_the_answer(browser, app, viewport):
+    """提问's second, delayed scroll to the tree (after late redraws) must not undo a 提交 that started meanwhile."""
+    name = f"fast-submit-{'phone' if viewport is PHONE else 'desktop'}"
+    context, page = open_page(browser, app.url, name, viewport)
+    page.fill("#ll-question textarea", QUESTION)
+    page.click("#ll-ask")
+    page.wait_for_selector('#ll-tree [data-complete="true"]')
+    page.wait_for_selector("#ll-submit:not([disabled])")
+    # at once: a script's click, without Playwright's actionability checks and their scroll
+    page.evaluate("document.querySelector('#ll-submit').click()")
+    page.wait_for_selector(BOT)
+    page.wait_for_timeout(700)  # past the tree's delayed scroll
+    assert in_view(page, "#ll-chat")
+    answered(page, 1)
+    assert in_view(page, "#ll-chat")
+    seen(page, name, "answered")
+    context.close()
+
+
+@VIEWPORTS
 def test_a_slow_step_says_what_runs_and_for_how_long(browser, slow_app, viewport):
     name = f"progress-{'phone' if viewport is PHONE else 'desktop'}"
     context, page = open_page(browser, slow_app.url, name, viewport)

@@ -50,9 +50,11 @@ CONTROLS = (
 #: really starts): every enabled control is disabled and tagged, so no second click (the same button or
 #: another) can start an overlapping step. The event's inputs pass through unchanged.
 #: The first step of the page also starts the clock the message's "已用 N 秒" counts from (:data:`PAGE_JS`).
+#: ``__llSteps`` counts the steps running (:data:`UNLOCK_JS` counts them down); ``__llStarted`` only ever counts
+#: up, so a delayed follow-up of one step (:data:`SHOW_NEXT`) can tell that another has started since.
 LOCK_JS = (
     "(...inputs) => { if (!window.__llSteps) window.__llSince = Date.now();"
-    " window.__llSteps = (window.__llSteps || 0) + 1;"
+    " window.__llSteps = (window.__llSteps || 0) + 1; window.__llStarted = (window.__llStarted || 0) + 1;"
     " document.querySelectorAll(__CONTROLS__).forEach((el) => {"
     " if (!el.disabled) { el.disabled = true; el.dataset.llLocked = '1'; } });__FOLLOW__ return inputs; }"
 ).replace("__CONTROLS__", json.dumps(", ".join(CONTROLS)))
@@ -68,7 +70,10 @@ SHOW_NEXT = (
     "() => { const tree = document.querySelector('#ll-tree button[data-mark]:not([disabled])');"
     " const target = document.querySelector(tree ? '#ll-tree-title' : '#ll-chat');"
     " const show = () => target && target.scrollIntoView({block: 'start', behavior: 'instant'});"
-    " show(); setTimeout(show, 300);"  # again once late redraws (the message, the chat) have settled
+    # again once late redraws (the message, the chat) have settled, unless a step started meanwhile (提交
+    # tapped at once): its own scroll (SHOW_CHAT) is where the visitor's eye now is
+    " const started = window.__llStarted;"
+    " show(); setTimeout(() => { if (window.__llStarted === started) show(); }, 300);"
     # the focus follows the eye: the first mark, or the question box (once the step lets go of it)
     " const box = document.querySelector('#ll-question textarea');"
     " if (tree) tree.focus({preventScroll: true});"
