@@ -8,6 +8,7 @@ fitting case would have:
 - **fresh**: the 48 labelled questions of the frozen fresh lay set ``benchmarks/data/lay_questions.fresh1.jsonl``
   (sha256 checked before scoring; never used to choose anything, scored once at the end);
 - **fresh3**: the 64 questions of ``benchmarks/data/lay_questions.fresh3.jsonl`` (session 30), likewise;
+- **fresh4**: the 96 questions of ``benchmarks/data/lay_questions.fresh4.jsonl`` (session 31, written blind), likewise;
 - **fresh2**: the 64 questions of ``benchmarks/data/lay_questions.fresh2.jsonl``, every one labelled with a case
   type, written and frozen in session 29 before that session's change to the case search (the domain as a
   filter, chosen from fresh's figures — which is why a second unseen set decides it);
@@ -50,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _common import ROOT, command_line, emit_report
+from retrieval_fresh import FRESH_SETS
 
 from lawluo.agents.lawyer import retrieve_cases
 from lawluo.config import load_settings
@@ -57,12 +59,9 @@ from lawluo.domains import OTHER, PACKAGED
 from lawluo.retrieval.case_fit import cause_fits, question_cause
 from lawluo.retrieval.cases import CaseHit, CaseSearcher
 
-FRESH = ROOT / "benchmarks" / "data" / "lay_questions.fresh1.jsonl"
-FRESH_SHA256 = "f38a645cb2e9635d13d9d0dd4fb1d1542a04e9a78715f38679e43ce1001444d1"
-FRESH2 = ROOT / "benchmarks" / "data" / "lay_questions.fresh2.jsonl"
-FRESH2_SHA256 = "43de757916290fb26eeeb2b6c28a342dcf98437d6a80d3427b1d566ae66774f1"
-FRESH3 = ROOT / "benchmarks" / "data" / "lay_questions.fresh3.jsonl"
-FRESH3_SHA256 = "9c0b7cfd9b2a2e146392686283298002881f1d785d68fe33af3420a45ca0e6c6"
+#: The frozen fresh lay sets by this script's names (fresh1 is "fresh" here): their files and sha256 are
+#: :data:`retrieval_fresh.FRESH_SETS`'s.
+FRESH_NAMES = {"fresh": "fresh1", "fresh2": "fresh2", "fresh3": "fresh3", "fresh4": "fresh4"}
 DEV = ROOT / "benchmarks" / "data" / "case_questions.dev.jsonl"
 DEV_SHA256 = "e06dd8528283f83c3bbd85bb162b203465e662283d56800558636627cf8d6c00"
 DEV2 = ROOT / "benchmarks" / "data" / "case_questions.dev2.jsonl"
@@ -70,7 +69,7 @@ DEV2_SHA256 = "e386f96090c33c7ea9c9bf8f387ba2ff4c97297bdf1f2af03a66aa7a55451ae0"
 SHOWN = 3
 BANK_QUERY_CHARS = 300
 OLD_CANDIDATES = 60  # the app before: CASES_K (3) × CANDIDATES_PER_CASE (20)
-SETS = ("fresh", "fresh2", "fresh3", "dev", "dev2", "bank")
+SETS = ("fresh", "fresh2", "fresh3", "fresh4", "dev", "dev2", "bank")
 
 
 @dataclass(frozen=True)
@@ -92,12 +91,8 @@ def frozen_rows(path: Path, sha256: str) -> list[dict]:
 def question_sets(names: list[str], searcher: CaseSearcher) -> dict[str, list[Question]]:
     out = {}
     for name in names:
-        if name in ("fresh", "fresh2", "fresh3"):
-            path, sha256 = {
-                "fresh": (FRESH, FRESH_SHA256),
-                "fresh2": (FRESH2, FRESH2_SHA256),
-                "fresh3": (FRESH3, FRESH3_SHA256),
-            }[name]
+        if name in FRESH_NAMES:
+            path, sha256 = FRESH_SETS[FRESH_NAMES[name]]
             rows = [r for r in frozen_rows(path, sha256) if r.get("case_type")]
             out[name] = [Question(r["question"], r["case_type"], r["domain"]) for r in rows]
         elif name in ("dev", "dev2"):

@@ -8,7 +8,8 @@ The set is ``benchmarks/data/lay_questions.fresh1.jsonl`` (160 questions, 10 per
 before issue 39's retrieval change) or, with ``--set fresh2``, ``lay_questions.fresh2.jsonl`` (64 questions, 4 per
 domain, written and frozen in session 29 before that session's changes) or, with ``--set fresh3``,
 ``lay_questions.fresh3.jsonl`` (64 more, written blind and frozen in session 30 before its query adapter was
-measured); the sha256 is checked before anything
+measured) or, with ``--set fresh4``, ``lay_questions.fresh4.jsonl`` (96, 6 per domain, written blind in session
+31 and kept unseen as the "before" of the next change); the sha256 is checked before anything
 runs, and nothing may be tuned on either.
 A question's gold is every article its label names (the strict rule: those articles, no other version or
 number); R@k counts a question whose gold has an article among the first k.
@@ -72,6 +73,10 @@ FRESH_SETS = {
     "fresh3": (
         ROOT / "benchmarks" / "data" / "lay_questions.fresh3.jsonl",
         "9c0b7cfd9b2a2e146392686283298002881f1d785d68fe33af3420a45ca0e6c6",
+    ),
+    "fresh4": (
+        ROOT / "benchmarks" / "data" / "lay_questions.fresh4.jsonl",
+        "26ce72218d5c965ac61583143503297c30003b1b912e6824e397d2bd96030a3f",
     ),
 }
 DEPTH = 100
