@@ -7,7 +7,7 @@ Questions: the ``eval: true`` rows of ``assets/supervision.jsonl.gz`` (LawBench 
 consultations; gold = their canonical articles). For each, the app's ``StatuteSearcher`` ranks 100 articles;
 its top N are reranked by reciprocal rank fusion of the app's rank and the rank of the e5 cosine between
 the question (``query:``) and the article (``passage:``, :func:`lawluo.retrieval.dense.statute_passage`):
-``1 / (60 + rank_app) + w / (60 + rank_e5)`` (:func:`lawluo.retrieval.dense.rerank`); ranks below N are
+``1 / (60 + rank_app) + w / (60 + rank_e5)`` (:func:`lawluo.retrieval.fusion.rerank`); ranks below N are
 kept. Only the candidates (the union of every question's top ``--max_depth``) are embedded, once, and
 cached in ``--cache``.
 
@@ -42,9 +42,10 @@ from retrieval_votes import MRR, NAMES, R5, as_evaluation, cross_validate, load_
 
 from lawluo.config import load_settings
 from lawluo.law import StatuteDB
-from lawluo.retrieval.dense import asks_for_statute, in_vector_subset, rerank, statute_passage
+from lawluo.retrieval.dense import asks_for_statute, in_vector_subset, statute_passage
 from lawluo.retrieval.e5 import E5Encoder, E5Unavailable
 from lawluo.retrieval.evaluation import GoldQuery, grouped_folds, markdown_table
+from lawluo.retrieval.fusion import rerank
 from lawluo.retrieval.rerank_training import eval_queries
 from lawluo.retrieval.statutes import StatuteSearcher
 

@@ -265,29 +265,41 @@ def test_with_a_dense_stage_the_fused_reranker_is_refit_and_measured(tiny_db, na
     bench = LeaveSourceOut(tiny_db, ROWS, EXPANSIONS, None, dense=CharacterDense(tiny_db))
     result = bench.run_family(_family(name), max_queries=0, reranker_queries=0)
     # a dense stage that cannot take a query adapter: every system but the adapter's
-    assert set(result.evaluations) == set(holdout.SYSTEMS) - {"fused+reranker+adapter"}
+    assert set(result.evaluations) == set(holdout.SYSTEMS) - {
+        "fused+reranker+adapter",
+        "fused+reranker+adapter+hub",
+    }
     assert bench.dense is not None and all(len(e.ranks) for e in result.evaluations.values())
 
 
 @pytest.mark.parametrize("name", ["disc", "lawbench"])
 def test_the_query_adapter_is_fitted_without_the_held_out_family(tiny_db, name, monkeypatch):
     fitted_on: list[set[str]] = []
-    real = holdout.fit_rows
+    measured_on: list[set[str]] = []
+    real, real_hub = holdout.fit_rows, holdout.fit_hub_offsets
 
     def recording(dense, db, rows, *args, **kwargs):
         fitted_on.append({r["source"] for r in rows})
         return real(dense, db, rows, *args, **kwargs)
 
+    def recording_hub(dense, rows, *args, **kwargs):
+        measured_on.append({r["source"] for r in rows})
+        return real_hub(dense, rows, *args, **kwargs)
+
     monkeypatch.setattr(holdout, "fit_rows", recording)
+    monkeypatch.setattr(holdout, "fit_hub_offsets", recording_hub)
     shipped = character_index(tiny_db)
     from lawluo.retrieval.query_adapter import QueryAdapter
 
     shipped.adapter = QueryAdapter(np.eye(shipped.dimension, dtype=np.float32), "fp", 9)  # learned from all
+    shipped.hub_offsets = np.full(len(shipped), 0.1, dtype=np.float32)  # measured against every family
     bench = LeaveSourceOut(tiny_db, ROWS, EXPANSIONS, None, dense=shipped)
-    assert bench.dense.adapter is None  # the shipped adapter saw every family: never used here
+    # the shipped adapter and hub offsets saw every family: never used here
+    assert bench.dense.adapter is None and bench.dense.hub_offsets is None
     result = bench.run_family(_family(name), max_queries=0, reranker_queries=0)
     assert set(result.evaluations) == set(holdout.SYSTEMS)
     assert fitted_on and not any(_family(name).owns(s) for sources in fitted_on for s in sources)
+    assert measured_on and not any(_family(name).owns(s) for sources in measured_on for s in sources)
 
 
 def test_mean_over_families_by_hand():

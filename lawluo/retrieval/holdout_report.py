@@ -204,7 +204,8 @@ def describe(result: FamilyResult) -> list[str]:
 NOT_REFIT = (
     "Refit per held-out family from its training data only: the law prior, the reranker's citation counts "
     "and vote index, the reranker itself, and (system `expansions`) the expansions in the BM25 index with "
-    "their citation prior, and (system `fused+reranker+adapter`) the query adapter. Not refit: the "
+    "their citation prior, and (systems `fused+reranker+adapter` and `+hub`) the query adapter and the hub "
+    "offsets. Not refit: the "
     "hand-written colloquial term list, the level weights and the priors' weights. The dense encoder "
     "(multilingual e5) itself is not trained by this project, so nothing of it can be held out; it is not part "
     "of these runs unless a dense index is passed in."
@@ -232,6 +233,8 @@ def report_markdown(results: Sequence[FamilyResult], command: str, seconds: floa
         "fused top 100 reordered by a refit reranker with e5 features (the app's default in session 29), "
         "`fused+reranker+adapter` — the same with the question's e5 vector mapped by a query adapter fitted on "
         "the training rows only, the reranker trained on cross-fitted vectors (session 30); "
+        "`fused+reranker+adapter+hub` — the same with e5 ranking by cosine less each article's hubness, measured "
+        "against the training questions only (session 31, `lawluo/retrieval/hubness.py`); "
         "`expansions` — the old default: doc2query expansions in the index, their citation prior, no law "
         "prior, no reranker; `plain` — BM25 over the article text alone.",
         "",

@@ -29,11 +29,18 @@ SYSTEMS = (
     "sparse+reranker+e5",
     "fused+reranker",
     "fused+reranker+adapter",
+    "fused+reranker+adapter+hub",
     "expansions",
     "plain",
 )
 #: The systems run only when an encoder is given (``--encoder``); left out of the tables otherwise.
-DENSE_SYSTEMS = ("sparse+e5", "sparse+reranker+e5", "fused+reranker", "fused+reranker+adapter")
+DENSE_SYSTEMS = (
+    "sparse+e5",
+    "sparse+reranker+e5",
+    "fused+reranker",
+    "fused+reranker+adapter",
+    "fused+reranker+adapter+hub",
+)
 #: Test questions per family by default: 0, all of them (5,726 questions: about 5 minutes on two busy cores).
 MAX_QUERIES = 0
 #: Training questions of the out-of-fold reranker when LawBench is held out.
