@@ -77,13 +77,30 @@ def in_view(page, selector: str) -> bool:
     )
 
 
-@VIEWPORTS
-def test_after_ask_the_tree_is_in_view_and_after_submit_the_streaming_answer_is(browser, app, viewport):
-    name = f"follow-{'phone' if viewport is PHONE else 'desktop'}"
+def tree_shown(browser, app, name: str, viewport):
+    """A fresh page on ``app`` that asked :data:`QUESTION` and shows its complete tree."""
     context, page = open_page(browser, app.url, name, viewport)
     page.fill("#ll-question textarea", QUESTION)
     page.click("#ll-ask")
     page.wait_for_selector('#ll-tree [data-complete="true"]')
+    return context, page
+
+
+def answer_followed(page, name: str) -> None:
+    """Once 提交 was clicked: the chat, where the answer streams, is in view as it begins and once it is done."""
+    page.wait_for_selector(BOT)  # streaming has begun
+    assert in_view(page, "#ll-chat")
+    page.wait_for_timeout(700)  # past 提问's delayed second scroll to the tree
+    assert in_view(page, "#ll-chat")
+    answered(page, 1)
+    assert in_view(page, "#ll-chat")
+    seen(page, name, "answered")
+
+
+@VIEWPORTS
+def test_after_ask_the_tree_is_in_view_and_after_submit_the_streaming_answer_is(browser, app, viewport):
+    name = f"follow-{'phone' if viewport is PHONE else 'desktop'}"
+    context, page = tree_shown(browser, app, name, viewport)
     idle(page)
     page.wait_for_timeout(400)
     # the page scrolls once the step is done, and again after late redraws
@@ -92,11 +109,7 @@ def test_after_ask_the_tree_is_in_view_and_after_submit_the_streaming_answer_is(
     page.click("#ll-tree button[data-mark='yes']")
     idle(page)
     page.click("#ll-submit")
-    page.wait_for_selector(BOT)  # streaming has begun: the chat, where it streams, is in view
-    assert in_view(page, "#ll-chat")
-    answered(page, 1)
-    assert in_view(page, "#ll-chat")
-    seen(page, name, "answered")
+    answer_followed(page, name)
     context.close()
 
 
@@ -104,19 +117,11 @@ def test_after_ask_the_tree_is_in_view_and_after_submit_the_streaming_answer_is(
 def test_a_submit_tapped_as_soon_as_the_tree_appears_still_ends_on_the_answer(browser, app, viewport):
     """提问's second, delayed scroll to the tree (after late redraws) must not undo a 提交 that started meanwhile."""
     name = f"fast-submit-{'phone' if viewport is PHONE else 'desktop'}"
-    context, page = open_page(browser, app.url, name, viewport)
-    page.fill("#ll-question textarea", QUESTION)
-    page.click("#ll-ask")
-    page.wait_for_selector('#ll-tree [data-complete="true"]')
+    context, page = tree_shown(browser, app, name, viewport)
     page.wait_for_selector("#ll-submit:not([disabled])")
     # at once: a script's click, without Playwright's actionability checks and their scroll
     page.evaluate("document.querySelector('#ll-submit').click()")
-    page.wait_for_selector(BOT)
-    page.wait_for_timeout(700)  # past the tree's delayed scroll
-    assert in_view(page, "#ll-chat")
-    answered(page, 1)
-    assert in_view(page, "#ll-chat")
-    seen(page, name, "answered")
+    answer_followed(page, name)
     context.close()
 
 
