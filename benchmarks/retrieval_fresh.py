@@ -59,25 +59,17 @@ from lawluo.retrieval.evaluation import GoldQuery, evaluate, markdown_table
 from lawluo.retrieval.expansions import load_expansions
 from lawluo.retrieval.statutes import StatuteSearcher, statute_documents
 
-#: The frozen sets: name → (file, sha256 when frozen). Set 2 (64 questions) was written in session 29 before
-#: that session's changes to the search (benchmarks/data/README.md).
+#: The frozen sets: name → (file, sha256 when frozen), the file ``benchmarks/data/lay_questions.<name>.jsonl``.
+#: Set 2 (64 questions) was written in session 29 before that session's changes to the search; sets 3 and 4
+#: blind, in sessions 30 and 31 (benchmarks/data/README.md).
 FRESH_SETS = {
-    "fresh1": (
-        ROOT / "benchmarks" / "data" / "lay_questions.fresh1.jsonl",
-        "f38a645cb2e9635d13d9d0dd4fb1d1542a04e9a78715f38679e43ce1001444d1",
-    ),
-    "fresh2": (
-        ROOT / "benchmarks" / "data" / "lay_questions.fresh2.jsonl",
-        "43de757916290fb26eeeb2b6c28a342dcf98437d6a80d3427b1d566ae66774f1",
-    ),
-    "fresh3": (
-        ROOT / "benchmarks" / "data" / "lay_questions.fresh3.jsonl",
-        "9c0b7cfd9b2a2e146392686283298002881f1d785d68fe33af3420a45ca0e6c6",
-    ),
-    "fresh4": (
-        ROOT / "benchmarks" / "data" / "lay_questions.fresh4.jsonl",
-        "26ce72218d5c965ac61583143503297c30003b1b912e6824e397d2bd96030a3f",
-    ),
+    name: (ROOT / "benchmarks" / "data" / f"lay_questions.{name}.jsonl", sha256)
+    for name, sha256 in {
+        "fresh1": "f38a645cb2e9635d13d9d0dd4fb1d1542a04e9a78715f38679e43ce1001444d1",
+        "fresh2": "43de757916290fb26eeeb2b6c28a342dcf98437d6a80d3427b1d566ae66774f1",
+        "fresh3": "9c0b7cfd9b2a2e146392686283298002881f1d785d68fe33af3420a45ca0e6c6",
+        "fresh4": "26ce72218d5c965ac61583143503297c30003b1b912e6824e397d2bd96030a3f",
+    }.items()
 }
 DEPTH = 100
 

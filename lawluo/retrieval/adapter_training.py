@@ -137,13 +137,11 @@ def fit_hub_offsets(
 ) -> np.ndarray:
     """The hub offsets of ``dense``'s articles (:func:`~lawluo.retrieval.hubness.hub_offsets`), measured
     against ``rows``' training questions mapped as ``dense`` maps a query (its adapter, when it has one)."""
-    from .hubness import BETA, hub_offsets
-
     reference = vectors(reference_questions(rows))
     if dense.adapter is not None:
         reference = dense.adapter.apply(reference)
     articles = dense.vectors() if article_vectors is None else article_vectors
-    return hub_offsets(articles, reference, BETA if beta is None else beta)
+    return hubness.hub_offsets(articles, reference, hubness.BETA if beta is None else beta)
 
 
 def cross_fitted(

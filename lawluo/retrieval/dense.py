@@ -243,15 +243,17 @@ class DenseIndex:
             return [
                 (self._position(int(i)), float(s)) for i, s in zip(rows[0], scores[0], strict=True) if i >= 0
             ]
+        import numpy as np
+
         from .hubness import POOL
 
         # a wider pool of raw cosines, reordered by cos − offset (ties: the raw order)
         scores, rows = self._index.search(vector, min(max(k, POOL), len(self)))
-        found = [
-            (int(i), float(s) - float(offsets[i])) for i, s in zip(rows[0], scores[0], strict=True) if i >= 0
-        ]
-        found.sort(key=lambda p: -p[1])
-        return [(self._position(i), s) for i, s in found[:k]]
+        found = rows[0] >= 0
+        rows = rows[0][found]
+        adjusted = scores[0][found].astype(np.float64) - offsets[rows].astype(np.float64)
+        order = np.argsort(-adjusted, kind="stable")[:k]
+        return [(self._position(int(rows[j])), float(adjusted[j])) for j in order]
 
     def with_adapter(
         self, adapter: QueryAdapter | None, known_queries: dict[str, np.ndarray] | None = None

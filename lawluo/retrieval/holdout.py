@@ -202,13 +202,16 @@ class LeaveSourceOut:
 
     def adapted(self, training: Sequence[Mapping], hub: bool = False):
         """The dense index with a query adapter fitted on ``training`` only; ``hub``: and hub offsets measured
-        against ``training``'s questions (:mod:`lawluo.retrieval.hubness`)."""
+        against ``training``'s questions (:meth:`hub_reduced`)."""
         adapter = fit_rows(self.dense, self.db, training, self.question_vectors, self.article_vectors)
         dense = self.dense.with_adapter(adapter)
-        if not hub:
-            return dense
-        offsets = fit_hub_offsets(dense, training, self.question_vectors, self.article_vectors)
-        return dense.with_hub_offsets(offsets)
+        return self.hub_reduced(dense, training) if hub else dense
+
+    def hub_reduced(self, adapted, training: Sequence[Mapping]):
+        """``adapted`` (a view with its query adapter) with hub offsets measured against ``training``'s
+        questions mapped by that adapter (:mod:`lawluo.retrieval.hubness`)."""
+        offsets = fit_hub_offsets(adapted, training, self.question_vectors, self.article_vectors)
+        return adapted.with_hub_offsets(offsets)
 
     def train_reranker(
         self,
@@ -335,7 +338,7 @@ class LeaveSourceOut:
             if sparse.fused_reranker is not None:
                 evaluations["fused+reranker"] = evaluate(part.test, searched(sparse, None), ks)
             if self.question_vectors is not None:
-                sparse.dense = self.adapted(part.training)
+                adapted = sparse.dense = self.adapted(part.training)
                 sparse.fused_reranker, how_adapted = self.train_reranker(
                     part, sparse, reranker_queries, seed, True, adapt=True
                 )
@@ -345,7 +348,7 @@ class LeaveSourceOut:
                 )
                 if sparse.fused_reranker is not None:
                     evaluations["fused+reranker+adapter"] = evaluate(part.test, searched(sparse, None), ks)
-                sparse.dense = self.adapted(part.training, hub=True)
+                sparse.dense = self.hub_reduced(adapted, part.training)  # the same adapter, not refitted
                 sparse.fused_reranker, how_hub = self.train_reranker(
                     part, sparse, reranker_queries, seed, True, adapt=True, hub=True
                 )
