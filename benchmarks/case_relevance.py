@@ -9,6 +9,7 @@ fitting case would have:
   (sha256 checked before scoring; never used to choose anything, scored once at the end);
 - **fresh3**: the 64 questions of ``benchmarks/data/lay_questions.fresh3.jsonl`` (session 30), likewise;
 - **fresh4**: the 96 questions of ``benchmarks/data/lay_questions.fresh4.jsonl`` (session 31, written blind), likewise;
+- **fresh5**: the 96 questions of ``benchmarks/data/lay_questions.fresh5.jsonl`` (session 32, written blind), likewise;
 - **fresh2**: the 64 questions of ``benchmarks/data/lay_questions.fresh2.jsonl``, every one labelled with a case
   type, written and frozen in session 29 before that session's change to the case search (the domain as a
   filter, chosen from fresh's figures — which is why a second unseen set decides it);
@@ -61,7 +62,13 @@ from lawluo.retrieval.cases import CaseHit, CaseSearcher
 
 #: The frozen fresh lay sets by this script's names (fresh1 is "fresh" here): their files and sha256 are
 #: :data:`retrieval_fresh.FRESH_SETS`'s.
-FRESH_NAMES = {"fresh": "fresh1", "fresh2": "fresh2", "fresh3": "fresh3", "fresh4": "fresh4"}
+FRESH_NAMES = {
+    "fresh": "fresh1",
+    "fresh2": "fresh2",
+    "fresh3": "fresh3",
+    "fresh4": "fresh4",
+    "fresh5": "fresh5",
+}
 DEV = ROOT / "benchmarks" / "data" / "case_questions.dev.jsonl"
 DEV_SHA256 = "e06dd8528283f83c3bbd85bb162b203465e662283d56800558636627cf8d6c00"
 DEV2 = ROOT / "benchmarks" / "data" / "case_questions.dev2.jsonl"
@@ -69,7 +76,7 @@ DEV2_SHA256 = "e386f96090c33c7ea9c9bf8f387ba2ff4c97297bdf1f2af03a66aa7a55451ae0"
 SHOWN = 3
 BANK_QUERY_CHARS = 300
 OLD_CANDIDATES = 60  # the app before: CASES_K (3) × CANDIDATES_PER_CASE (20)
-SETS = ("fresh", "fresh2", "fresh3", "fresh4", "dev", "dev2", "bank")
+SETS = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "dev", "dev2", "bank")
 
 
 @dataclass(frozen=True)

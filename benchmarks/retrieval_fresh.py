@@ -9,7 +9,8 @@ before issue 39's retrieval change) or, with ``--set fresh2``, ``lay_questions.f
 domain, written and frozen in session 29 before that session's changes) or, with ``--set fresh3``,
 ``lay_questions.fresh3.jsonl`` (64 more, written blind and frozen in session 30 before its query adapter was
 measured) or, with ``--set fresh4``, ``lay_questions.fresh4.jsonl`` (96, 6 per domain, written blind in session
-31 and kept unseen as the "before" of the next change); the sha256 is checked before anything
+31; it decided the hubness reduction) or, with ``--set fresh5``, ``lay_questions.fresh5.jsonl`` (96, 6 per domain,
+written blind in session 32 and kept unseen as the "before" of the next change); the sha256 is checked before anything
 runs, and nothing may be tuned on either.
 A question's gold is every article its label names (the strict rule: those articles, no other version or
 number); R@k counts a question whose gold has an article among the first k.
@@ -60,8 +61,8 @@ from lawluo.retrieval.expansions import load_expansions
 from lawluo.retrieval.statutes import StatuteSearcher, statute_documents
 
 #: The frozen sets: name → (file, sha256 when frozen), the file ``benchmarks/data/lay_questions.<name>.jsonl``.
-#: Set 2 (64 questions) was written in session 29 before that session's changes to the search; sets 3 and 4
-#: blind, in sessions 30 and 31 (benchmarks/data/README.md).
+#: Set 2 (64 questions) was written in session 29 before that session's changes to the search; sets 3, 4 and 5
+#: blind, in sessions 30, 31 and 32 (benchmarks/data/README.md).
 FRESH_SETS = {
     name: (ROOT / "benchmarks" / "data" / f"lay_questions.{name}.jsonl", sha256)
     for name, sha256 in {
@@ -69,6 +70,7 @@ FRESH_SETS = {
         "fresh2": "43de757916290fb26eeeb2b6c28a342dcf98437d6a80d3427b1d566ae66774f1",
         "fresh3": "9c0b7cfd9b2a2e146392686283298002881f1d785d68fe33af3420a45ca0e6c6",
         "fresh4": "26ce72218d5c965ac61583143503297c30003b1b912e6824e397d2bd96030a3f",
+        "fresh5": "ca686530a87b790b1f2e6fb003d492d2e99d64bf812321f1b6ab5d290bd4c02e",
     }.items()
 }
 DEPTH = 100
