@@ -14,7 +14,8 @@ Then junk made from the same prompts, as a weak base model answers (issue 21 saw
 role prompt echoed; and, as good answers that quote much, each reference answer after a one-line
 restatement of the question.
 
-Prints, per set: answers, held back per reason, and the echo ratio's and the CJK share's percentiles.
+Prints, per set: answers, held back per reason, and the percentiles of the echo ratio, the CJK share and the
+share of repeated sentences (``loop``).
 
 Measured (2 shared CPU cores, full sets; ECHO_NGRAM 6, ECHO_RATIO 0.5, MIN_CJK_SHARE 0.2): see the
 README's consultation section for the figures of the last run.
@@ -27,7 +28,7 @@ from collections import Counter
 
 from _common import DATA, percentile, read_jsonl
 
-from lawluo.agents.answer_check import ECHO_RATIO, check_answer, echo_ratio
+from lawluo.agents.answer_check import ECHO_RATIO, LOOP_RATIO, check_answer, echo_ratio, repeated_share
 from lawluo.agents.lawyer import Brief, _statutes_block, lookup_notices, retrieve_statutes
 from lawluo.config import load_settings
 from lawluo.firm import Firm
@@ -49,7 +50,7 @@ def briefs(firm: Firm, questions: dict[str, str]) -> dict[str, Brief]:
 
 
 def measure(firm: Firm, name: str, rows: list[tuple[Brief, str]]) -> Counter:
-    held, ratios, shares = Counter(), [], []
+    held, ratios, shares, loops = Counter(), [], [], []
     examples: dict[str, str] = {}
     for brief, answer in rows:
         verdict = firm.lawyer.held_back(brief, answer)
@@ -57,14 +58,16 @@ def measure(firm: Firm, name: str, rows: list[tuple[Brief, str]]) -> Counter:
         own = "\n".join(m["content"] for m in messages)
         ratios.append(echo_ratio(answer, own, quote(_statutes_block(brief)))[0])
         shares.append(cjk_share(answer))
+        loops.append(repeated_share(answer))
         if verdict is not None:
             held[verdict.reason] += 1
             examples.setdefault(verdict.reason, f"{verdict.detail}: {' '.join(answer.split())[:60]}")
     pct = " ".join(f"p{q}={percentile(ratios, q):.2f}" for q in (50, 90, 99, 100))
     low = " ".join(f"p{q}={percentile(shares, q):.2f}" for q in (0, 1, 10))
+    looped = " ".join(f"p{q}={percentile(loops, q):.2f}" for q in (50, 90, 99, 100))
     kept = ", ".join(f"{r} {n}" for r, n in held.most_common()) or "none"
     print(f"{name}: {len(rows)} answers; held back: {kept}")
-    print(f"    echo ratio {pct}; CJK share {low}")
+    print(f"    echo ratio {pct}; CJK share {low}; repeated sentences {looped}")
     for reason, text in examples.items():
         print(f"    e.g. {reason}: {text}")
     return held + Counter(answers=len(rows))
@@ -124,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     for name, counts in (("reference and GPT-4 answers", good), ("14 systems", systems), ("junk", junk)):
         n = counts.pop("answers")
         print(f"TOTAL {name}: {sum(counts.values())} of {n} held back ({dict(counts) or 'none'})")
-    print(f"(echo held at ratio >= {ECHO_RATIO})")
+    print(f"(echo held at ratio >= {ECHO_RATIO}, loop at repeated sentences >= {LOOP_RATIO})")
 
 
 if __name__ == "__main__":

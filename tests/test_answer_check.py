@@ -1,5 +1,5 @@
 """The lawyer's answer check (lawluo/agents/answer_check.py): what a weak model writes is held back — empty,
-an echo of LawLuo's prompt, not Chinese, cut at max_tokens — and real answers are not (LawBench's reference
+an echo of LawLuo's prompt, going round in circles, not Chinese, cut at max_tokens — and real answers are not (LawBench's reference
 answers, GPT-4's answers of LawBench and of lawyer-llama, read from ../shared/data)."""
 
 from __future__ import annotations
@@ -141,6 +141,28 @@ def test_a_cut_answer_is_held_back_with_the_calls_limit():
     assert verdict == Held("cut", "cut at max_tokens=32", 32)
     assert "max_tokens=32" in verdict.message()
     assert held(GOOD) is None  # the same answer, not cut
+
+
+#: What issue 41's 0.5B model wrote until max_tokens (session 32): one sentence, numbered, 36 times.
+LOOPING = "根据上述法条，结论如下：\n" + "\n".join(
+    f"{i}. 甲因擅自更改房屋承重结构，导致甲可以请求乙承担违约责任。" for i in range(1, 37)
+)
+
+
+def test_an_answer_going_round_in_circles_is_held_back_as_a_loop_even_when_cut():
+    verdict = lawyer().held_back(brief(), LOOPING, cut_at=800)
+    assert verdict.reason == "loop" and "96%" in verdict.detail  # 35 of its 36 sentences said before
+    assert "重复同样的句子" in verdict.message()
+    assert answer_check.repeated_share(LOOPING) >= answer_check.LOOP_RATIO > answer_check.repeated_share(GOOD)
+
+
+def test_a_good_answer_that_repeats_a_short_sentence_or_a_law_name_is_not_a_loop():
+    answer = (
+        "可以。根据《劳动合同法》第八十二条，可以主张二倍工资。可以。根据《劳动合同法》第八十七条，违法解除的，"
+        "可以主张赔偿金。建议保留工资条、考勤记录。建议保留工资条、考勤记录。"
+    )  # 可以 is too short to count; one sentence said twice is 19 % of the characters
+    assert 0 < answer_check.repeated_share(answer) < answer_check.LOOP_RATIO
+    assert held(answer) is None
 
 
 def test_every_reason_has_a_message_chinese_first_then_english():

@@ -127,13 +127,66 @@ def test_a_weak_models_answer_is_held_back_and_the_extract_shown_with_the_reason
 def test_an_answer_cut_at_max_tokens_is_held_back_with_the_calls_limit(firm_services):
     with FakeOpenAIServer(emulate=Emulation()) as server:  # cuts at the request's max_tokens, as servers do
         server.responder = FirmResponder()
-        firm = make_firm(firm_services, server, LAWLUO_LAWYER_MAX_TOKENS="20")
+        firm = make_firm(
+            firm_services, server, LAWLUO_LAWYER_MAX_TOKENS="20", LAWLUO_LAWYER_CONTINUATIONS="0"
+        )
         state = asked(firm)
         pieces = "".join(firm.answer(state))
     assert len(pieces) == 20 and LAWYER_ANSWER.startswith(pieces)  # one character per token in the fake
     turn = state.turns[-1]
     assert turn.held_back == "cut" and "max_tokens=20" in turn.note and turn.text.endswith(REPLY_HELD_BACK)
     assert "held back (cut): cut at max_tokens=20" in lawyer_event(state).summary
+
+
+def finishing_lawyer(messages: list[dict]) -> str:
+    """A lawyer that overruns its limit, then, given its text back with lawyer/finish, ends it in 10."""
+    if messages[-1]["content"].startswith("你上面的回答写到一半被截断了"):
+        return "依法主张二倍工资。"
+    return LAWYER_ANSWER
+
+
+@pytest.mark.parametrize("best_of", ["1", "2"], ids=["streamed", "best-of-2"])
+def test_an_answer_cut_at_max_tokens_is_asked_to_finish_and_shown_whole(firm_services, best_of):
+    with FakeOpenAIServer(emulate=Emulation()) as server:
+        server.responder = WeakLawyer(finishing_lawyer)
+        firm = make_firm(firm_services, server, LAWLUO_LAWYER_MAX_TOKENS="20", LAWLUO_BEST_OF=best_of)
+        state = asked(firm)
+        "".join(firm.answer(state))
+    turn = state.turns[-1]
+    assert not turn.held_back and not turn.note
+    assert (
+        turn.text == LAWYER_ANSWER[:20] + "依法主张二倍工资。"
+    )  # the cut text, then its end: nothing repeated
+    follow_ups = [m for m in server.responder.lawyer_requests if m[-1]["content"].startswith("你上面的回答")]
+    assert len(follow_ups) == int(best_of)  # one continuation per draft
+    sent = follow_ups[0]
+    assert sent[-2] == {"role": "assistant", "content": LAWYER_ANSWER[:20]}
+    assert sent[:-2] == server.responder.lawyer_requests[0]  # the same conversation, then the two turns
+
+
+def test_a_cut_answer_going_round_in_circles_is_not_continued_but_held_back(firm_services):
+    looping = "\n".join(
+        f"{i}. 甲因擅自更改房屋承重结构，导致甲可以请求乙承担违约责任。" for i in range(1, 40)
+    )
+    with FakeOpenAIServer(emulate=Emulation()) as server:
+        server.responder = WeakLawyer(looping)
+        firm = make_firm(firm_services, server, LAWLUO_LAWYER_MAX_TOKENS="600")
+        state = asked(firm)
+        "".join(firm.answer(state))
+    assert len(server.responder.lawyer_requests) == 1  # a loop is not worth finishing
+    turn = state.turns[-1]
+    assert turn.held_back == "loop" and "重复同样的句子" in turn.note and turn.text.endswith(REPLY_HELD_BACK)
+
+
+def test_an_answer_still_cut_after_its_continuation_is_held_back(firm_services):
+    with FakeOpenAIServer(emulate=Emulation()) as server:
+        server.responder = FirmResponder()  # writes the same long answer whatever it is asked
+        firm = make_firm(firm_services, server, LAWLUO_LAWYER_MAX_TOKENS="20")
+        state = asked(firm)
+        pieces = "".join(firm.answer(state))
+    assert pieces == LAWYER_ANSWER[:20] * 2  # the default: one continuation, cut again
+    assert len(server.responder.lawyer_requests) == 2
+    assert state.turns[-1].held_back == "cut" and "max_tokens=20" in state.turns[-1].note
 
 
 def test_a_clarifier_cut_at_max_tokens_is_not_called_bad_json(firm_services):

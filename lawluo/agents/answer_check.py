@@ -18,6 +18,12 @@ order:
   answer (a small model's second turn was seen to copy its first word for word, issue 41); an answer that
   builds on the earlier one with new facts stays under it (none of the 576 later lawyer turns of
   lawyer-llama's multi-turn consultations is held: ``python benchmarks/answer_check_calibration.py``);
+- ``loop``: the model went round in circles — at least :data:`LOOP_RATIO` of the answer's characters are in
+  sentences that say again, word for word, a sentence of :data:`LOOP_SENTENCE` characters or more written
+  earlier in it (numbering such as ``3.`` or ``（二）`` taken off; :func:`repeated_share`). Issue 41's 0.5B
+  model wrote one sentence 36 times until it was cut. On LawBench's consultation set no reference answer
+  reaches 0.35 (0.34 at most) and none of GPT-4's, GPT-3.5's or Qwen-7B's answers 0.2, while the looping
+  systems (LaWGPT, InternLM-chat, ChatGLM2…) go up to 0.98 (``benchmarks/answer_check_calibration.py``);
 - ``no_chinese``: the question is Chinese (:func:`lawluo.text.is_chinese`) and fewer than :data:`MIN_CJK_SHARE` of the
   answer's letters (CJK ideographs and Latin letters; digits and punctuation do not count) are CJK
   ideographs — an answer in English, or in numbers and symbols only;
@@ -53,6 +59,12 @@ ECHO_RATIO = 0.6  # held when at least this share of the answer's (unquoted) n-g
 ECHO_MIN_NGRAMS = 12  # fewer n-grams than this (an answer of under ~17 characters): too short to judge
 REPEAT_RATIO = 0.8  # held when at least this share of the answer's n-grams are in one earlier answer
 MIN_CJK_SHARE = 0.2  # of an answer's letters, at least this share CJK ideographs for a Chinese question
+LOOP_RATIO = (
+    0.5  # held when at least this share of the answer's characters are in sentences said before in it
+)
+LOOP_SENTENCE = (
+    8  # characters a sentence needs for its repetition to count (shorter ones recur in good answers)
+)
 
 #: Why an answer was held back: reason code → (Chinese, English), shown to the client in that order.
 HOLD_REASONS: dict[str, tuple[str, str]] = {
@@ -64,6 +76,10 @@ HOLD_REASONS: dict[str, tuple[str, str]] = {
     "repeat": (
         "律师模型的回答几乎是在重复它上一次的回答，没有回应您补充的情况。",
         "The lawyer model's answer repeated its earlier answer instead of answering the new turn.",
+    ),
+    "loop": (
+        "律师模型的回答在一遍遍重复同样的句子，没有可用的内容。",
+        "The lawyer model's answer kept repeating the same sentences.",
     ),
     "no_chinese": (
         "您用中文提问，律师模型的回答却几乎没有中文。",
@@ -157,6 +173,12 @@ def check_answer(
                         f"{share:.0%} of its {len(grams)} distinct {ECHO_NGRAM}-grams are in an earlier answer "
                         f"(held at {REPEAT_RATIO:.0%})",
                     )
+    looped = repeated_share(answer)
+    if looped >= LOOP_RATIO:
+        return Held(
+            "loop",
+            f"{looped:.0%} of its characters repeat sentences it wrote before (held at {LOOP_RATIO:.0%})",
+        )
     if is_chinese(question):
         share = cjk_share(answer)
         if share < MIN_CJK_SHARE:
@@ -166,6 +188,33 @@ def check_answer(
     if cut_at is not None:
         return Held("cut", f"cut at {cut_limit(cut_at)}", cut_at)
     return None
+
+
+_SENTENCE_END = re.compile(r"[。！？!?；;\n]+")
+_NUMBERING = re.compile(
+    r"^\s*(?:\d+[.、．)）]|[（(][一二三四五六七八九十\d]+[）)]|[一二三四五六七八九十]+、)"
+)
+
+
+def repeated_share(answer: str) -> float:
+    """The share of ``answer``'s characters (whitespace left out) that are in a sentence it already wrote
+    word for word — a sentence of at least :data:`LOOP_SENTENCE` characters, its numbering and the
+    punctuation around it taken off. What ``loop`` holds at :data:`LOOP_RATIO`.
+
+    >>> repeated_share("1. 甲可以请求乙承担违约责任。2. 甲可以请求乙承担违约责任。3. 甲可以请求乙承担违约责任。")
+    0.6666666666666666
+    >>> repeated_share("可以申请劳动仲裁。也可以申请劳动仲裁吗？可以。可以。")  # different, or too short
+    0.0
+    """
+    seen: set[str] = set()
+    repeated = total = 0
+    for sentence in _SENTENCE_END.split(answer):
+        sentence = _SPACE.sub("", _NUMBERING.sub("", sentence)).strip("，,：:、")
+        total += len(sentence)
+        if len(sentence) >= LOOP_SENTENCE and sentence in seen:
+            repeated += len(sentence)
+        seen.add(sentence)
+    return repeated / total if total else 0.0
 
 
 def quotable_statutes(quotable: str, earlier) -> str:

@@ -17,8 +17,8 @@ conclusion: every sentence is a quotation or says which fact and which statute s
 citations are real, so the checker verifies them like any answer's.
 
 **A model's answer is checked before it is shown** (:meth:`Lawyer.held_back`, :mod:`.answer_check`): an
-empty one, one that repeats LawLuo's prompt, one with hardly any Chinese to a Chinese question, or one cut
-at ``max_tokens`` is held back, and the firm shows :func:`grounded_reply` in its place (closed by
+empty one, one that repeats LawLuo's prompt, one with hardly any Chinese to a Chinese question, or one still
+cut at ``max_tokens`` after the model was asked to finish it (:mod:`~lawluo.llm.continuation`) is held back, and the firm shows :func:`grounded_reply` in its place (closed by
 :data:`REPLY_HELD_BACK` instead of :data:`REPLY_NO_MODEL`).
 
 **Untrusted text.** The question and the facts the client confirmed and denied (the tree's elements come
@@ -37,11 +37,12 @@ from dataclasses import dataclass, field
 from .. import prompts
 from ..domains import OTHER, PACKAGED, Domain, Domains
 from ..llm import ChatBackend, gather
+from ..llm.continuation import chat_to_the_end, stream_to_the_end
 from ..prompts.untrusted import quote
 from ..retrieval.case_fit import NONE_FITS
 from ..retrieval.statute_fit import STATUTE_STOPWORDS
 from ..text import tokenize
-from .answer_check import Held, check_answer
+from .answer_check import LOOP_RATIO, Held, check_answer, repeated_share
 
 PREFERRED_LAW_BOOST = 1.25  # a preferred law's article must be within 25% of the best score to outrank it
 CANDIDATES_PER_STATUTE = 4
@@ -148,8 +149,10 @@ def retrieve_cases(
 class Lawyer:
     name = "lawyer"
 
-    def __init__(self, model: ChatBackend) -> None:
+    def __init__(self, model: ChatBackend, continuations: int = 1) -> None:
         self.model = model
+        #: Times an answer cut at ``max_tokens`` is asked to finish (:mod:`~lawluo.llm.continuation`).
+        self.continuations = continuations
 
     @property
     def available(self) -> bool:
@@ -190,13 +193,27 @@ class Lawyer:
             return 800
         return max(150, min(1500, int(max_tokens * 0.8) // 50 * 50))
 
+    def finish_prompt(self) -> str:
+        """What an answer cut at ``max_tokens`` is sent back with (``lawyer/finish``): finish it, briefly."""
+        return prompts.render("lawyer/finish", length=max(100, self.answer_chars() // 4))
+
     def stream(self, brief: Brief) -> Iterator[str]:
-        return self.model.stream(self.messages(brief))
+        """The answer piece by piece; cut at ``max_tokens``, the model is asked to finish it
+        (:func:`~lawluo.llm.continuation.stream_to_the_end`), at most :attr:`continuations` times."""
+        return stream_to_the_end(
+            self.model, self.messages(brief), self.finish_prompt(), self.continuations, not_looping
+        )
 
     def answers(self, brief: Brief, n: int) -> list[str]:
-        """``n`` independent answers, generated in parallel (for the boss's best-of-n)."""
-        messages = self.messages(brief)
-        return gather([lambda: self.model.chat(messages) for _ in range(n)])
+        """``n`` independent answers, generated in parallel (for the boss's best-of-n), each finished like
+        :meth:`stream`'s when it was cut."""
+        messages, finish = self.messages(brief), self.finish_prompt()
+        return gather(
+            [
+                lambda: chat_to_the_end(self.model, messages, finish, self.continuations, not_looping)
+                for _ in range(n)
+            ]
+        )
 
     def held_back(self, brief: Brief, answer: str, cut_at: int | None = None) -> Held | None:
         """Why ``answer`` to ``brief`` must not be shown as advice (:func:`~.answer_check.check_answer`
@@ -207,6 +224,11 @@ class Lawyer:
         earlier = [m["content"] for m in messages if m["role"] == "assistant"]
         quotable = "\n".join([quote(_statutes_block(brief)), *earlier])
         return check_answer(answer, own, brief.question, quotable, cut_at, earlier)
+
+
+def not_looping(text: str) -> bool:
+    """Whether a cut answer is worth asking to finish: not one going round in circles (``loop``)."""
+    return repeated_share(text) < LOOP_RATIO
 
 
 def _facts_block(facts: list[str], sources: dict[str, str]) -> str:

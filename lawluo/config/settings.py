@@ -168,6 +168,13 @@ class Settings:
         default=1,
         metadata={"help": "Answers the lawyer drafts per turn; the boss keeps the best (1 = stream one)."},
     )
+    lawyer_continuations: int = field(
+        default=1,
+        metadata={
+            "help": "Times a lawyer's answer that stops at max_tokens is asked to finish (the prompt "
+            "lawyer/finish, lawluo/llm/continuation.py) before it is held back as cut; 0: never, 0–3."
+        },
+    )
     visitor_tree_calls: int = field(
         default=13,
         metadata={
@@ -371,6 +378,8 @@ class Settings:
                 f"tolc_height must be 2–5, tolc_k 1–6 and best_of 1–8 "
                 f"(got {self.tolc_height}, {self.tolc_k}, {self.best_of})"
             )
+        if not 0 <= self.lawyer_continuations <= 3:
+            raise ValueError(f"lawyer_continuations must be 0–3 (got {self.lawyer_continuations})")
         if self.visitor_tree_calls < 1 or self.visitor_parallel < 1:
             raise ValueError(
                 f"visitor_tree_calls and visitor_parallel must be >= 1 "

@@ -97,12 +97,15 @@ class Firm:
     height: int = 3
     k: int = 3
     best_of: int = 1
+    continuations: int = (
+        1  # times a lawyer's answer cut at max_tokens is asked to finish (lawyer_continuations)
+    )
     report_examples: tuple = ()  # the secretary's in-context examples (secretary.load_examples)
     material: object = None  # the clarification material (tolc.material.ClarificationMaterial) or None
     prompt_variant: str = "default"  # the settings' prompt_variant (lawluo.prompts.VARIANTS)
 
     def __post_init__(self) -> None:
-        self.lawyer = Lawyer(self.models["lawyer"])
+        self.lawyer = Lawyer(self.models["lawyer"], self.continuations)
         self.secretary = Secretary(self.models["secretary"], self.report_examples, self.prompt_variant)
         self.boss = Boss(self.models["boss"])
         self.tree_builder = TreeBuilder(
@@ -144,6 +147,7 @@ class Firm:
             height=settings.tolc_height,
             k=settings.tolc_k,
             best_of=settings.best_of,
+            continuations=settings.lawyer_continuations,
             prompt_variant=settings.prompt_variant,
             report_examples=tuple(load_examples(settings.report_examples_dir)),
             **services,

@@ -54,4 +54,6 @@ class ScriptedBackend(ChatBackend):
         return self._next(messages, gen)
 
     def _stream(self, messages: list[dict], gen: dict[str, Any]) -> Iterator[str]:
-        yield from self._next(messages, gen)
+        reply = self._next(messages, gen)  # a ChatAnswer in the script: streamed, then its finish returned
+        yield from reply
+        return getattr(reply, "finish", None)
