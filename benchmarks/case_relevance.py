@@ -62,13 +62,7 @@ from lawluo.retrieval.cases import CaseHit, CaseSearcher
 
 #: The frozen fresh lay sets by this script's names (fresh1 is "fresh" here): their files and sha256 are
 #: :data:`retrieval_fresh.FRESH_SETS`'s.
-FRESH_NAMES = {
-    "fresh": "fresh1",
-    "fresh2": "fresh2",
-    "fresh3": "fresh3",
-    "fresh4": "fresh4",
-    "fresh5": "fresh5",
-}
+FRESH_NAMES = {("fresh" if name == "fresh1" else name): name for name in FRESH_SETS}
 DEV = ROOT / "benchmarks" / "data" / "case_questions.dev.jsonl"
 DEV_SHA256 = "e06dd8528283f83c3bbd85bb162b203465e662283d56800558636627cf8d6c00"
 DEV2 = ROOT / "benchmarks" / "data" / "case_questions.dev2.jsonl"
@@ -76,7 +70,7 @@ DEV2_SHA256 = "e386f96090c33c7ea9c9bf8f387ba2ff4c97297bdf1f2af03a66aa7a55451ae0"
 SHOWN = 3
 BANK_QUERY_CHARS = 300
 OLD_CANDIDATES = 60  # the app before: CASES_K (3) × CANDIDATES_PER_CASE (20)
-SETS = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "dev", "dev2", "bank")
+SETS = (*FRESH_NAMES, "dev", "dev2", "bank")
 
 
 @dataclass(frozen=True)

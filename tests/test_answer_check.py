@@ -1,6 +1,6 @@
 """The lawyer's answer check (lawluo/agents/answer_check.py): what a weak model writes is held back — empty,
-an echo of LawLuo's prompt, going round in circles, not Chinese, cut at max_tokens — and real answers are not (LawBench's reference
-answers, GPT-4's answers of LawBench and of lawyer-llama, read from ../shared/data)."""
+an echo of LawLuo's prompt, going round in circles, not Chinese, cut at max_tokens — and real answers are not
+(LawBench's reference answers, GPT-4's answers of LawBench and of lawyer-llama, read from ../shared/data)."""
 
 from __future__ import annotations
 

@@ -59,12 +59,10 @@ ECHO_RATIO = 0.6  # held when at least this share of the answer's (unquoted) n-g
 ECHO_MIN_NGRAMS = 12  # fewer n-grams than this (an answer of under ~17 characters): too short to judge
 REPEAT_RATIO = 0.8  # held when at least this share of the answer's n-grams are in one earlier answer
 MIN_CJK_SHARE = 0.2  # of an answer's letters, at least this share CJK ideographs for a Chinese question
-LOOP_RATIO = (
-    0.5  # held when at least this share of the answer's characters are in sentences said before in it
-)
-LOOP_SENTENCE = (
-    8  # characters a sentence needs for its repetition to count (shorter ones recur in good answers)
-)
+#: Held when at least this share of the answer's characters are in sentences it said before.
+LOOP_RATIO = 0.5
+#: Characters a sentence needs for its repetition to count (shorter ones recur in good answers: 可以。).
+LOOP_SENTENCE = 8
 
 #: Why an answer was held back: reason code → (Chinese, English), shown to the client in that order.
 HOLD_REASONS: dict[str, tuple[str, str]] = {

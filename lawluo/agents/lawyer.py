@@ -17,9 +17,10 @@ conclusion: every sentence is a quotation or says which fact and which statute s
 citations are real, so the checker verifies them like any answer's.
 
 **A model's answer is checked before it is shown** (:meth:`Lawyer.held_back`, :mod:`.answer_check`): an
-empty one, one that repeats LawLuo's prompt, one with hardly any Chinese to a Chinese question, or one still
-cut at ``max_tokens`` after the model was asked to finish it (:mod:`~lawluo.llm.continuation`) is held back, and the firm shows :func:`grounded_reply` in its place (closed by
-:data:`REPLY_HELD_BACK` instead of :data:`REPLY_NO_MODEL`).
+empty one, one that repeats LawLuo's prompt, one that goes round in circles, one with hardly any Chinese to a
+Chinese question, or one still cut at ``max_tokens`` after the model was asked to finish it
+(:mod:`~lawluo.llm.continuation`) is held back, and the firm shows :func:`grounded_reply` in its place (closed
+by :data:`REPLY_HELD_BACK` instead of :data:`REPLY_NO_MODEL`).
 
 **Untrusted text.** The question and the facts the client confirmed and denied (the tree's elements come
 from a model or the case bank) are each quoted between ``<<<`` and ``>>>`` in ``lawyer/turn``, which says

@@ -97,9 +97,8 @@ class Firm:
     height: int = 3
     k: int = 3
     best_of: int = 1
-    continuations: int = (
-        1  # times a lawyer's answer cut at max_tokens is asked to finish (lawyer_continuations)
-    )
+    #: Times a lawyer's answer cut at max_tokens is asked to finish (the setting lawyer_continuations).
+    continuations: int = 1
     report_examples: tuple = ()  # the secretary's in-context examples (secretary.load_examples)
     material: object = None  # the clarification material (tolc.material.ClarificationMaterial) or None
     prompt_variant: str = "default"  # the settings' prompt_variant (lawluo.prompts.VARIANTS)

@@ -12,8 +12,9 @@ answer's ``finish``, so an answer still cut after its continuations is reported 
 
 The same for a whole answer (:func:`chat_to_the_end`). An answer with no text, one that ended by itself, or
 one the caller's ``worth`` says is not worth finishing (the lawyer: one that is going round in circles,
-:func:`~lawluo.agents.answer_check.repeated_share`) costs no further call. (llama.cpp's server and hosted APIs alike accept an assistant turn followed by a user
-turn; a trailing assistant "prefill" is not portable across OpenAI-compatible servers, so it is not used.)
+:func:`~lawluo.agents.answer_check.repeated_share`) costs no further call. (llama.cpp's server and hosted APIs
+alike accept an assistant turn followed by a user turn; a trailing assistant "prefill" is not portable across
+OpenAI-compatible servers, so it is not used.)
 """
 
 from __future__ import annotations
@@ -29,20 +30,25 @@ def follow_up_messages(messages: Sequence[Message], text: str, follow_up: str) -
     return [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": follow_up}]
 
 
-def needs_more(finish: Finish | None, text: str, asked: int, times: int) -> bool:
-    """Whether an answer that ended with ``finish`` after ``asked`` continuations gets another one.
+def anything(text: str) -> bool:
+    """The default ``worth``: every cut answer is worth finishing."""
+    return True
+
+
+def needs_more(
+    finish: Finish | None, text: str, asked: int, times: int, worth: Callable[[str], bool] = anything
+) -> bool:
+    """Whether an answer ``text`` that ended with ``finish`` after ``asked`` continuations gets another one:
+    it was cut, has text, has had fewer than ``times`` and is ``worth`` it.
 
     >>> needs_more(Finish("length", 300), "依据", 0, 1), needs_more(Finish("length", 300), "依据", 1, 1)
     (True, False)
     >>> needs_more(Finish("stop", 300), "依据", 0, 1), needs_more(Finish("length", 300), "  ", 0, 1)
     (False, False)
+    >>> needs_more(Finish("length", 300), "依据", 0, 1, worth=lambda text: False)
+    False
     """
-    return finish is not None and finish.cut and asked < times and bool(text.strip())
-
-
-def anything(text: str) -> bool:
-    """The default ``worth``: every cut answer is worth finishing."""
-    return True
+    return finish is not None and finish.cut and asked < times and bool(text.strip()) and worth(text)
 
 
 def chat_to_the_end(
@@ -57,7 +63,7 @@ def chat_to_the_end(
     that does not say how its answer ended, which is never continued)."""
     answer = model.chat(messages)
     asked = 0
-    while needs_more(getattr(answer, "finish", None), answer, asked, times) and worth(answer):
+    while needs_more(getattr(answer, "finish", None), answer, asked, times, worth):
         asked += 1
         more = model.chat(follow_up_messages(messages, answer, follow_up))
         answer = ChatAnswer(str(answer) + str(more), getattr(more, "finish", None))
@@ -86,7 +92,7 @@ def stream_to_the_end(
             finally:
                 current.close()
             text = "".join(written)
-            if not (needs_more(current.finish, text, asked, times) and worth(text)):
+            if not needs_more(current.finish, text, asked, times, worth):
                 return current.finish
             asked += 1
             current = model.stream(follow_up_messages(messages, text, follow_up))
