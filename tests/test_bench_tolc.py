@@ -32,6 +32,7 @@ from tests.fakes.tolc_bench import BenchResponder
 pytestmark = pytest.mark.slow  # 4 s of the suite on 2 cores (4 s or more: left out of the inner loop)
 
 FIXTURE = ROOT / "tests" / "fixtures" / "tolc_dialogues"
+SAMPLES = ROOT / "tests" / "fixtures" / "tolc_judge_sample"  # hand-labelled answer sets for the judge check
 #: Per case: key facts, recovered by hand, and the pairwise result (the judge prefers the answer that used
 #: the confirmed facts; it is position-biased on the 越南 case; identical answers tie).
 EXPECTED = {
@@ -75,9 +76,11 @@ def test_recovered_facts_pairwise_preference_and_cost_match_the_hand_count(
     responder = BenchResponder()
     with serve(monkeypatch, responder) as server:
         code, table, err = bench(
-            capsys, "--client-role", "secretary", "--concurrency", "2", "--json", tmp_path / "r.json"
+            capsys,
+            *("--client-role", "secretary", "--concurrency", "2", "--json", tmp_path / "r.json"),
+            *("--judge-sample", SAMPLES / "agrees.jsonl"),
         )
-        requests = len(server.requests)
+        requests = len(server.requests) - 2  # the judge checked first on the sample's two answered rows
     assert code == 0, err
     figures = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     cases = {c["id"]: c for c in figures["cases"]}
@@ -113,6 +116,47 @@ def test_recovered_facts_pairwise_preference_and_cost_match_the_hand_count(
     assert all("我老婆回越南" not in p for p in responder.client_prompts if "净身出户" in p)
     assert "| Key facts recovered, mean per case" in table and "0.400 [" in table and "3/10 = 0.300" in table
     assert "2/3/0, 0.700 [" in table and "0 (asks nothing)" in table
+    assert summary["judge_check"] == {
+        "rows": 2, "facts": 3, "agreement": 1.0, "kappa": 1.0, "labelled_true": 2, "judged_true": 2,
+        "failed_rows": 0, "trustworthy": True,
+    }  # fmt: skip
+    assert "| Key-fact judge against the hand-labelled sample" in table and "1.000, κ 1.000" in table
+
+
+def test_a_key_fact_judge_unlike_the_hand_labels_gets_no_key_fact_figure(capsys, monkeypatch, environment):
+    """Issue 41, item 6: the judge is checked against a hand-labelled sample before its figures are printed;
+    here it misses two facts the labeller counted (tests/fixtures/tolc_judge_sample/README.md: κ 12/26)."""
+    with serve(monkeypatch, BenchResponder()):
+        code, table, err = bench(capsys, "--no-answers", "--judge-sample", SAMPLES / "disagrees.jsonl")
+    assert code == 0, err
+    assert "agreement 0.714, κ 0.462 over 7 facts" in err
+    assert "not reported: the judge agrees with the hand-labelled sample at κ 0.462, under 0.60" in table
+    assert "0.400 [" not in table and "3/10 = 0.300" not in table
+    assert "0.714, κ 0.462" in table
+    with serve(monkeypatch, BenchResponder()):
+        code, table, err = bench(capsys, "--no-answers", "--no-judge-check", "--limit", "1")
+    assert code == 0, err
+    assert "hand-labelled" not in table and "the judge against" not in err
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"case_id": "nobody", "recovered": {"f1": true}}\n',  # a case the cases file lacks
+        '{"case_id": "lawyer_llama-mt-0001", "recovered": {"f9": true}}\n',  # a fact the case lacks
+        "<script>alert(1)</script>\n",
+    ],
+)
+def test_a_malformed_judge_sample_is_refused_with_its_line(
+    capsys, tmp_path, monkeypatch, environment, content
+):
+    (tmp_path / "s.jsonl").write_text(content, encoding="utf-8")
+    (tmp_path / "s.cases.jsonl").write_text(
+        (SAMPLES / "agrees.cases.jsonl").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    with serve(monkeypatch, BenchResponder()):
+        code, _, err = bench(capsys, "--judge-sample", tmp_path / "s.jsonl")
+    assert code == 2 and "s.jsonl:1" in err and "Traceback" not in err
 
 
 def test_a_judge_that_answers_junk_is_counted_and_its_cases_are_not_scored(

@@ -98,11 +98,12 @@ def test_auto_detects_each_server_and_sends_what_it_understands(kind):
 class LongReason(BaseModel):
     preference: Literal["A", "B", "tie"]
     reason: str = Field(default="", max_length=2000)
+    summary: str = Field(default="", max_length=80)
     points: list[str] = Field(default=[], max_length=5)
 
 
 @pytest.mark.parametrize("kind", ["llama-cpp-python", "llama-server", "vllm"])
-def test_llama_cpp_servers_get_no_length_limits_they_would_turn_into_a_grammar_too_large(kind):
+def test_llama_cpp_servers_get_no_length_limits_too_large_for_a_grammar_but_keep_the_small_ones(kind):
     emulation, _, _ = SERVERS[kind]
     with FakeOpenAIServer(emulate=emulation) as server:
         server.script(
@@ -118,7 +119,16 @@ def test_llama_cpp_servers_get_no_length_limits_they_would_turn_into_a_grammar_t
     if kind == "vllm":  # its guided decoding takes the limits as they are
         assert '"maxLength": 2000' in text and schema == LongReason.model_json_schema()
     else:
-        assert "maxLength" not in text and "maxItems" not in text
+        assert "2000" not in text and schema["properties"]["reason"] == {
+            "default": "",
+            "title": "Reason",
+            "type": "string",
+        }
+        # small limits stay: they keep a small model from writing on until max_tokens (the short report)
+        assert (
+            schema["properties"]["summary"]["maxLength"] == 80
+            and schema["properties"]["points"]["maxItems"] == 5
+        )
         assert schema["properties"]["preference"]["enum"] == ["A", "B", "tie"]
 
 

@@ -114,13 +114,19 @@ def test_a_report_that_copies_one_paragraph_into_several_sections_is_flagged(exa
     ]
 
 
-def test_a_report_keeps_no_more_warnings_than_a_save_can_hold(examples):
-    from lawluo.agents.report_check import MAX_WARNINGS
+def test_a_report_keeps_no_more_warnings_than_a_save_can_hold(examples, monkeypatch):
+    from lawluo.agents import secretary
     from lawluo.firm.saved import SavedReport
 
-    items = [f"第{i}条建议：保存好劳动合同、工资流水和考勤记录等证据材料。" for i in range(MAX_WARNINGS + 5)]
-    report = Secretary(ScriptedBackend(reply(advice=items, risks=items)), examples).write(make_input())
-    assert len(report.warnings) == MAX_WARNINGS
+    items = [f"第{i}条建议：保存好劳动合同、工资流水和考勤记录等证据材料。" for i in range(5)]
+    denying = "您的劳动合同未签订，因此无法要求赔偿。"
+    draft = reply(analysis=denying, advice=["您可以要求公司支付双倍工资赔偿", *items], risks=items)
+    report = Secretary(ScriptedBackend(draft), examples).write(make_input())
+    # the five texts copied between the same two sections are one warning, beside the contradiction
+    assert len(report.warnings) == 2 and len(set(report.warnings)) == 2
+    monkeypatch.setattr(secretary, "MAX_WARNINGS", 1)
+    capped = Secretary(ScriptedBackend(draft), examples).write(make_input())
+    assert capped.warnings == report.warnings[:1]
     assert SavedReport.model_validate(report.model_dump()).warnings == report.warnings
 
 
@@ -157,6 +163,29 @@ def test_a_small_model_gets_the_short_prompt_no_examples_and_a_shorter_conversat
     conversation = messages[1]["content"].split("咨询对话记录：")[1].split("<<<咨询材料结束>>>")[0]
     assert SMALL_CONVERSATION_CHARS <= len(conversation) < SMALL_CONVERSATION_CHARS + 400
     assert len(Secretary(ScriptedBackend(reply()), examples).messages(make_input())) == 2 + 2 * len(examples)
+
+
+@pytest.mark.parametrize("variant", ["small", "tuned"])
+def test_a_small_model_is_asked_for_a_bounded_report_and_a_section_stopped_at_its_bound_ends_in_an_ellipsis(
+    examples, variant
+):
+    from lawluo.agents.report_draft import CUT_MARK, SHORT_BOUNDS
+
+    stopped = "依照《中华人民共和国劳动合同法》第八十二条，公司应当支付二倍工资" * 10
+    advice = [stopped[: SHORT_BOUNDS["advice"][1]], "保存工资流水。"]  # the server closed the first string
+    model = ScriptedBackend(reply(advice=advice))
+    report = Secretary(model, examples, prompt_variant=variant).write(make_input())
+    ((_, gen),) = model.calls
+    schema = gen["json_schema"]["properties"]
+    assert schema["analysis"]["maxLength"] == SHORT_BOUNDS["analysis"]
+    assert (schema["advice"]["maxItems"], schema["advice"]["items"]["maxLength"]) == SHORT_BOUNDS["advice"]
+    assert "description" not in gen["json_schema"]  # the class's docstring is not part of the prompt
+    assert report.advice == [advice[0] + CUT_MARK, "保存工资流水。"]  # a sentence that ended keeps its end
+    assert report.subject == DRAFT["subject"] and not report.partial
+    # the default prompt's report is not bounded: a hosted model writes the paper's full report
+    default = ScriptedBackend(reply(advice=advice))
+    assert Secretary(default, examples).write(make_input()).advice == advice
+    assert "maxLength" not in json.dumps(default.calls[0][1]["json_schema"]["properties"]["analysis"])
 
 
 def test_broken_json_is_retried_once_then_the_report_is_partial_and_says_why(examples, caplog):

@@ -65,11 +65,12 @@ def repeated_sections(draft: dict) -> list[str]:
             key = re.sub(r"[\W_]+", "", item)
             if len(key) >= 20:
                 headings_of.setdefault(key, {})[heading] = None
-    return [
+    warnings = [
         f"报告的「{'」「'.join(headings)}」内容相同，可能是模型照抄。请律师核对。"
         for headings in headings_of.values()
         if len(headings) > 1
     ]
+    return list(dict.fromkeys(warnings))  # two texts copied between the same sections: one warning
 
 
 def _clauses(text: str) -> list[str]:

@@ -50,9 +50,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
 
-from pydantic import BaseModel, StringConstraints, field_validator
+from pydantic import BaseModel
 
 from .. import prompts
 from ..i18n import message
@@ -60,6 +59,7 @@ from ..law.verdicts import BY_CODE, VERDICT_TABLE
 from ..llm import ChatBackend, LLMError, ModelUnavailable
 from .lawyer import as_statement
 from .report_check import MAX_WARNINGS, contradictions, repeated_sections
+from .report_draft import ReportDraft, ShortReportDraft
 
 log = logging.getLogger(__name__)
 
@@ -117,28 +117,7 @@ NOTICE_FAILED = str(message("consult.report_notice.failed"))
 PURPOSE_PARTIAL = "就{domain}问题寻求法律意见。"
 NONE = "（无）"
 
-Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
-_BULLET = re.compile(r"^\s*(?:[-•*·]|\d+[.、)）]|[（(]\d+[)）])\s*")
 _MARKERS = re.compile(r"<{3,}|>{3,}")
-
-
-class ReportDraft(BaseModel):
-    """What the model writes: the six content sections (field names are explained in ``secretary/system``)."""
-
-    subject: Text
-    purpose: Text
-    facts: Text
-    analysis: Text
-    advice: list[Text]
-    risks: list[Text]
-
-    @field_validator("advice", "risks", mode="before")
-    @classmethod
-    def _lines_to_list(cls, value: object) -> object:
-        """A model that writes a list as one string of lines gets it split, bullets and numbers removed."""
-        if isinstance(value, str):
-            return [_BULLET.sub("", line) for line in value.splitlines() if line.strip()]
-        return value
 
 
 class CitedStatute(BaseModel):
@@ -260,6 +239,7 @@ class Secretary:
         # in-context examples: load_examples(settings.report_examples_dir); none for a small model
         self.examples = [] if small else list(examples)
         self.conversation_chars = SMALL_CONVERSATION_CHARS if small else CONVERSATION_CHARS
+        self.draft_type = ShortReportDraft if small else ReportDraft
 
     @property
     def available(self) -> bool:
@@ -282,7 +262,7 @@ class Secretary:
         if not self.model.available:
             return partial_report(inp)
         try:
-            draft = self.model.chat_json(self.messages(inp), ReportDraft)
+            draft = self.model.chat_json(self.messages(inp), self.draft_type)
         except ModelUnavailable:
             return partial_report(inp)
         except LLMError as exc:

@@ -56,6 +56,17 @@ def add_parser(subparsers) -> None:
         action="store_true",
         help="score the clarification only: no lawyer answers, no pairwise",
     )
+    tolc.add_argument(
+        "--judge-sample",
+        help="hand-labelled answer sets the judge is checked against first (default "
+        "benchmarks/data/tolc_judge_sample.jsonl, its cases beside it in *.cases.jsonl); below κ 0.6 the "
+        "key-fact figures are not reported",
+    )
+    tolc.add_argument(
+        "--no-judge-check",
+        action="store_true",
+        help="do not check the judge against the hand-labelled sample",
+    )
     tolc.add_argument("--concurrency", type=int, default=1, help="cases run at once (default 1)")
     tolc.add_argument("--json", help="also write the summary and every case's detail here")
     tolc.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -130,6 +141,7 @@ def _bench_tolc(args: argparse.Namespace, settings: Settings, cases: list, comma
         height=args.height,
         k=args.k,
     )
+    check = None if args.no_judge_check else _judge_check(args, bench.judge)
     if not firm.tree_builder.uses_model:
         print(
             "lawluo bench: no clarifier model: every tree comes from the domain's material or similar cases "
@@ -147,6 +159,8 @@ def _bench_tolc(args: argparse.Namespace, settings: Settings, cases: list, comma
         print(f"lawluo bench: stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     summary = summarise(results, answers=not args.no_answers)
+    if check is not None:
+        summary["judge_check"] = check
     write(markdown_table(summary) + "\n")
     fb = summary["fallbacks"]
     print(
@@ -178,3 +192,44 @@ def _bench_tolc(args: argparse.Namespace, settings: Settings, cases: list, comma
         print("lawluo bench: no case could be scored (see the fallbacks above)", file=sys.stderr)
         return 1
     return 0
+
+
+def _judge_check(args: argparse.Namespace, judge) -> dict | None:
+    """The judge against the hand-labelled sample (lawluo/metrics/tree_bench/judge_check.py), printed; None
+    when the default sample is not there (an installed package without the repository's benchmarks)."""
+    from ..llm import LLMError
+    from ..metrics.tree_bench.judge_check import (
+        DEFAULT_SAMPLE,
+        MIN_FACT_JUDGE_KAPPA,
+        check_judge,
+        read_sample,
+    )
+
+    path = Path(args.judge_sample) if args.judge_sample else DEFAULT_SAMPLE
+    if not args.judge_sample and not path.is_file():
+        print(
+            f"lawluo bench: {path} not found: the judge is not checked against hand labels", file=sys.stderr
+        )
+        return None
+    try:
+        sample = read_sample(path)
+    except (OSError, ValueError) as exc:
+        raise UsageError(
+            f"--judge-sample: 标注样本无法读取 the labelled sample cannot be read: {exc}"
+        ) from None
+    try:
+        check = check_judge(judge, sample)
+    except LLMError as exc:  # no model, a rejected key: the cases would fail the same way
+        raise UsageError(f"the judge could not be checked: {type(exc).__name__}: {exc}") from None
+    figures = {k: "–" if check[k] is None else f"{check[k]:.3f}" for k in ("agreement", "kappa")}
+    print(
+        f"lawluo bench: the judge against {path.name}: agreement {figures['agreement']}, κ {figures['kappa']} "
+        f"over {check['facts']} facts ({check['failed_rows']} replies unusable)"
+        + (
+            ""
+            if check["trustworthy"]
+            else f" — under κ {MIN_FACT_JUDGE_KAPPA:.2f}: no key-fact figure is reported"
+        ),
+        file=sys.stderr,
+    )
+    return check

@@ -75,7 +75,10 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 #: Servers that compile a JSON schema into a llama.cpp grammar, and the schema keys left out for them.
 GRAMMAR_SERVERS = ("llama-cpp-python", "llama-server")
-GRAMMAR_UNSAFE_KEYS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "pattern", "format"})
+GRAMMAR_UNSAFE_KEYS = frozenset({"pattern", "format"})
+#: Length and item limits become that many repeated grammar rules: kept up to this bound, left out above it.
+GRAMMAR_LIMIT_KEYS = frozenset({"maxLength", "minLength", "maxItems", "minItems"})
+GRAMMAR_MAX_REPEAT = 300
 PLACEHOLDER_KEY = "EMPTY"  # vLLM's convention for servers started without --api-key
 PROBE_TIMEOUT_S = 3.0  # asking the server what it is (GET /models, /props)
 PROBE_AGAIN_S = 60.0  # a probe that could not reach the server is tried again after this long
@@ -315,18 +318,27 @@ class OpenAIBackend(HttpChatBackend):
 
 
 def grammar_safe(schema: Any) -> Any:
-    """``schema`` without the length and pattern limits llama.cpp turns into repeated grammar rules.
+    """``schema`` without the limits llama.cpp would turn into too many repeated grammar rules.
 
     llama.cpp compiles a JSON schema into a GBNF grammar; a string of ``maxLength: 2000`` becomes 2,000
     repetitions, which its parser refuses ("number of rules … exceeds sane defaults"), and llama-cpp-python
-    0.3.36's server then died on the request (seen with the pairwise verdict's ``reason``). The structure,
-    types, enums and numeric ranges stay; the limits are checked by pydantic when the answer is parsed.
+    0.3.36's server then died on the request (seen with the pairwise verdict's ``reason``). Length and item
+    limits up to :data:`GRAMMAR_MAX_REPEAT` stay — they are what keeps a small model from writing on until
+    ``max_tokens`` (the secretary's short report, ``lawluo/agents/secretary.py``) —, larger ones and patterns
+    are left out; the structure, types, enums and numeric ranges stay. Pydantic checks the answer when it is
+    parsed.
 
-    >>> grammar_safe({"type": "object", "properties": {"r": {"type": "string", "maxLength": 2000}}})
-    {'type': 'object', 'properties': {'r': {'type': 'string'}}}
+    >>> grammar_safe({"type": "object", "properties": {"r": {"type": "string", "maxLength": 2000},
+    ...                                                "s": {"type": "string", "maxLength": 200}}})
+    {'type': 'object', 'properties': {'r': {'type': 'string'}, 's': {'type': 'string', 'maxLength': 200}}}
     """
     if isinstance(schema, dict):
-        return {k: grammar_safe(v) for k, v in schema.items() if k not in GRAMMAR_UNSAFE_KEYS}
+        return {
+            k: grammar_safe(v)
+            for k, v in schema.items()
+            if k not in GRAMMAR_UNSAFE_KEYS
+            and not (k in GRAMMAR_LIMIT_KEYS and not (isinstance(v, int) and 0 <= v <= GRAMMAR_MAX_REPEAT))
+        }
     if isinstance(schema, list):
         return [grammar_safe(v) for v in schema]
     return schema

@@ -44,6 +44,7 @@ from ..judge import FATAL, Judge
 from ..pairwise import MIN_JUDGE_CONSISTENCY, PairOutcome, summarise_pairs
 from .cases import BenchCase
 from .judge import prefer, recovered_facts
+from .judge_check import MIN_FACT_JUDGE_KAPPA
 from .simulated import SimulatedClient
 
 _CALLS: contextvars.ContextVar[Counter | None] = contextvars.ContextVar("bench_calls", default=None)
@@ -332,18 +333,31 @@ def markdown_table(summary: dict) -> str:
     rec = summary["recovered"]
     fb = summary["fallbacks"]
     answered = summary["client_answers"]
+    check = summary.get("judge_check")
+    mean, pooled = _ci(rec), f"{summary['recovered_facts']}/{summary['scored_facts']} = {_num(rec['pooled'])}"
+    if check is not None and not check["trustworthy"]:  # a judge unlike the hand labels measures nothing
+        mean = pooled = (
+            f"not reported: the judge agrees with the hand-labelled sample at κ {_num(check['kappa'])}, "
+            f"under {MIN_FACT_JUDGE_KAPPA:.2f}"
+        )
     rows = [
         (
             f"Key facts recovered, mean per case (95% CI, {rec['n']} of {summary['cases']} cases scored)",
-            _ci(rec),
+            mean,
             "0 (asks nothing)",
         ),
-        (
-            "Key facts recovered, pooled",
-            f"{summary['recovered_facts']}/{summary['scored_facts']} = {_num(rec['pooled'])}",
-            "0",
-        ),
+        ("Key facts recovered, pooled", pooled, "0"),
     ]
+    if check is not None:
+        rows.append(
+            (
+                "Key-fact judge against the hand-labelled sample: agreement, Cohen's κ "
+                f"({check['facts']} facts of {check['rows']} answer sets; true: labels {check['labelled_true']}, "
+                f"judge {check['judged_true']}; replies unusable {check['failed_rows']})",
+                f"{_num(check['agreement'])}, κ {_num(check['kappa'])}",
+                "–",
+            )
+        )
     if "pairwise" in summary:
         rows += _judge_rows(summary["pairwise"])
     rows += [
