@@ -32,7 +32,8 @@ from pathlib import Path
 from _common import ROOT, command_line, emit_report, read_jsonl
 
 from eval_ui import stats
-from eval_ui.consistency.auto import AutoMetrics, combined_judge_verdict
+from eval_ui.consistency.auto import AutoMetrics, combined_judge_verdict, question_id
+from eval_ui.items import read_items
 from lawluo.config import load_settings
 from lawluo.llm import LanguageModels
 from lawluo.metrics.judge import Judge
@@ -41,11 +42,6 @@ from lawluo.metrics.pairwise import MIN_JUDGE_CONSISTENCY, judge_pair
 ITEMS = ROOT / "assets" / "eval" / "demo_items.jsonl"
 LABELS = ROOT / "benchmarks" / "data" / "judge_labels.demo.jsonl"
 LABELS_SHA256 = "7e1287e500643311d552321bc443a71feb52ab37ed7cdb2332e8bf6d676901a9"
-
-
-def question_id(item: dict) -> str:
-    """The LawBench question id of a demo item (its id is ``{qid}:{system_a}:{system_b}``)."""
-    return item["id"].removesuffix(f":{item['system_a']}:{item['system_b']}")
 
 
 def agreement_row(name: str, verdicts: list, labels: list, swapped: list | None = None) -> str:
@@ -76,7 +72,7 @@ def main() -> int:
             f"{LABELS} is not the frozen label set (sha256 {digest[:12]}…, expected {LABELS_SHA256[:12]}…)"
         )
     labels = {row["id"]: row["verdict"] for row in read_jsonl(LABELS)}
-    items = [item for item in read_jsonl(ITEMS) if item["id"] in labels][: args.limit]
+    items = [item for item in read_items(ITEMS) if item.id in labels][: args.limit]
     settings = load_settings(args.config)
     models = LanguageModels(settings.models)
     if not models.available("judge"):
@@ -86,21 +82,19 @@ def main() -> int:
     start = time.perf_counter()
     with out.open("w", encoding="utf-8") as f:
         for n, item in enumerate(items, start=1):
-            outcome = judge_pair(
-                judge, item["question"], item.get("reference"), item["answer_a"], item["answer_b"]
-            )
-            record = outcome.record(question_id(item), item["system_a"], item["system_b"])
+            outcome = judge_pair(judge, item.question, item.reference, item.answer_a, item.answer_b)
+            record = outcome.record(question_id(item), item.system_a, item.system_b)
             f.write(json.dumps(record.as_json(), ensure_ascii=False) + "\n")
             f.flush()
             print(
-                f"{n}/{len(items)} {item['id']}: {record.result} {'; '.join(record.errors)[:120]}",
+                f"{n}/{len(items)} {item.id}: {record.result} {'; '.join(record.errors)[:120]}",
                 file=sys.stderr,
                 flush=True,
             )
     seconds = time.perf_counter() - start
     auto = AutoMetrics.read([out])
-    orders = [auto.judged(question_id(i), i["system_a"], i["system_b"]) or (None, None) for i in items]
-    human = [labels[item["id"]] for item in items]
+    orders = [auto.judged(question_id(i), i.system_a, i.system_b) or (None, None) for i in items]
+    human = [labels[item.id] for item in items]
     combined = [combined_judge_verdict(*o) for o in orders]
     first = [o[0] for o in orders]
     swapped = [o[1] for o in orders]

@@ -31,7 +31,7 @@ import time
 
 from _common import DATA, ROOT, command_line, emit_report, read_jsonl
 
-from lawluo.agents.secretary import ReportDraft, ReportInput, Secretary, load_examples
+from lawluo.agents.secretary import ReportDraft, ReportInput, Secretary, cited_statutes, load_examples
 from lawluo.config import load_settings
 from lawluo.domains import load_domains
 from lawluo.law.checker import CitationChecker
@@ -75,19 +75,12 @@ def report_input(
     index: int, domain: str, turns: list[tuple[str, str]], checker: CitationChecker
 ) -> ReportInput:
     """The consultation as ``Firm.close`` hands it over: every statute of the lawyer's turns, once per verdict."""
-    cited: dict[tuple[str, str], tuple[str, str]] = {}
-    for role, text in turns:
-        if role != "lawyer":
-            continue
-        for checked in checker.check(text).citations:
-            c = checked.as_dict()
-            if not (c.get("law") and c.get("article_label")):
-                continue
-            m = c.get("matched") or {}
-            article = f"《{m['law']}》{m['article_label']}" if m.get("law") else ""
-            cited.setdefault(
-                (f"《{c['law']}》{c['article_label']}", c["verdict"]), (article, m.get("text", ""))
-            )
+    cited = cited_statutes(
+        checked.as_dict()
+        for role, text in turns
+        if role == "lawyer"
+        for checked in checker.check(text).citations
+    )
     return ReportInput(
         client="咨询人",
         domain_name=domain,

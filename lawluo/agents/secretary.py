@@ -47,7 +47,7 @@ import html
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -280,6 +280,20 @@ class Secretary:
             )[:MAX_WARNINGS],
             **_records(inp),
         )
+
+
+def cited_statutes(citations: Iterable[dict]) -> dict[tuple[str, str], tuple[str, str]]:
+    """Every statute of ``citations`` (the checker's :meth:`~lawluo.law.checked.Checked.as_dict` rows) once per
+    verdict, as :class:`ReportInput` takes them: ``(statute as cited, verdict) → (the article matched, its real
+    text)``; citations without a law and an article are left out."""
+    cited: dict[tuple[str, str], tuple[str, str]] = {}
+    for c in citations:
+        if not (c.get("law") and c.get("article_label")):
+            continue
+        m = c.get("matched") or {}
+        article = f"《{m['law']}》{m['article_label']}" if m.get("law") else ""
+        cited.setdefault((f"《{c['law']}》{c['article_label']}", c["verdict"]), (article, m.get("text", "")))
+    return cited
 
 
 def _records(inp: ReportInput) -> dict:

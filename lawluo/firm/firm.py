@@ -39,7 +39,7 @@ from datetime import date
 from ..agents.boss import Boss
 from ..agents.lawyer import Brief, Lawyer, grounded_reply
 from ..agents.receptionist import Receptionist
-from ..agents.secretary import ReportInput, Secretary, load_examples
+from ..agents.secretary import ReportInput, Secretary, cited_statutes, load_examples
 from ..domains import OTHER, Domains
 from ..i18n import message
 from ..law.checker import CitationChecker
@@ -501,13 +501,7 @@ class Firm:
         if client is not None:
             state.client = " ".join(client.split())[:100]
         # every statute cited, once per verdict: (statute, verdict) → (the article matched, its real text)
-        cited: dict[tuple[str, str], tuple[str, str]] = {}
-        for c in (c for t in state.turns for c in t.citations if c.get("law") and c.get("article_label")):
-            m = c.get("matched") or {}
-            article = f"《{m['law']}》{m['article_label']}" if m.get("law") else ""
-            cited.setdefault(
-                (f"《{c['law']}》{c['article_label']}", c["verdict"]), (article, m.get("text", ""))
-            )
+        cited = cited_statutes(c for t in state.turns for c in t.citations)
         request = ReportInput(
             client=state.client or NO_CLIENT,
             domain_name=self.domains[state.domain or OTHER].name,

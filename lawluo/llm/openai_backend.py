@@ -333,15 +333,20 @@ def grammar_safe(schema: Any) -> Any:
     {'type': 'object', 'properties': {'r': {'type': 'string'}, 's': {'type': 'string', 'maxLength': 200}}}
     """
     if isinstance(schema, dict):
-        return {
-            k: grammar_safe(v)
-            for k, v in schema.items()
-            if k not in GRAMMAR_UNSAFE_KEYS
-            and not (k in GRAMMAR_LIMIT_KEYS and not (isinstance(v, int) and 0 <= v <= GRAMMAR_MAX_REPEAT))
-        }
+        return {k: grammar_safe(v) for k, v in schema.items() if _grammar_keeps(k, v)}
     if isinstance(schema, list):
         return [grammar_safe(v) for v in schema]
     return schema
+
+
+def _grammar_keeps(key: str, value: Any) -> bool:
+    """Whether :func:`grammar_safe` keeps ``key``: never a pattern or format, a length or item limit only up to
+    :data:`GRAMMAR_MAX_REPEAT`, anything else always."""
+    if key in GRAMMAR_UNSAFE_KEYS:
+        return False
+    if key in GRAMMAR_LIMIT_KEYS:
+        return isinstance(value, int) and 0 <= value <= GRAMMAR_MAX_REPEAT
+    return True
 
 
 class _ReadToEnd:
