@@ -9,6 +9,7 @@ element was answered. So the figures can be computed by hand (see ``EXPECTED``).
 
 from __future__ import annotations
 
+import doctest
 import json
 import os
 
@@ -149,6 +150,19 @@ def test_a_key_fact_judge_unlike_the_hand_labels_gets_no_key_fact_figure(capsys,
     assert code == 0, err
     assert "the judge against tolc_judge_sample.jsonl" in err and "over 97 facts" in err
     assert "not reported: the judge agrees with the hand-labelled sample" in table
+
+
+def test_a_judge_that_says_one_thing_throughout_agrees_by_chance_only():
+    """κ is 0 (reported, under the bar), not undefined, when the judge or the labels never vary."""
+    from lawluo.metrics.tree_bench import judge_check
+
+    assert judge_check.agreement_kappa([True, False, True, False], [True] * 4) == 0.0
+    assert judge_check.agreement_kappa([True] * 3, [True, False, False]) == 0.0
+    assert judge_check.agreement_kappa([True] * 3, [False] * 3) == 0.0
+    assert judge_check.agreement_kappa([False] * 2, [False] * 2) == 1.0
+    assert judge_check.agreement_kappa([], []) is None
+    assert judge_check.agreement_kappa([True, False], [True, False]) == 1.0
+    assert doctest.testmod(judge_check).failed == 0
 
 
 @pytest.mark.parametrize(

@@ -32,6 +32,7 @@ def _pin(
     return ls.ModelPin(
         key="fake", alias="fake-model", file="fake.gguf", parts=tuple(names), version=version,
         size=len(joined), sha256=sha or hashlib.sha256(joined).hexdigest(), upstream="test",
+        config="configs/local-cpu.yaml",
     )  # fmt: skip
 
 
@@ -315,3 +316,18 @@ def test_sigterm_stops_the_foreground_command_and_its_server(tmp_path, monkeypat
         time.sleep(0.1)
     assert not ls._alive(started["pid"]) and ls.health("127.0.0.1", port) == "down"
     assert not (cache / "local-model" / "server.json").exists()
+
+
+@pytest.mark.parametrize("key", sorted(ls.MODELS))
+def test_each_pinned_model_names_a_settings_file_that_asks_for_it(key):
+    """`models local --model …` tells the user which settings file to start the app with; that file's models
+    are the alias the server answers to."""
+    from lawluo.config import load_settings
+
+    from .conftest import ROOT
+
+    pin = ls.MODELS[key]
+    settings = load_settings(ROOT / pin.config, environ={})
+    served = {config.options.model for _, config in settings.models.items() if config.backend == "openai"}
+    assert served == {pin.alias}
+

@@ -189,6 +189,19 @@ def test_pairwise_malformed_verdict_leaves_the_pair_unjudged():
     assert summarise_pairs([outcome])["failed"] == 1
 
 
+def test_pairwise_reason_is_bounded_in_the_schema_and_a_longer_one_is_cut_not_refused():
+    """Issue 41: a small model on llama-server ran out of tokens inside an unbounded reason and lost its
+    verdict; the bound (≤ 300) is one llama.cpp keeps in its grammar. A hosted model's long reason still counts."""
+    from lawluo.llm.openai_backend import GRAMMAR_MAX_REPEAT
+    from lawluo.metrics.pairwise import REASON_CHARS, PairVerdict
+
+    bound = PairVerdict.model_json_schema()["properties"]["reason"]["maxLength"]
+    assert bound == REASON_CHARS <= GRAMMAR_MAX_REPEAT
+    scores = {"helpfulness": 3, "relevance": 1, "completeness": 1}
+    verdict = PairVerdict.model_validate({"a": scores, "b": scores, "preference": "B", "reason": "理" * 900})
+    assert verdict.preference == "B" and verdict.reason == "理" * REASON_CHARS + "…"
+
+
 def test_pairwise_summary_against_hand_computed_values():
     judge = judge_with(JudgeResponder())[0]
     outcomes = [

@@ -238,7 +238,7 @@ def run(root: Path, options: LocalOptions, emit: Callable[[dict], None], log: Ca
         binary, gguf, pin.alias, options.port, options.threads or default_threads(), options.ctx_size,
         log_path=root / "server.log", lora=options.lora,
     )  # fmt: skip
-    config = "configs/local-cpu-tuned.yaml" if options.lora else "configs/local-cpu.yaml"
+    config = "configs/local-cpu-tuned.yaml" if options.lora else pin.config
     ready_s = server.start(options.ready_timeout, detach=options.detach)
     info = {
         "running": True, "pid": server.process.pid, "base_url": server.base_url, "model": pin.alias,

@@ -34,6 +34,7 @@ class ModelPin:
     size: int
     sha256: str
     upstream: str
+    config: str  # the settings file whose models: name this alias (what `models local` tells the user to run)
 
 
 LLAMA_CPP = SourcePin(
@@ -53,6 +54,7 @@ MODELS = {
         size=491_400_064,
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         upstream="Qwen/Qwen2.5-Coder-0.5B-Instruct (Apache-2.0), Q4_K_M",
+        config="configs/local-cpu.yaml",
     ),
     "qwen2.5-coder-1.5b": ModelPin(
         key="qwen2.5-coder-1.5b",
@@ -63,6 +65,7 @@ MODELS = {
         size=1_117_320_768,
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct (Apache-2.0), Q4_K_M",
+        config="configs/local-cpu-1.5b.yaml",
     ),
 }
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"

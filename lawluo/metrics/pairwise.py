@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from .judge import ANSWER_BUDGET, QUESTION_BUDGET, REFERENCE_BUDGET, Judge, attempt, untrusted
 from .registry import Metric
@@ -36,6 +36,8 @@ NO_REFERENCE = "（无）"
 #: measurement: the bench (lawluo/metrics/tree_bench/bench.py) reports no win rate and the statistics tab says so in plain
 #: words (the 0.5B and 1.5B local models of issue 41 flipped with the order).
 MIN_JUDGE_CONSISTENCY = 0.8
+#: The judge's reason, in characters (the schema's bound; see PairVerdict.reason).
+REASON_CHARS = 200
 
 
 class AnswerScores(BaseModel):
@@ -52,7 +54,17 @@ class PairVerdict(BaseModel):
     a: AnswerScores
     b: AnswerScores
     preference: Literal["A", "B", "tie"]
-    reason: str = Field(default="", max_length=2000)
+    # One sentence (the prompt asks for 一句话), bounded in the schema so that a llama.cpp server keeps the bound
+    # in its JSON grammar (≤ GRAMMAR_MAX_REPEAT): unbounded, the 0.5B ran out of tokens inside its reason on 9 of
+    # 120 verdicts and the verdict was lost. A longer reason from a server that ignores the bound is cut, not refused.
+    reason: str = Field(default="", json_schema_extra={"maxLength": REASON_CHARS})
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _cut_reason(cls, value: object) -> object:
+        if isinstance(value, str) and len(value) > REASON_CHARS:
+            return value[:REASON_CHARS] + "…"
+        return value
 
 
 @dataclass

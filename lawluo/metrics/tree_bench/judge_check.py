@@ -89,11 +89,27 @@ def read_sample(path: str | Path) -> list[SampleItem]:
     return items
 
 
+def agreement_kappa(labels: list[bool], verdicts: list[bool]) -> float | None:
+    """Cohen's κ of the judge's verdicts against the labels; None when nothing was compared.
+
+    A judge that says one thing throughout agrees by chance only: κ 0, not undefined. Both sides saying the
+    same one thing throughout is full agreement.
+
+    >>> agreement_kappa([True, False, True], [True, True, True]), agreement_kappa([True, True], [True, True])
+    (0.0, 1.0)
+    """
+    if len(set(labels)) > 1 or len(set(verdicts)) > 1:
+        return float(cohen_kappa_score(labels, verdicts))
+    if labels:
+        return 1.0 if labels[0] == verdicts[0] else 0.0
+    return None
+
+
 def check_judge(judge: Judge, sample: list[SampleItem]) -> dict[str, Any]:
     """The judge's verdicts on every answered row of ``sample`` against its labels.
 
-    Returns ``rows`` (asked), ``facts`` (compared), ``agreement``, ``kappa`` (None when either side says one
-    thing only), ``labelled_true``/``judged_true`` (facts), ``failed_rows`` (unusable replies: left out) and
+    Returns ``rows`` (asked), ``facts`` (compared), ``agreement``, ``kappa`` (None when nothing was
+    compared), ``labelled_true``/``judged_true`` (facts), ``failed_rows`` (unusable replies: left out) and
     ``trustworthy`` (κ ≥ :data:`MIN_FACT_JUDGE_KAPPA`). A fatal model error (no model, a rejected key) is raised.
     """
     labels: list[bool] = []
@@ -115,11 +131,7 @@ def check_judge(judge: Judge, sample: list[SampleItem]) -> dict[str, Any]:
             labels.append(row.recovered[fact.id])
             verdicts.append(said[fact.id])
     agree = sum(a == b for a, b in zip(labels, verdicts, strict=True))
-    kappa = None
-    if len(set(labels)) > 1 and len(set(verdicts)) > 1:
-        kappa = float(cohen_kappa_score(labels, verdicts))
-    elif labels and set(labels) == set(verdicts):  # both say one and the same thing throughout
-        kappa = 1.0
+    kappa = agreement_kappa(labels, verdicts)
     return {
         "rows": asked,
         "facts": len(labels),
