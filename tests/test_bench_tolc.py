@@ -124,7 +124,7 @@ def test_recovered_facts_pairwise_preference_and_cost_match_the_hand_count(
     assert "2/3/0, 0.700 [" in table and "0 (asks nothing)" in table
     assert summary["judge_check"] == {
         "rows": 2, "facts": 3, "agreement": 1.0, "kappa": 1.0, "labelled_true": 2, "judged_true": 2,
-        "failed_rows": 0, "trustworthy": True,
+        "failed_rows": 0, "failed_why": {}, "trustworthy": True,
     }  # fmt: skip
     assert "| Key-fact judge against the hand-labelled sample" in table and "1.000, κ 1.000" in table
 
@@ -200,6 +200,11 @@ def test_a_judge_that_answers_junk_is_counted_and_its_cases_are_not_scored(
     assert summary["fallbacks"]["pair_failed_verdicts"] == 10
     assert "| Fell back: judge replies unusable (cases not scored) | 3 |" in table
     assert "3 case(s) the judge could not score" in err
+    # checked against a sample first, the junk replies are counted with why they were unusable
+    with serve(monkeypatch, BenchResponder(judge_junk=True)):
+        code, table, err = bench(capsys, "--limit", "1", "--judge-sample", SAMPLES / "agrees.jsonl")
+    assert code == 1 and "no case could be scored" in err  # its one case needed the judge too
+    assert "agreement –, κ – over 0 facts (2 replies unusable, 2 StructuredOutputError)" in err
 
 
 def test_a_client_that_answers_junk_leaves_every_element_unmarked_and_is_counted(

@@ -13,7 +13,14 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from lawluo.llm import Cancelled, CancelToken, LLMTimeout, RequestRejected, StructuredOutputError
+from lawluo.llm import (
+    Cancelled,
+    CancelToken,
+    LLMConnectionError,
+    LLMTimeout,
+    RequestRejected,
+    StructuredOutputError,
+)
 from lawluo.llm import openai_backend as backend_module
 from lawluo.llm.answer import cut_at
 from lawluo.llm.cancel import watching
@@ -314,6 +321,23 @@ def test_a_structured_output_error_is_still_raised_for_a_finished_bad_answer():
         with pytest.raises(StructuredOutputError, match="contains no JSON") as caught:
             backend(server).chat_json(HELLO, Verdict)
         assert not isinstance(caught.value, AnswerCut)
+
+
+def test_a_connection_the_server_closed_unanswered_is_sent_again_at_once_and_not_counted(caplog):
+    """llama-server closes a kept-alive connection after every streamed answer (its headers say keep-alive),
+    and the next request raced that close in ~1 of 5 back-to-back calls of the 1.5B judge: "Server
+    disconnected without sending a response", a warning and a retry with backoff each time. That request
+    reached nobody: it is sent again at once on a new connection, once, without using up a retry."""
+    with FakeOpenAIServer(emulate=Emulation.llama_server()) as server:
+        server.script(Fault.closed(), Reply("好"), Fault.closed(), Fault.closed(), Reply("不会到这里"))
+        model = backend(server, max_retries=0, stream=True)
+        with caplog.at_level("WARNING"):
+            assert model.chat(HELLO) == "好"
+        assert "retry" not in caplog.text and "disconnected" not in caplog.text
+        # twice in a row is the server's failure, not a stale connection: the configured retries decide
+        with pytest.raises(LLMConnectionError):
+            model.chat(HELLO)
+    assert len(server.requests) == 4
 
 
 def test_a_503_is_retried_but_a_timeout_is_not():

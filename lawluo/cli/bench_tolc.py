@@ -224,7 +224,9 @@ def _judge_check(args: argparse.Namespace, judge) -> dict | None:
     figures = {k: "–" if check[k] is None else f"{check[k]:.3f}" for k in ("agreement", "kappa")}
     print(
         f"lawluo bench: the judge against {path.name}: agreement {figures['agreement']}, κ {figures['kappa']} "
-        f"over {check['facts']} facts ({check['failed_rows']} replies unusable)"
+        f"over {check['facts']} facts ({check['failed_rows']} replies unusable"
+        + "".join(f", {n} {why}" for why, n in check["failed_why"].items())
+        + ")"
         + (
             ""
             if check["trustworthy"]

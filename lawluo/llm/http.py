@@ -18,6 +18,8 @@ The policy (``options``: ``max_retries``, ``retry_timeouts``, ``backoff``, ``tim
 - retried, with exponential backoff and jitter (or the server's ``retry-after``/``retry-after-ms``): the
   errors marked ``retryable`` (429, 5xx, 529, connection errors, malformed bodies); timeouts only with
   ``retry_timeouts: true`` (a server still generating the first copy would queue the second behind it);
+- a request the server closed its connection on without answering at all (:data:`CLOSED_UNANSWERED`) is sent
+  again at once, once, on a new connection, before any of that: it is not a failure of the server;
 - a stream is retried only before its first piece; once text has reached the caller a break raises
   :class:`~.errors.StreamInterrupted` carrying the partial text;
 - ``timeout`` is the wait for the first piece and for each next one; a call that is cancelled (:mod:`.cancel`),
@@ -143,6 +145,31 @@ def transport_kind(exc: BaseException) -> str | None:
     return None
 
 
+#: httpcore's words when the server closed the connection before answering this request at all: a kept-alive
+#: connection the server had given up on (llama-server closes one after every streamed answer while its
+#: headers say keep-alive, so the next request raced that close in ~1 of 5 back-to-back calls). The request
+#: reached no handler; sent again at once it gets a new connection (urllib3 does the same).
+CLOSED_UNANSWERED = "Server disconnected without sending a response"
+
+
+def closed_unanswered(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or an error it wraps) is :data:`CLOSED_UNANSWERED`.
+
+    >>> closed_unanswered(httpx.RemoteProtocolError("Server disconnected without sending a response."))
+    True
+    >>> closed_unanswered(httpx.RemoteProtocolError("peer closed connection without sending complete message body"))
+    False
+    """
+    for _ in range(4):  # the SDK's error wraps httpx's
+        if exc is None:
+            return False
+        # by name: the OpenAI SDK runs on httpx or on its fork httpx2, whose classes are others
+        if type(exc).__name__ == "RemoteProtocolError" and CLOSED_UNANSWERED in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def http_timeout(seconds: float) -> httpx.Timeout:
     """``seconds`` for every read (the first piece, then each next one); connecting gets at most 10 s."""
     return httpx.Timeout(seconds, connect=min(CONNECT_TIMEOUT_S, seconds))
@@ -231,7 +258,7 @@ class HttpChatBackend(ChatBackend):
     ) -> Generator[str, None, Finish]:
         """The answer, retried as configured. ``shown``: pieces are passed on as they come (and a break after
         the first is :class:`StreamInterrupted`); else an attempt's text is passed on once it is complete."""
-        attempt, received = 0, []
+        attempt, received, resent = 0, [], False
         while True:
             request = self._request(messages, gen)
             pieces = self._attempt(request, call)
@@ -255,6 +282,10 @@ class HttpChatBackend(ChatBackend):
             except GeneratorExit:
                 raise
             except Exception as exc:  # noqa: BLE001 — every failure is translated into a typed error
+                if not resent and not received and closed_unanswered(exc) and call.stopped() is None:
+                    resent = True  # once, at once, not counted: the request was never answered
+                    self._logger.debug("%s: the server had closed the connection; sent again", self.describe())
+                    continue
                 error = call.stopped() or budget.explain(self._translate(exc))
                 if isinstance(error, cancel.Cancelled):
                     raise error from exc  # not a break: nobody waits for the rest

@@ -135,7 +135,7 @@ class Reply:
 class Fault:
     """A failure to answer one request with; build it with one of the constructors below."""
 
-    KINDS: ClassVar[tuple[str, ...]] = ("status", "hang", "malformed", "broken_stream")
+    KINDS: ClassVar[tuple[str, ...]] = ("status", "hang", "malformed", "broken_stream", "closed")
 
     kind: str
     code: int | None = None
@@ -173,6 +173,13 @@ class Fault:
         A request without ``stream: true`` gets its connection closed without any response.
         """
         return cls("broken_stream", content=content, after=after)
+
+    @classmethod
+    def closed(cls) -> Fault:
+        """Close the connection without any response, as llama-server closes a kept-alive connection
+        after a streamed answer (while its headers said keep-alive): the client's next request on it
+        is never answered."""
+        return cls("closed")
 
 
 Item = Reply | Fault
@@ -528,6 +535,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if item.kind == "malformed":
                 self._send(200, b'{"id": "x", "choices": [', "application/json")
+                return
+            if item.kind == "closed":
+                self.close_connection = True
                 return
             if item.kind == "broken_stream":
                 self.close_connection = True

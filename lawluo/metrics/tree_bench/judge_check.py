@@ -19,6 +19,8 @@ corrected: a judge that always says false scores 0 whatever the labels' balance)
 
 from __future__ import annotations
 
+import logging
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,8 @@ from ...llm import LLMError
 from ..judge import FATAL, Judge
 from .cases import BenchCase, read_cases
 from .judge import recovered_facts
+
+log = logging.getLogger(__name__)
 
 DEFAULT_SAMPLE = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "tolc_judge_sample.jsonl"
 #: Below this κ with the hand labels the bench prints no key-fact figure ("substantial" agreement in Landis
@@ -109,12 +113,13 @@ def check_judge(judge: Judge, sample: list[SampleItem]) -> dict[str, Any]:
     """The judge's verdicts on every answered row of ``sample`` against its labels.
 
     Returns ``rows`` (asked), ``facts`` (compared), ``agreement``, ``kappa`` (None when nothing was
-    compared), ``labelled_true``/``judged_true`` (facts), ``failed_rows`` (unusable replies: left out) and
+    compared), ``labelled_true``/``judged_true`` (facts), ``failed_rows`` (unusable replies: left out), ``failed_why`` (their error types, counted) and
     ``trustworthy`` (κ ≥ :data:`MIN_FACT_JUDGE_KAPPA`). A fatal model error (no model, a rejected key) is raised.
     """
     labels: list[bool] = []
     verdicts: list[bool] = []
-    asked = failed = 0
+    asked = 0
+    failed: Counter[str] = Counter()
     for item in sample:
         row = item.row
         if not row.confirmed and not row.denied:
@@ -124,8 +129,9 @@ def check_judge(judge: Judge, sample: list[SampleItem]) -> dict[str, Any]:
             said = recovered_facts(judge, item.case, row.confirmed, row.denied)
         except FATAL:
             raise
-        except LLMError:
-            failed += 1
+        except LLMError as exc:
+            failed[type(exc).__name__] += 1
+            log.info("key-fact judge, sample case %s: reply unusable: %s", item.case.id, exc)
             continue
         for fact in item.case.facts:
             labels.append(row.recovered[fact.id])
@@ -139,6 +145,7 @@ def check_judge(judge: Judge, sample: list[SampleItem]) -> dict[str, Any]:
         "kappa": kappa,
         "labelled_true": sum(labels),
         "judged_true": sum(verdicts),
-        "failed_rows": failed,
+        "failed_rows": sum(failed.values()),
+        "failed_why": dict(failed.most_common()),
         "trustworthy": kappa is not None and kappa >= MIN_FACT_JUDGE_KAPPA,
     }
