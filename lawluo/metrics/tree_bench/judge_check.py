@@ -131,7 +131,7 @@ def check_judge(judge: Judge, sample: list[SampleItem]) -> dict[str, Any]:
             raise
         except LLMError as exc:
             failed[type(exc).__name__] += 1
-            log.info("key-fact judge, sample case %s: reply unusable: %s", item.case.id, exc)
+            log.warning("key-fact judge, sample case %s: reply unusable: %.300s", item.case.id, exc)
             continue
         for fact in item.case.facts:
             labels.append(row.recovered[fact.id])
