@@ -152,6 +152,29 @@ def test_a_key_fact_judge_unlike_the_hand_labels_gets_no_key_fact_figure(capsys,
     assert "not reported: the judge agrees with the hand-labelled sample" in table
 
 
+def test_the_key_fact_judge_is_asked_for_every_fact_by_the_schema_and_a_left_out_one_is_asked_again():
+    """Issue 41 item 6: the 1.5B left out a fact in 14 of 60 replies of the sample. The schema sent names the
+    case's fact ids and their number, which a llama.cpp server's grammar enforces; a model that still leaves
+    one out gets the corrective turn, and only then is the case a judge failure."""
+    from lawluo.metrics.judge import Judge
+    from lawluo.metrics.tree_bench.cases import BenchCase, Fact
+    from lawluo.metrics.tree_bench.judge import JudgeFailed, recovered_facts
+    from tests.fakes.scripted_backend import ScriptedBackend
+
+    case = BenchCase(id="c1", question="离婚房子怎么分？", facts=[Fact(id="f1", text="婚前买的"), Fact(id="f2", text="有孩子")])
+    short = '{"facts": [{"id": "f1", "recovered": true}]}'
+    whole = '{"facts": [{"id": "f2", "recovered": false}, {"id": "f1", "recovered": true}]}'
+    backend = ScriptedBackend(short, whole)
+    assert recovered_facts(Judge(backend), case, ["房子是否婚前购买？"], []) == {"f1": True, "f2": False}
+    (_, first), _ = backend.calls
+    facts = first["json_schema"]["properties"]["facts"]
+    assert (facts["minItems"], facts["maxItems"]) == (2, 2)
+    assert first["json_schema"]["$defs"]["Verdict"]["properties"]["id"]["enum"] == ["f1", "f2"]
+    with pytest.raises(JudgeFailed, match="f2"):  # a repeated id passes the schema and still leaves f2 out
+        twice = '{"facts": [{"id": "f1", "recovered": true}, {"id": "f1", "recovered": false}]}'
+        recovered_facts(Judge(ScriptedBackend(twice)), case, ["房子是否婚前购买？"], [])
+
+
 def test_a_judge_that_says_one_thing_throughout_agrees_by_chance_only():
     """κ is 0 (reported, under the bar), not undefined, when the judge or the labels never vary."""
     from lawluo.metrics.tree_bench import judge_check

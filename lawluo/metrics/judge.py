@@ -62,10 +62,10 @@ class Judge:
         calls = f"{self.backend.sent} calls"
         return f"{calls}, cache {self.cache.hits} hits" if self.cache is not None else calls
 
-    def ask(self, name: str, **fields: object) -> Any:
+    def ask(self, name: str, as_type: Any = None, **fields: object) -> Any:
         """Judge ``name``'s answer (a folder of ``lawluo/prompts``: ``prompt.txt`` + ``judge.yaml``) as a
-        value of the schema its ``judge.yaml`` names."""
-        schema = prompts.judge(name).schema_type()
+        value of the schema its ``judge.yaml`` names, or of ``as_type`` (a narrower one made for this call)."""
+        schema = as_type if as_type is not None else prompts.judge(name).schema_type()
         messages = [{"role": "user", "content": prompts.render(name, **fields)}]
         return self.backend.chat_json(messages, schema, temperature=self.temperature)
 
