@@ -37,7 +37,12 @@ def run(model, calls: int) -> tuple[Counter, float]:
     failed: Counter[str] = Counter()
     start = time.perf_counter()
     for i in range(calls):
-        messages = [{"role": "user", "content": f'第{i}题：回答 A 还是 B 更好？只输出 JSON：{{"preference": "A", "reason": "一句话"}}'}]
+        messages = [
+            {
+                "role": "user",
+                "content": f'第{i}题：回答 A 还是 B 更好？只输出 JSON：{{"preference": "A", "reason": "一句话"}}',
+            }
+        ]
         try:
             model.chat_json(messages, Verdict, retries=0)
         except LLMError as exc:
@@ -55,9 +60,13 @@ def main() -> int:
     settings = load_settings(args.config)
     role = dict(settings.models.items())[args.role]
     options = dataclasses.replace(role.options, max_retries=0, stream=True, max_tokens=args.max_tokens)
-    print(f"`{command_line()}`: {args.calls} calls of the {args.role} role ({options.model}), one after another")
+    print(
+        f"`{command_line()}`: {args.calls} calls of the {args.role} role ({options.model}), one after another"
+    )
     for label, patch in (("as shipped (sent again at once)", None), ("without sending again", False)):
-        table = dataclasses.replace(settings.models, **{args.role: dataclasses.replace(role, options=options)})
+        table = dataclasses.replace(
+            settings.models, **{args.role: dataclasses.replace(role, options=options)}
+        )
         model = LanguageModels(table)[args.role]  # a new backend: a new connection pool
         if patch is None:
             failed, seconds = run(model, args.calls)

@@ -161,7 +161,11 @@ def test_the_key_fact_judge_is_asked_for_every_fact_by_the_schema_and_a_left_out
     from lawluo.metrics.tree_bench.judge import JudgeFailed, recovered_facts
     from tests.fakes.scripted_backend import ScriptedBackend
 
-    case = BenchCase(id="c1", question="离婚房子怎么分？", facts=[Fact(id="f1", text="婚前买的"), Fact(id="f2", text="有孩子")])
+    case = BenchCase(
+        id="c1",
+        question="离婚房子怎么分？",
+        facts=[Fact(id="f1", text="婚前买的"), Fact(id="f2", text="有孩子")],
+    )
     short = '{"facts": [{"id": "f1", "recovered": true}]}'
     whole = '{"facts": [{"id": "f2", "recovered": false}, {"id": "f1", "recovered": true}]}'
     backend = ScriptedBackend(short, whole)

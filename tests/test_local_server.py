@@ -330,4 +330,3 @@ def test_each_pinned_model_names_a_settings_file_that_asks_for_it(key):
     settings = load_settings(ROOT / pin.config, environ={})
     served = {config.options.model for _, config in settings.models.items() if config.backend == "openai"}
     assert served == {pin.alias}
-

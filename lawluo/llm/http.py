@@ -284,7 +284,9 @@ class HttpChatBackend(ChatBackend):
             except Exception as exc:  # noqa: BLE001 — every failure is translated into a typed error
                 if not resent and not received and closed_unanswered(exc) and call.stopped() is None:
                     resent = True  # once, at once, not counted: the request was never answered
-                    self._logger.debug("%s: the server had closed the connection; sent again", self.describe())
+                    self._logger.debug(
+                        "%s: the server had closed the connection; sent again", self.describe()
+                    )
                     continue
                 error = call.stopped() or budget.explain(self._translate(exc))
                 if isinstance(error, cancel.Cancelled):
