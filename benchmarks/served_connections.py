@@ -15,6 +15,7 @@ turned off. Printed: the calls that failed each way, and why.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import time
 from collections import Counter
@@ -63,16 +64,12 @@ def main() -> int:
     print(
         f"`{command_line()}`: {args.calls} calls of the {args.role} role ({options.model}), one after another"
     )
-    for label, patch in (("as shipped (sent again at once)", None), ("without sending again", False)):
-        table = dataclasses.replace(
-            settings.models, **{args.role: dataclasses.replace(role, options=options)}
-        )
+    table = dataclasses.replace(settings.models, **{args.role: dataclasses.replace(role, options=options)})
+    for label, resend in (("as shipped (sent again at once)", True), ("without sending again", False)):
         model = LanguageModels(table)[args.role]  # a new backend: a new connection pool
-        if patch is None:
+        off = mock.patch.object(llm_http, "closed_unanswered", lambda exc: False)
+        with contextlib.nullcontext() if resend else off:
             failed, seconds = run(model, args.calls)
-        else:
-            with mock.patch.object(llm_http, "closed_unanswered", lambda exc: False):
-                failed, seconds = run(model, args.calls)
         print(f"- {label}: {sum(failed.values())} of {args.calls} failed in {seconds:.0f} s")
         for why, n in failed.most_common():
             print(f"    {n} × {why}")

@@ -282,13 +282,14 @@ class HttpChatBackend(ChatBackend):
             except GeneratorExit:
                 raise
             except Exception as exc:  # noqa: BLE001 — every failure is translated into a typed error
-                if not resent and not received and closed_unanswered(exc) and call.stopped() is None:
+                stopped = call.stopped()
+                if stopped is None and not resent and not received and closed_unanswered(exc):
                     resent = True  # once, at once, not counted: the request was never answered
                     self._logger.debug(
                         "%s: the server had closed the connection; sent again", self.describe()
                     )
                     continue
-                error = call.stopped() or budget.explain(self._translate(exc))
+                error = stopped or budget.explain(self._translate(exc))
                 if isinstance(error, cancel.Cancelled):
                     raise error from exc  # not a break: nobody waits for the rest
                 if received:

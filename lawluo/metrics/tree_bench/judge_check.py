@@ -113,8 +113,9 @@ def check_judge(judge: Judge, sample: list[SampleItem]) -> dict[str, Any]:
     """The judge's verdicts on every answered row of ``sample`` against its labels.
 
     Returns ``rows`` (asked), ``facts`` (compared), ``agreement``, ``kappa`` (None when nothing was
-    compared), ``labelled_true``/``judged_true`` (facts), ``failed_rows`` (unusable replies: left out), ``failed_why`` (their error types, counted) and
-    ``trustworthy`` (κ ≥ :data:`MIN_FACT_JUDGE_KAPPA`). A fatal model error (no model, a rejected key) is raised.
+    compared), ``labelled_true``/``judged_true`` (facts), ``failed_rows`` (unusable replies: left out),
+    ``failed_why`` (their error types, counted) and ``trustworthy`` (κ ≥ :data:`MIN_FACT_JUDGE_KAPPA`). A fatal
+    model error (no model, a rejected key) is raised.
     """
     labels: list[bool] = []
     verdicts: list[bool] = []
