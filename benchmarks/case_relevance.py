@@ -10,6 +10,7 @@ fitting case would have:
 - **fresh3**: the 64 questions of ``benchmarks/data/lay_questions.fresh3.jsonl`` (session 30), likewise;
 - **fresh4**: the 96 questions of ``benchmarks/data/lay_questions.fresh4.jsonl`` (session 31, written blind), likewise;
 - **fresh5**: the 96 questions of ``benchmarks/data/lay_questions.fresh5.jsonl`` (session 32, written blind), likewise;
+- **fresh6**: the 96 questions of ``benchmarks/data/lay_questions.fresh6.jsonl`` (session 35, written blind), likewise;
 - **fresh2**: the 64 questions of ``benchmarks/data/lay_questions.fresh2.jsonl``, every one labelled with a case
   type, written and frozen in session 29 before that session's change to the case search (the domain as a
   filter, chosen from fresh's figures — which is why a second unseen set decides it);

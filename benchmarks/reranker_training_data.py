@@ -50,6 +50,7 @@ from lawluo.retrieval.holdout_split import read_rows
 from lawluo.retrieval.rerank import FUSED_FEATURES, train
 from lawluo.retrieval.rerank_training import QuerySet, eval_queries, query_set
 from lawluo.retrieval.statutes import StatuteSearcher
+from lawluo.retrieval.supervision import without_lay
 from lawluo.retrieval.votes import QuestionVotes
 
 SETS = ("fresh1", "fresh2", "fresh3")
@@ -150,7 +151,7 @@ def main() -> int:
     t = time.perf_counter()
     settings = load_settings(environ={})
     db = StatuteDB(settings.statutes_path)
-    rows = read_rows(settings.assets_dir / "supervision.jsonl.gz")
+    rows = without_lay(read_rows(settings.assets_dir / "supervision.jsonl.gz"))  # fresh1–3 are scored here
     app = StatuteSearcher.from_settings(settings, db)
     if app.dense is None or app.fused_reranker is None:
         print(

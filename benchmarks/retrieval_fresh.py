@@ -10,8 +10,12 @@ domain, written and frozen in session 29 before that session's changes) or, with
 ``lay_questions.fresh3.jsonl`` (64 more, written blind and frozen in session 30 before its query adapter was
 measured) or, with ``--set fresh4``, ``lay_questions.fresh4.jsonl`` (96, 6 per domain, written blind in session
 31; it decided the hubness reduction) or, with ``--set fresh5``, ``lay_questions.fresh5.jsonl`` (96, 6 per domain,
-written blind in session 32 and kept unseen as the "before" of the next change); the sha256 is checked before anything
-runs, and nothing may be tuned on either.
+written blind in session 32; it decided session 35's change) or, with ``--set fresh6``, ``lay_questions.fresh6.jsonl``
+(96, 6 per domain, written blind in session 35 after that change was decided); the sha256 is checked before
+anything runs.
+**Since session 35 fresh1–4 are training data** (the supervision's ``lawluo_lay`` rows, which the query
+adapter, the fused reranker and the relevance learn from): their figures are in-sample, and fresh5 and fresh6
+are the held-out sets. Nothing may be tuned on either.
 A question's gold is every article its label names (the strict rule: those articles, no other version or
 number); R@k counts a question whose gold has an article among the first k.
 
@@ -35,7 +39,8 @@ question costs its calls) is added as a system, and its p50 ms is the time the m
 
 Also printed, per system: how often the first 3 hold no gold article (what an honest page must then say),
 and the p50 time of a query; for the app, how well each hit's calibrated ``relevance``
-(:mod:`lawluo.retrieval.relevance`, fitted on the LawBench dev rows) predicts a gold article, and how
+(:mod:`lawluo.retrieval.relevance`, fitted on the supervision's evaluation rows: the LawBench dev questions
+and, since session 35, fresh1–4) predicts a gold article, and how
 often a threshold on it would say "no relevant article" rightly. Similar cases: ``benchmarks/case_relevance.py``.
 """
 
@@ -71,6 +76,7 @@ FRESH_SETS = {
         "fresh3": "9c0b7cfd9b2a2e146392686283298002881f1d785d68fe33af3420a45ca0e6c6",
         "fresh4": "26ce72218d5c965ac61583143503297c30003b1b912e6824e397d2bd96030a3f",
         "fresh5": "ca686530a87b790b1f2e6fb003d492d2e99d64bf812321f1b6ab5d290bd4c02e",
+        "fresh6": "a68c756ee3000acdf702d1114791d75bb9e1df1818b4b02b62ad66ffa1626b70",
     }.items()
 }
 DEPTH = 100
@@ -86,7 +92,7 @@ def fresh_set(name: str = "fresh1") -> list[dict]:
 
 
 def relevance_section(app: StatuteSearcher, queries: list[GoldQuery]) -> list[str]:
-    """How well the hits' calibrated relevance (fitted on the LawBench dev rows, never on this set) tells a
+    """How well the hits' calibrated relevance (fitted on the supervision's evaluation rows; fresh5 is never one) tells a
     relevant article, and a top 3 with none, apart."""
     if app.relevance is None:
         return ["## Relevance", "", "No relevance model (`python -m lawluo build relevance`).", ""]
@@ -99,7 +105,7 @@ def relevance_section(app: StatuteSearcher, queries: list[GoldQuery]) -> list[st
         top3.append((max((h.relevance for h in hits), default=0.0), any(got)))
     probs, labels = np.array(probs), np.array(labels)
     lines = [
-        "## Relevance of the first 3 hits (calibrated on the LawBench dev rows)",
+        "## Relevance of the first 3 hits (calibrated on the supervision's evaluation rows)",
         "",
         f"Mean predicted {probs.mean():.3f}, observed {labels.mean():.3f} relevant; Brier score "
         f"{np.mean((probs - labels) ** 2):.3f} (always predicting the observed rate: "

@@ -42,6 +42,7 @@ from lawluo.retrieval.evaluation import (
 )
 from lawluo.retrieval.rerank_training import eval_queries
 from lawluo.retrieval.statutes import StatuteSearcher
+from lawluo.retrieval.supervision import without_lay
 from lawluo.retrieval.votes import QuestionVotes, fuse, ranked_votes
 
 DEPTH = 100
@@ -54,7 +55,8 @@ MRR = NAMES.index("MRR@10")
 
 def load_rows() -> list[dict]:
     with gzip.open(ROOT / "assets" / "supervision.jsonl.gz", "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+        # the LawBench evaluation rows these scripts measure, without the lay sets that joined in session 35
+        return without_lay(json.loads(line) for line in f if line.strip())
 
 
 def print_paired(diff: np.ndarray, sources: list[str]) -> None:

@@ -218,7 +218,22 @@ def test_no_held_out_question_reaches_any_refit_part(bench, monkeypatch, name):
     if name == "lawbench":
         assert "out of fold" in result.reranker
     else:
-        assert "LawBench evaluation rows" in result.reranker
+        assert "evaluation rows (LawBench)" in result.reranker
+
+
+def test_lay_questions_belong_to_no_family_and_train_the_reranker_whichever_is_held_out(tiny_db):
+    """The fresh lay questions (``lawluo_lay`` evaluation rows) stay in the training data of every held-out
+    family, and with LawBench held out they are the reranker's training rows instead of an out-of-fold sample."""
+    lay = [
+        _row(0, "lawluo_lay", "下班路上骑车被车撞了，公司说不算工伤", [("劳动合同法", 30)], eval_=True),
+        _row(1, "lawluo_lay", "朋友喝了酒还要开车送我回家，我能不能拦", [("道路交通安全法", 22)], eval_=True),
+        _row(2, "lawluo_lay", "老板说试用期可以签半年，合同才一年", [("劳动合同法", 19)], eval_=True),
+    ]
+    bench = LeaveSourceOut(tiny_db, ROWS + lay, EXPANSIONS, None)
+    for family in FAMILIES:
+        assert {r["id"] for r in lay} <= {r["id"] for r in split(family, ROWS + lay, EXPANSIONS, 0).training}
+    assert "evaluation rows (lay)" in bench.run_family(_family("lawbench"), 0, 0).reranker
+    assert "evaluation rows (LawBench and lay)" in bench.run_family(_family("disc"), 0, 0).reranker
 
 
 class CharacterDense:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 from collections import Counter
 
@@ -159,6 +160,62 @@ def test_build_is_deterministic_and_well_formed(tmp_path, db):
     assert "lawyer_llama_advice#0" not in by_id  # no article: no row
     assert first["by_source"]["lawyer_llama_multi_turn"]["duplicates"] == 1
     assert set(rows[0]) == {"id", "source", "question", "articles", "group", "eval"}
+    lay = [r for r in rows if r["source"] == sv.LAY_SOURCE]
+    assert len(lay) == 384 == first["by_source"][sv.LAY_SOURCE]["questions"]
+    assert all(r["eval"] and r["group"] == r["id"] and r["id"].startswith("fresh") for r in lay)
+    assert not any(r["id"].startswith("fresh5-") for r in lay)  # the set that decided it stays out
+
+
+def write_lay_set(folder, rows) -> dict[str, str]:
+    folder.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    (folder / "lay.jsonl").write_text(text, encoding="utf-8")
+    return {"lay.jsonl": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+
+
+def test_lay_questions_are_evaluation_rows_with_the_articles_the_database_knows(tmp_path, db):
+    sets = write_lay_set(
+        tmp_path,
+        [
+            {
+                "id": "q1",
+                "question": "房东不退押金",
+                "gold": [{"law": "民法典", "article": 577}, {"law": "民法典", "article": 577}],
+            },
+            {
+                "id": "q2",
+                "question": "公司不给加班费",
+                "gold": [{"law": "劳动法", "article": 44}, {"law": "不存在的法", "article": 1}],
+            },
+            {"id": "q3", "question": "没有一条知道的", "gold": [{"law": "民法典", "article": 99999}]},
+        ],
+    )
+    stats = Counter()
+    pairs = sv.read_lay_pairs(db, stats, tmp_path, sets)
+    assert [(p.id, p.articles, p.eval, p.source) for p in pairs] == [
+        ("q1", [("民法典", 577)], True, sv.LAY_SOURCE),
+        ("q2", [("劳动法", 44)], True, sv.LAY_SOURCE),
+    ]
+    assert stats[f"unresolved:{sv.LAY_SOURCE}"] == 2 and stats[f"no articles:{sv.LAY_SOURCE}"] == 1
+
+
+def test_a_lay_set_edited_after_it_was_frozen_stops_the_build(tmp_path, db):
+    sets = write_lay_set(
+        tmp_path, [{"id": "q1", "question": "房东不退押金", "gold": [{"law": "民法典", "article": 577}]}]
+    )
+    (tmp_path / "lay.jsonl").write_text('{"id": "q1", "question": "改过", "gold": []}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="frozen"):
+        sv.read_lay_pairs(db, Counter(), tmp_path, sets)
+
+
+def test_the_lay_sets_learned_from_are_the_frozen_fresh_sets_1_to_4(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from retrieval_fresh import FRESH_SETS  # the scorer's own record of each set's frozen sha256
+
+    learned = ("fresh1", "fresh2", "fresh3", "fresh4")  # fresh5 decided the change, fresh6 came after: held out
+    assert {name: sha for name, (_path, sha) in FRESH_SETS.items() if name in learned} == {
+        name.split(".")[1]: sha for name, sha in sv.LAY_SETS.items()
+    }
 
 
 def test_missing_data_names_the_files(tmp_path, checker):
@@ -176,8 +233,11 @@ def test_shipped_asset_has_rows_from_every_source():
     rows = [json.loads(line) for line in gzip.open(path, "rt", encoding="utf-8")]
     sources = Counter(r["source"] for r in rows)
     # The multi-turn dialogues open with the single-turn questions word for word: all merged away.
-    assert set(sources) == set(sv.SOURCES) - {"lawyer_llama_multi_turn"}
-    assert all(r["eval"] == r["source"].startswith("lawbench") for r in rows)
+    assert set(sources) == (set(sv.SOURCES) | {sv.LAY_SOURCE}) - {"lawyer_llama_multi_turn"}
+    assert all(
+        r["eval"] == (r["source"].startswith("lawbench") or r["source"] == sv.LAY_SOURCE) for r in rows
+    )
+    assert sources[sv.LAY_SOURCE] == 384
     assert len({r["id"] for r in rows}) == len(rows)
     assert sources["lawbench_scenario"] > 200 and sources["lawbench_consult"] > 200
     assert all(

@@ -396,6 +396,8 @@ class StatuteDB:
                     key = key[len(prefix) :]
         base, part = split_part(key)
         law_key = self.aliases.get(base)
+        if law_key and self.current(law_key) is None:  # an alias of a law this database does not hold
+            law_key = None
         repeal = self._repeals.get(base)
         if law_key:
             # A repeal record applies only when no version of the law is in force.

@@ -23,10 +23,11 @@ F's sources and without the near duplicates of F's questions. Refit from the tra
 
 - the law prior (:func:`lawluo.retrieval.priors.law_counts` of the training rows);
 - the reranker's popularity and vote features (citation counts and the vote index of the training rows);
-- the reranker (:func:`~lawluo.retrieval.rerank.train`): for F ≠ LawBench on the LawBench evaluation rows
-  left in the training data (the shipped model's recipe, :mod:`lawluo.retrieval.rerank_training`); for
-  F = LawBench no such row is left, so it is trained on a seeded sample of the other families' training
-  rows with out-of-fold features (5 grouped folds; a fold's questions and their near duplicates are left
+- the reranker (:func:`~lawluo.retrieval.rerank.train`): on the evaluation rows left in the training data
+  (the shipped model's recipe, :mod:`lawluo.retrieval.rerank_training`): for F ≠ LawBench the LawBench rows
+  and the fresh lay questions (``lawluo_lay``, in no family), for F = LawBench the lay questions alone; with
+  no evaluation row left (supervision built before the lay questions joined) it is trained on a seeded
+  sample of the other families' training rows with out-of-fold features (5 grouped folds; a fold's questions and their near duplicates are left
   out of the votes, citation counts and law prior its features are computed with — cross-fitting,
   Chernozhukov et al., 2018, §3);
 - the expansions in the index (BM25 rebuilt per family from the article tokens and the kept questions,
@@ -239,7 +240,8 @@ class LeaveSourceOut:
                 data = query_set(searcher, queries, fused)
             finally:
                 searcher.dense = dense
-            how = f"trained on the {len(queries)} LawBench evaluation rows left in the training data"
+            kinds = sorted({"LawBench" if q.source.startswith("lawbench") else "lay" for q in queries})
+            how = f"trained on the {len(queries)} evaluation rows ({' and '.join(kinds)}) left in the training data"
         else:
             data, n = self.out_of_fold_set(part.training, cap, seed, fused, adapt, hub)
             if not n:

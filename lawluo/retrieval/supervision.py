@@ -25,6 +25,15 @@ an evaluation question, ``eval: true``, with ``group`` = its own id. A training 
 with an evaluation question is at least :data:`RELATED` (0.5) takes the group of the most similar one
 (ties: the first in file order); every other row is its own group. Grouped cross-validation
 (``GroupKFold`` on ``group``) thus never trains on a paraphrase of a question it evaluates.
+
+**Everyday questions** (:data:`LAY_SETS`, issue 39 item 2). The fresh lay sets 1–4 of ``benchmarks/data``
+(384 everyday questions, 24 per domain, each labelled with the articles a lawyer would cite by one rule, frozen
+by sha256) join as evaluation rows of source ``lawluo_lay``: like the LawBench rows they are never in the
+expansions, the vote index, the law prior or the hub reference, and they are what the query adapter, the fused
+reranker and the relevance learn from beside them — the supervision's only clean pairs of the questions the
+app gets (the consultations cite a few family-law hubs hundreds of times). Chosen leave one set out
+(``benchmarks/lay_training_rows.py``) and decided on fresh5, which stays out (``benchmarks/data/README.md``).
+A set whose bytes changed since it was frozen stops the build.
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +65,19 @@ _KINLED = "NEFUJing/LawLuo @ 562fbe3"
 _KINLED_TERMS = "no licence file; the authors state academic use only"
 _LB = "open-compass/LawBench @ e30981b"
 _LB_TERMS = "Apache-2.0 repo; upstream data terms apply"
+
+#: The source of the everyday questions of :data:`LAY_SETS`.
+LAY_SOURCE = "lawluo_lay"
+#: The repository's folder of :data:`LAY_SETS`.
+LAY_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+#: The fresh lay sets learned from (file in :data:`LAY_DIR` → sha256 when it was frozen). fresh5 is not one:
+#: it decided whether they are (``benchmarks/data/README.md``).
+LAY_SETS = {
+    "lay_questions.fresh1.jsonl": "f38a645cb2e9635d13d9d0dd4fb1d1542a04e9a78715f38679e43ce1001444d1",
+    "lay_questions.fresh2.jsonl": "43de757916290fb26eeeb2b6c28a342dcf98437d6a80d3427b1d566ae66774f1",
+    "lay_questions.fresh3.jsonl": "9c0b7cfd9b2a2e146392686283298002881f1d785d68fe33af3420a45ca0e6c6",
+    "lay_questions.fresh4.jsonl": "26ce72218d5c965ac61583143503297c30003b1b912e6824e397d2bd96030a3f",
+}
 
 #: name → (file under the data folder, upstream, licence, how the articles are read, evaluation?)
 SOURCES = {
@@ -242,6 +264,47 @@ def read_pairs(data_dir: Path, checker: CitationChecker, stats: Counter) -> list
     return pairs
 
 
+def without_lay(rows: Iterable[Mapping]) -> list[Mapping]:
+    """``rows`` without the everyday questions of :data:`LAY_SETS`: what a script that scores on the fresh lay
+    sets, or measures the LawBench rows alone, must learn from (their figures predate the lay rows)."""
+    return [r for r in rows if r.get("source") != LAY_SOURCE]
+
+
+def read_lay_pairs(db, stats: Counter, folder: Path = LAY_DIR, sets: dict[str, str] = LAY_SETS) -> list[Pair]:
+    """The everyday questions of ``sets`` (file in ``folder`` → its frozen sha256) as evaluation pairs of
+    :data:`LAY_SOURCE`, each with its gold articles the database knows (law resolved to its key, the article
+    found in a version); a question none of whose articles it knows gives no row. A missing set or one whose
+    bytes changed since it was frozen raises (``ValueError``): labels edited after the fact would train
+    silently."""
+    pairs = []
+    for name, frozen in sets.items():
+        path = Path(folder) / name
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != frozen:
+            raise ValueError(f"{path}: sha256 {digest[:12]}… is not the frozen {frozen[:12]}… / 文件已被修改")
+        for line in data.decode("utf-8").splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            stats[f"records:{LAY_SOURCE}"] += 1
+            articles: list[tuple[str, int]] = []
+            for gold in row.get("gold") or ():
+                key = db.resolve(str(gold["law"])).key
+                number = int(gold["article"])
+                if key is None or db.find_article(key, number) is None:
+                    stats[f"unresolved:{LAY_SOURCE}"] += 1
+                elif (key, number) not in articles:
+                    articles.append((key, number))
+            if not articles:
+                stats[f"no articles:{LAY_SOURCE}"] += 1
+                continue
+            pairs.append(
+                Pair(str(row["id"]), LAY_SOURCE, str(row["question"])[:MAX_QUESTION], articles, eval=True)
+            )
+    return pairs
+
+
 # -- near duplicates and groups ---------------------------------------------------------------------
 def normalise_question(text: str) -> str:
     """Letters, digits and CJK characters only, lower case; LawBench's ``场景:`` prefix dropped.
@@ -351,7 +414,7 @@ def assign_groups(pairs: list[Pair]) -> None:
 # -- the build --------------------------------------------------------------------------------------
 def build_supervision(data_dir: Path, checker: CitationChecker) -> tuple[list[Pair], Counter]:
     stats: Counter = Counter()
-    pairs = read_pairs(data_dir, checker, stats)
+    pairs = read_pairs(data_dir, checker, stats) + read_lay_pairs(checker.db, stats)
     for p in pairs:
         stats[f"mined:{p.source}"] += 1
     pairs = deduplicate(pairs, stats)
@@ -383,7 +446,7 @@ def build_and_write(data_dir: Path, assets_dir: Path, db) -> dict:
         s: {
             k: stats.get(f"{k}:{s}", 0) for k in ("records", "questions", "pairs", "unresolved", "duplicates")
         }
-        for s in SOURCES
+        for s in (*SOURCES, LAY_SOURCE)
     }
     return asset_summary(
         path,
@@ -403,7 +466,9 @@ def provenance_markdown(pairs: list[Pair], stats: Counter, sha: str) -> str:
         "Questions from the shared data with the statutes their answers cite, canonicalised through the",
         "statute database to `[law key, article number]` of the law in force (`lawluo/retrieval/supervision.py`:",
         "its docstring gives the canonicalisation, deduplication and grouping rules). One JSON object per line:",
-        "`id`, `source`, `question` (cut to 500 characters), `articles`, `group`, `eval`; gzip.",
+        "`id`, `source`, `question` (cut to 500 characters), `articles`, `group`, `eval`; gzip. The everyday",
+        "questions of this repository's fresh lay sets 1–4 (`lawluo_lay`, evaluation rows, their labelled articles)",
+        "follow: what the query adapter, the fused reranker and the relevance learn from beside LawBench's rows.",
         "",
         *rebuild_section(REBUILD_COMMAND),
         f"- questions: {len(pairs)}, pairs: {sum(len(p.articles) for p in pairs)}, "
@@ -423,6 +488,15 @@ def provenance_markdown(pairs: list[Pair], stats: Counter, sha: str) -> str:
             + " | ".join(str(c) for c in counts)
             + f" | {stats.get(f'grouped with eval:{s}', 0)} | {how} |"
         )
+    counts = [
+        stats.get(f"{k}:{LAY_SOURCE}", 0)
+        for k in ("records", "questions", "pairs", "unresolved", "duplicates")
+    ]
+    out.append(
+        f"| `{LAY_SOURCE}` (eval) | `benchmarks/data/` {', '.join(f'`{n}`' for n in LAY_SETS)} | "
+        + " | ".join(str(c) for c in counts)
+        + f" | {stats.get(f'grouped with eval:{LAY_SOURCE}', 0)} | the labelled `gold` articles |"
+    )
     out += [
         "",
         "Records without a resolvable citation give no row. Unresolved citations: a law or article the",
@@ -436,6 +510,10 @@ def provenance_markdown(pairs: list[Pair], stats: Counter, sha: str) -> str:
     ]
     for s, (_name, upstream, licence, _how, _e) in SOURCES.items():
         out.append(f"| `{s}` | {upstream} | {licence} |")
+    out.append(
+        f"| `{LAY_SOURCE}` | this repository (`benchmarks/data/README.md`: who wrote them, the labelling rule, "
+        "the sha256 each was frozen with) | the project's own |"
+    )
     out += [
         "",
         "Statutes themselves are not protected by copyright (PRC Copyright Law art. 5). Only the dev halves",
