@@ -46,14 +46,11 @@ the "after" systems also how often the question's inferred cause fits its label,
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from _common import ROOT, command_line, emit_report
-from retrieval_fresh import FRESH_SETS
+from retrieval_fresh import FRESH_SETS, frozen_rows
 
 from lawluo.agents.lawyer import retrieve_cases
 from lawluo.config import load_settings
@@ -80,14 +77,6 @@ class Question:
     label: str
     domain: str | None  # a domain id, None for the bank's cases
     own_id: str | None = None  # a bank case asked about itself: never counted
-
-
-def frozen_rows(path: Path, sha256: str) -> list[dict]:
-    data = path.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != sha256:
-        raise SystemExit(f"{path} changed since it was frozen (sha256 {digest[:12]}…): refusing to score")
-    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
 
 
 def question_sets(names: list[str], searcher: CaseSearcher) -> dict[str, list[Question]]:

@@ -47,7 +47,6 @@ often a threshold on it would say "no relevant article" rightly. Similar cases: 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import statistics
 import sys
@@ -56,7 +55,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import ROOT, command_line, emit_report
+from _common import command_line, emit_report
 
 from lawluo.config import Settings, load_settings
 from lawluo.law import StatuteDB
@@ -64,31 +63,34 @@ from lawluo.retrieval.bm25 import BM25Index
 from lawluo.retrieval.evaluation import GoldQuery, evaluate, markdown_table
 from lawluo.retrieval.expansions import load_expansions
 from lawluo.retrieval.statutes import StatuteSearcher, statute_documents
+from lawluo.retrieval.supervision import LAY_DIR, LAY_SETS, read_frozen
 
 #: The frozen sets: name → (file, sha256 when frozen), the file ``benchmarks/data/lay_questions.<name>.jsonl``.
 #: Set 2 (64 questions) was written in session 29 before that session's changes to the search; sets 3, 4 and 5
-#: blind, in sessions 30, 31 and 32 (benchmarks/data/README.md).
+#: blind, in sessions 30, 31 and 32, set 6 in session 35 (benchmarks/data/README.md). Sets 1–4 are the ones the
+#: search learns from (:data:`lawluo.retrieval.supervision.LAY_SETS` records their sha256); 5 and 6 are held out.
 FRESH_SETS = {
-    name: (ROOT / "benchmarks" / "data" / f"lay_questions.{name}.jsonl", sha256)
+    name.split(".")[1]: (LAY_DIR / name, sha256)
     for name, sha256 in {
-        "fresh1": "f38a645cb2e9635d13d9d0dd4fb1d1542a04e9a78715f38679e43ce1001444d1",
-        "fresh2": "43de757916290fb26eeeb2b6c28a342dcf98437d6a80d3427b1d566ae66774f1",
-        "fresh3": "9c0b7cfd9b2a2e146392686283298002881f1d785d68fe33af3420a45ca0e6c6",
-        "fresh4": "26ce72218d5c965ac61583143503297c30003b1b912e6824e397d2bd96030a3f",
-        "fresh5": "ca686530a87b790b1f2e6fb003d492d2e99d64bf812321f1b6ab5d290bd4c02e",
-        "fresh6": "a68c756ee3000acdf702d1114791d75bb9e1df1818b4b02b62ad66ffa1626b70",
+        **LAY_SETS,
+        "lay_questions.fresh5.jsonl": "ca686530a87b790b1f2e6fb003d492d2e99d64bf812321f1b6ab5d290bd4c02e",
+        "lay_questions.fresh6.jsonl": "a68c756ee3000acdf702d1114791d75bb9e1df1818b4b02b62ad66ffa1626b70",
     }.items()
 }
 DEPTH = 100
 
 
-def fresh_set(name: str = "fresh1") -> list[dict]:
-    path, frozen = FRESH_SETS[name]
-    data = path.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != frozen:
-        raise SystemExit(f"{path} changed since it was frozen (sha256 {digest[:12]}…): refusing to score")
+def frozen_rows(path: Path, sha256: str) -> list[dict]:
+    """The JSON lines of ``path``; exits, scoring nothing, when it changed since it was frozen."""
+    try:
+        data = read_frozen(path, sha256)
+    except ValueError as exc:
+        raise SystemExit(f"{exc}: refusing to score") from None
     return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+
+
+def fresh_set(name: str = "fresh1") -> list[dict]:
+    return frozen_rows(*FRESH_SETS[name])
 
 
 def relevance_section(app: StatuteSearcher, queries: list[GoldQuery]) -> list[str]:

@@ -396,12 +396,13 @@ class StatuteDB:
                     key = key[len(prefix) :]
         base, part = split_part(key)
         law_key = self.aliases.get(base)
-        if law_key and self.current(law_key) is None:  # an alias of a law this database does not hold
+        current = self.current(law_key) if law_key else None
+        if current is None:  # no alias, or an alias of a law this database does not hold
             law_key = None
         repeal = self._repeals.get(base)
         if law_key:
             # A repeal record applies only when no version of the law is in force.
-            if self.current(law_key).in_force:
+            if current.in_force:
                 return Resolution(written, law_key, part, None)
             return Resolution(written, law_key, part, repeal or self._repeals.get(law_key))
         if repeal:

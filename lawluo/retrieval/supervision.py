@@ -270,20 +270,24 @@ def without_lay(rows: Iterable[Mapping]) -> list[Mapping]:
     return [r for r in rows if r.get("source") != LAY_SOURCE]
 
 
+def read_frozen(path: Path, sha256: str) -> bytes:
+    """The bytes of ``path``, refused (``ValueError``) unless their sha256 is the one it was frozen with: labels
+    edited after the fact would train, or score, silently."""
+    data = Path(path).read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != sha256:
+        raise ValueError(f"{path}: sha256 {digest[:12]}… is not the frozen {sha256[:12]}… / 文件已被修改")
+    return data
+
+
 def read_lay_pairs(db, stats: Counter, folder: Path = LAY_DIR, sets: dict[str, str] = LAY_SETS) -> list[Pair]:
     """The everyday questions of ``sets`` (file in ``folder`` → its frozen sha256) as evaluation pairs of
     :data:`LAY_SOURCE`, each with its gold articles the database knows (law resolved to its key, the article
-    found in a version); a question none of whose articles it knows gives no row. A missing set or one whose
-    bytes changed since it was frozen raises (``ValueError``): labels edited after the fact would train
-    silently."""
+    found in a version); a question none of whose articles it knows gives no row. A missing set raises
+    (``OSError``), one whose bytes changed since it was frozen too (:func:`read_frozen`)."""
     pairs = []
     for name, frozen in sets.items():
-        path = Path(folder) / name
-        data = path.read_bytes()
-        digest = hashlib.sha256(data).hexdigest()
-        if digest != frozen:
-            raise ValueError(f"{path}: sha256 {digest[:12]}… is not the frozen {frozen[:12]}… / 文件已被修改")
-        for line in data.decode("utf-8").splitlines():
+        for line in read_frozen(Path(folder) / name, frozen).decode("utf-8").splitlines():
             if not line.strip():
                 continue
             row = json.loads(line)
@@ -479,24 +483,26 @@ def provenance_markdown(pairs: list[Pair], stats: Counter, sha: str) -> str:
         "duplicates removed | grouped with an eval question | articles read from |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for s, (name, _up, _lic, how, is_eval) in SOURCES.items():
+    # every source as (its files, upstream, licence, how the articles are read, evaluation?): the shared data's,
+    # then the repository's lay sets
+    described = {s: (f"`{name}`", *rest) for s, (name, *rest) in SOURCES.items()}
+    described[LAY_SOURCE] = (
+        f"`benchmarks/data/` {', '.join(f'`{n}`' for n in LAY_SETS)}",
+        "this repository (`benchmarks/data/README.md`: who wrote them, the labelling rule, the sha256 each was "
+        "frozen with)",
+        "the project's own",
+        "the labelled `gold` articles",
+        True,
+    )
+    for s, (files, _up, _lic, how, is_eval) in described.items():
         counts = [
             stats.get(f"{k}:{s}", 0) for k in ("records", "questions", "pairs", "unresolved", "duplicates")
         ]
         out.append(
-            f"| `{s}`{' (eval)' if is_eval else ''} | `{name}` | "
+            f"| `{s}`{' (eval)' if is_eval else ''} | {files} | "
             + " | ".join(str(c) for c in counts)
             + f" | {stats.get(f'grouped with eval:{s}', 0)} | {how} |"
         )
-    counts = [
-        stats.get(f"{k}:{LAY_SOURCE}", 0)
-        for k in ("records", "questions", "pairs", "unresolved", "duplicates")
-    ]
-    out.append(
-        f"| `{LAY_SOURCE}` (eval) | `benchmarks/data/` {', '.join(f'`{n}`' for n in LAY_SETS)} | "
-        + " | ".join(str(c) for c in counts)
-        + f" | {stats.get(f'grouped with eval:{LAY_SOURCE}', 0)} | the labelled `gold` articles |"
-    )
     out += [
         "",
         "Records without a resolvable citation give no row. Unresolved citations: a law or article the",
@@ -508,12 +514,8 @@ def provenance_markdown(pairs: list[Pair], stats: Counter, sha: str) -> str:
         "| source | upstream (commit) | licence / terms |",
         "|---|---|---|",
     ]
-    for s, (_name, upstream, licence, _how, _e) in SOURCES.items():
+    for s, (_files, upstream, licence, _how, _e) in described.items():
         out.append(f"| `{s}` | {upstream} | {licence} |")
-    out.append(
-        f"| `{LAY_SOURCE}` | this repository (`benchmarks/data/README.md`: who wrote them, the labelling rule, "
-        "the sha256 each was frozen with) | the project's own |"
-    )
     out += [
         "",
         "Statutes themselves are not protected by copyright (PRC Copyright Law art. 5). Only the dev halves",
