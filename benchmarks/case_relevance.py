@@ -11,6 +11,8 @@ fitting case would have:
 - **fresh4**: the 96 questions of ``benchmarks/data/lay_questions.fresh4.jsonl`` (session 31, written blind), likewise;
 - **fresh5**: the 96 questions of ``benchmarks/data/lay_questions.fresh5.jsonl`` (session 32, written blind), likewise;
 - **fresh6**: the 96 questions of ``benchmarks/data/lay_questions.fresh6.jsonl`` (session 35, written blind), likewise;
+- **fresh7**: the 96 questions of ``benchmarks/data/lay_questions.fresh7.jsonl`` (session 36, written blind; it
+  decided the statute-attested cases), likewise;
 - **fresh2**: the 64 questions of ``benchmarks/data/lay_questions.fresh2.jsonl``, every one labelled with a case
   type, written and frozen in session 29 before that session's change to the case search (the domain as a
   filter, chosen from fresh's figures — which is why a second unseen set decides it);
@@ -30,9 +32,14 @@ Systems (no language model):
   (其他: any domain, criminal cases only when the question names a crime);
 - **issue 39, domain orders** (sessions 22–28): only cases whose cause fits the question's, the labelled
   domain's own first, then the other domains' fitting cases;
-- **after, app**: :func:`lawluo.agents.lawyer.retrieve_cases` with the question's labelled domain
-  (:meth:`CaseSearcher.similar` since session 29: only cases whose cause fits the question's, of that domain
-  alone — chosen by the rule of ``benchmarks/data/README.md`` on fresh2 before it was scored);
+- **sessions 29–35, app (cause rules alone)**: :func:`lawluo.agents.lawyer.retrieve_cases` with the question's
+  labelled domain and no statutes (:meth:`CaseSearcher.similar` since session 29: only cases whose cause fits the
+  question's, of that domain alone — chosen by the rule of ``benchmarks/data/README.md`` on fresh2 before it was
+  scored);
+- **after, app**: what the app shows since session 36 — the same, with the first
+  :data:`~lawluo.agents.lawyer.CASE_ATTESTING_STATUTES` articles of the lawyer's statute search
+  (:func:`~lawluo.agents.lawyer.retrieve_statutes`) attesting the cause (:meth:`CaseSearcher.attested`; decided on
+  fresh7 by the rule of ``benchmarks/data/README.md``, session 36);
 - **after, no domain**: :meth:`CaseSearcher.similar` without a domain (the statute tab's case search).
 
 Figures, per set and system: the share of the cases shown (at most 3 a question) whose cause fits the label
@@ -52,11 +59,13 @@ from dataclasses import dataclass
 from _common import ROOT, command_line, emit_report
 from retrieval_fresh import FRESH_SETS, frozen_rows
 
-from lawluo.agents.lawyer import retrieve_cases
+from lawluo.agents.lawyer import CASE_ATTESTING_STATUTES, retrieve_cases, retrieve_statutes
 from lawluo.config import load_settings
 from lawluo.domains import OTHER, PACKAGED
+from lawluo.law import StatuteDB
 from lawluo.retrieval.case_fit import cause_fits, question_cause
 from lawluo.retrieval.cases import CaseHit, CaseSearcher
+from lawluo.retrieval.statutes import StatuteSearcher
 
 #: The frozen fresh lay sets by this script's names (fresh1 is "fresh" here): their files and sha256 are
 #: :data:`retrieval_fresh.FRESH_SETS`'s.
@@ -96,7 +105,9 @@ def question_sets(names: list[str], searcher: CaseSearcher) -> dict[str, list[Qu
     return out
 
 
-def systems(searcher: CaseSearcher) -> dict[str, Callable[[Question], list[dict]]]:
+def systems(
+    searcher: CaseSearcher, statute_searcher: StatuteSearcher
+) -> dict[str, Callable[[Question], list[dict]]]:
     criminal = PACKAGED["criminal"].name
     everything = len(searcher.cases)
 
@@ -114,8 +125,13 @@ def systems(searcher: CaseSearcher) -> dict[str, Callable[[Question], list[dict]
             hits = [h for h in hits if h["domain_hint"] != criminal]
         return hits
 
-    def after_app(q: Question) -> list[dict]:
+    def rules_alone(q: Question) -> list[dict]:
         return retrieve_cases(searcher, PACKAGED[q.domain or OTHER], q.text, SHOWN + 1, PACKAGED.guarded)
+
+    def after_app(q: Question) -> list[dict]:
+        domain = PACKAGED[q.domain or OTHER]
+        statutes = retrieve_statutes(statute_searcher, domain, q.text, CASE_ATTESTING_STATUTES)
+        return retrieve_cases(searcher, domain, q.text, SHOWN + 1, PACKAGED.guarded, statutes)
 
     def after_no_domain(q: Question) -> list[dict]:
         return dicts(searcher.similar(q.text, SHOWN + 1))
@@ -129,6 +145,7 @@ def systems(searcher: CaseSearcher) -> dict[str, Callable[[Question], list[dict]
         "before, plain BM25": plain,
         "before, app (domain filter)": before_app,
         "issue 39, domain orders (sessions 22–28)": domain_orders,
+        "sessions 29–35, app (cause rules alone)": rules_alone,
         "after, app (retrieve_cases)": after_app,
         "after, no domain (similar)": after_no_domain,
     }
@@ -175,7 +192,9 @@ def main() -> int:
     names = [s.strip() for s in args.sets.split(",") if s.strip()]
     if not names or set(names) - set(SETS):
         parser.error(f"--sets must name some of {', '.join(SETS)}")
-    searcher = CaseSearcher.from_settings(load_settings(environ={}))
+    settings = load_settings(environ={})
+    searcher = CaseSearcher.from_settings(settings)
+    statute_searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
     sets = question_sets(names, searcher)
     command = command_line()
     lines = [
@@ -203,7 +222,7 @@ def main() -> int:
             f"| system | shown | fit / shown | fit / {SHOWN}n | no case shown | none fits | coverage misses |",
             "|---|---|---|---|---|---|---|",
         ]
-        for system, show in systems(searcher).items():
+        for system, show in systems(searcher, statute_searcher).items():
             if name == "bank" and system not in ("before, plain BM25", "after, no domain (similar)"):
                 continue  # a bank case has no routed domain (its domain is read off its cause, the label)
             r = score(questions, show, searcher)

@@ -122,3 +122,59 @@ def test_hostile_text_in_a_question_is_escaped_in_the_notice_and_the_heading(sma
     shown = search_cases(case_searcher, hostile + "醉酒驾驶机动车", 3)
     assert shown.count('class="ll-card"') == 3 and "危险驾驶" in shown
     assert "<script" not in shown and "&lt;script&gt;alert(1)&lt;/script&gt;" in shown
+
+
+def cited(case_: Case, *articles: tuple[str, int]) -> Case:
+    return Case(
+        **{**vars(case_), "articles": [{"law": law, "article": n, "suffix": 0} for law, n in articles]}
+    )
+
+
+CIVIL_CODE = "中华人民共和国民法典"
+
+
+@pytest.fixture(scope="module")
+def cited_bank(tmp_path_factory) -> CaseSearcher:
+    """Two loan cases citing the loan articles, a theft citing the criminal law's theft article."""
+    cases = [
+        cited(
+            case("loan-1", "民间借贷纠纷", "债权债务", "原告借给被告五万元，约定一年后归还，到期未还。"),
+            (CIVIL_CODE, 667),
+            (CIVIL_CODE, 675),
+        ),
+        cited(
+            case("loan-2", "民间借贷纠纷", "债权债务", "被告向原告借款三万元并出具借条，逾期不还。"),
+            (CIVIL_CODE, 679),
+        ),
+        cited(
+            case("theft", "盗窃", CRIMINAL, "被告人盗走被害人借来的现金五万元。"), ("中华人民共和国刑法", 264)
+        ),
+    ]
+    return CaseSearcher(cases, tmp_path_factory.mktemp("cited-bank"))
+
+
+def test_a_kind_is_attested_only_by_an_article_that_a_case_of_that_kind_cites(cited_bank):
+    assert cited_bank.attested("民间借贷纠纷", [(CIVIL_CODE, 675)])
+    assert cited_bank.attested("借款合同纠纷", [("中华人民共和国刑法", 264), (CIVIL_CODE, 679)]), (
+        "a parent fits"
+    )
+    assert not cited_bank.attested("民间借贷纠纷", [("中华人民共和国刑法", 264)]), "cited, by a theft"
+    assert not cited_bank.attested("民间借贷纠纷", [(CIVIL_CODE, 538), (CIVIL_CODE, 539)]), "cited by no case"
+    assert not cited_bank.attested("民间借贷纠纷", [])
+
+
+def test_similar_cases_need_the_statute_search_to_attest_their_kind(cited_bank):
+    question = LOANS[0]  # the rules read 民间借贷纠纷 off it
+    assert question_cause(question, "debt") == "民间借贷纠纷"
+    assert {h.case.id for h in cited_bank.similar(question, 3, "debt")} == {"loan-1", "loan-2"}, "not asked"
+    attested = cited_bank.similar(question, 3, "debt", articles=[(CIVIL_CODE, 675), (CIVIL_CODE, 188)])
+    assert {h.case.id for h in attested} == {"loan-1", "loan-2"}, (
+        "every case of the attested kind, not only 675's"
+    )
+    # A question the rules read as a loan while the search finds a creditor's right to undo a cheap sale:
+    # the two readings disagree, so no loan case is shown as "similar".
+    assert cited_bank.similar(question, 3, "debt", articles=[(CIVIL_CODE, 538), (CIVIL_CODE, 539)]) == []
+    statutes = [{"law": CIVIL_CODE, "article": 539}, {"law": "中华人民共和国刑法", "article": 264}]
+    assert retrieve_cases(cited_bank, PACKAGED["debt"], question, 3, PACKAGED.guarded, statutes) == []
+    assert retrieve_cases(cited_bank, PACKAGED["debt"], question, 3, PACKAGED.guarded, statutes[:0]) == []
+    assert retrieve_cases(cited_bank, PACKAGED["debt"], question, 3, PACKAGED.guarded)

@@ -25,8 +25,10 @@ from lawluo.agents.lawyer import (
 from lawluo.config import load_settings
 from lawluo.domains import PACKAGED
 from lawluo.firm import Consultation, Firm
+from lawluo.firm.retrieval import STATUTES_K
 from lawluo.llm import LanguageModels
 from lawluo.llm.no_model import NoModel
+from lawluo.retrieval.case_fit import question_cause
 from lawluo.ui import consult_tab as tab
 
 DIVORCE = "我和老公准备离婚，婚后买的房子和存款怎么分？孩子抚养权归谁？"
@@ -161,6 +163,25 @@ def test_similar_cases_are_of_the_questions_kind_whatever_the_consultations_doma
     assert cases and {c["domain_hint"] for c in cases} == {"婚姻家庭"}  # not the bank's many criminal cases
     # routed to 其他, a divorce question still gets divorce cases only, not three of any kind
     assert retrieve_cases(firm.case_searcher, PACKAGED["other"], DIVORCE, 3) == cases
+
+
+def test_similar_cases_are_shown_only_when_the_statute_search_attests_their_kind(firm):
+    # issue 39 item 5 (session 36): the rules read 民间借贷 off 欠我钱; the search finds the creditor's right
+    # to undo a cheap transfer (民法典538/539), which no loan case of the bank cites: no loan case is "similar"
+    dodge = "欠我钱的人把自己名下的车和房子都用很低的价钱过户给了他小舅子，明摆着是躲债，我有什么办法？"
+    assert question_cause(dodge, "debt") == "民间借贷纠纷"
+    state = firm.new()
+    firm.receive(state, dodge)
+    found = firm.retrieve(state)
+    assert {"第五百三十八条", "第五百三十九条"} <= {s["article_label"] for s in found.statutes}
+    assert found.cases == []
+    assert retrieve_cases(firm.case_searcher, PACKAGED["debt"], dodge, 3), "the rules alone showed loan cases"
+    # a plain loan question's search attests its kind: its loan cases are still shown
+    state = firm.new()
+    firm.receive(state, "朋友三年前借了我五万块钱，打了借条，现在一直拖着不还，我该怎么起诉？")
+    found = firm.retrieve(state)
+    assert found.cases and {c["cause"] for c in found.cases} == {"民间借贷纠纷"}
+    assert len(found.statutes) == STATUTES_K, "the search's first 5 are shown, its first 10 attest"
 
 
 def test_a_generalist_consultation_gets_criminal_cases_only_when_the_question_names_a_crime(firm):

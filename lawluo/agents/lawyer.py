@@ -47,6 +47,9 @@ from .answer_check import LOOP_RATIO, Held, check_answer, repeated_share
 
 PREFERRED_LAW_BOOST = 1.25  # a preferred law's article must be within 25% of the best score to outrank it
 CANDIDATES_PER_STATUTE = 4
+#: The statute search's first articles that must attest a similar case's kind (:func:`retrieve_cases`): the
+#: 5 the lawyer is shown and the next 5 (the depth of issue 39's R@10; dev data chose it, session 36).
+CASE_ATTESTING_STATUTES = 10
 CANDIDATES_PER_CASE = 20  # fitting cases looked at, so that 其他 still has k once criminal ones are left out
 STATUTE_TEXT_CHARS = 300
 HISTORY_CHARS = 6000  # older turns beyond this budget are dropped, oldest first
@@ -131,7 +134,12 @@ def lookup_notices(searcher, query: str) -> list[str]:
 
 
 def retrieve_cases(
-    searcher, domain: Domain, query: str, k: int, guarded: Sequence[Domain] = ()
+    searcher,
+    domain: Domain,
+    query: str,
+    k: int,
+    guarded: Sequence[Domain] = (),
+    statutes: Sequence[dict] | None = None,
 ) -> list[dict]:
     """The ``k`` best cases of the question's kind (:meth:`~lawluo.retrieval.cases.CaseSearcher.similar`:
     a case's cause of action must fit the question's, and the case be of the domain); none when the case
@@ -139,8 +147,15 @@ def retrieve_cases(
     (:data:`REPLY_NO_CASES`): a divorce question is not like a theft, nor a loan like a lease (the case
     bank is three-quarters criminal). For 其他, the cases of a ``guarded`` domain (the table's rows with
     ``guarded_by``: the criminal one) only when the question says one of its words
-    (:meth:`~lawluo.domains.Domain.said_in`, as for the clarification material)."""
-    hits = [h.as_dict() for h in searcher.similar(query, k * CANDIDATES_PER_CASE, domain.id)]
+    (:meth:`~lawluo.domains.Domain.said_in`, as for the clarification material).
+
+    ``statutes``: the first :data:`CASE_ATTESTING_STATUTES` articles :func:`retrieve_statutes` found for the
+    question; a case's kind must then be attested by one of them
+    (:meth:`~lawluo.retrieval.cases.CaseSearcher.attested`). ``None``: not asked."""
+    articles = None if statutes is None else [(s["law"], s["article"]) for s in statutes]
+    hits = [
+        h.as_dict() for h in searcher.similar(query, k * CANDIDATES_PER_CASE, domain.id, articles=articles)
+    ]
     if domain.id == OTHER:
         unsaid = {g.cases_as for g in guarded if not g.said_in(query)}
         hits = [h for h in hits if h.get("domain_hint") not in unsaid]

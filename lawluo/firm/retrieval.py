@@ -6,7 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..agents.lawyer import is_criminal_question, lookup_notices, retrieve_cases, retrieve_statutes
+from ..agents.lawyer import (
+    CASE_ATTESTING_STATUTES,
+    is_criminal_question,
+    lookup_notices,
+    retrieve_cases,
+    retrieve_statutes,
+)
 from ..domains import OTHER, Domains
 from ..retrieval.statute_fit import annotate
 from .state import Consultation
@@ -46,7 +52,11 @@ def retrieve(firm: Library, state: Consultation) -> Retrieval:
     query, domain = retrieval_key(firm, state)
     lawyer_domain = firm.domains[domain]
     with traced(state, "retrieval", "statutes and cases") as event:
-        statutes = retrieve_statutes(firm.statute_searcher, lawyer_domain, query, STATUTES_K)
+        # One search: its first STATUTES_K are shown, its first CASE_ATTESTING_STATUTES attest the cases' kind.
+        found = retrieve_statutes(
+            firm.statute_searcher, lawyer_domain, query, max(STATUTES_K, CASE_ATTESTING_STATUTES)
+        )
+        statutes = found[:STATUTES_K]
         confirmed = confirmed_statutes(firm, state)
         if confirmed:
             named = {(s["law"], s["article_label"]) for s in confirmed}
@@ -59,7 +69,14 @@ def retrieve(firm: Library, state: Consultation) -> Retrieval:
             is_criminal_question(question, domain, firm.domains),
             getattr(firm.statute_searcher, "colloquial", None),
         )
-        cases = retrieve_cases(firm.case_searcher, lawyer_domain, query, CASES_K, firm.domains.guarded)
+        cases = retrieve_cases(
+            firm.case_searcher,
+            lawyer_domain,
+            query,
+            CASES_K,
+            firm.domains.guarded,
+            found[:CASE_ATTESTING_STATUTES],
+        )
         event.summary = (
             f"{len(statutes)} statutes ({len(confirmed)} of the confirmed elements), "
             f"{len(cases)} cases for {len(query)} characters"
