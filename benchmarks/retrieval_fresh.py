@@ -74,7 +74,7 @@ from lawluo.retrieval.supervision import LAY_DIR, LAY_SETS, read_frozen
 FRESH_SETS = {
     name.split(".")[1]: (LAY_DIR / name, sha256)
     for name, sha256 in {
-        **LAY_SETS,
+        **{name: sha256 for name, sha256 in LAY_SETS.items() if ".fresh" in name},
         "lay_questions.fresh5.jsonl": "ca686530a87b790b1f2e6fb003d492d2e99d64bf812321f1b6ab5d290bd4c02e",
         "lay_questions.fresh6.jsonl": "a68c756ee3000acdf702d1114791d75bb9e1df1818b4b02b62ad66ffa1626b70",
         "lay_questions.fresh7.jsonl": "0f806371ba15466382552c50cc2e3b8a8c7d8a4751c1166350415f3c7e43846d",

@@ -161,9 +161,10 @@ def test_build_is_deterministic_and_well_formed(tmp_path, db):
     assert first["by_source"]["lawyer_llama_multi_turn"]["duplicates"] == 1
     assert set(rows[0]) == {"id", "source", "question", "articles", "group", "eval"}
     lay = [r for r in rows if r["source"] == sv.LAY_SOURCE]
-    assert len(lay) == 384 == first["by_source"][sv.LAY_SOURCE]["questions"]
-    assert all(r["eval"] and r["group"] == r["id"] and r["id"].startswith("fresh") for r in lay)
-    assert not any(r["id"].startswith("fresh5-") for r in lay)  # the set that decided it stays out
+    assert len(lay) == 384 + 335 == first["by_source"][sv.LAY_SOURCE]["questions"]  # fresh1–4, train1–4
+    assert all(r["eval"] and r["group"] == r["id"] and r["id"].startswith(("fresh", "train")) for r in lay)
+    held_out = ("fresh5-", "fresh6-", "fresh7-")  # the sets that decided them, and the next one, stay out
+    assert not any(r["id"].startswith(held_out) for r in lay)
 
 
 def write_lay_set(folder, rows) -> dict[str, str]:
@@ -208,15 +209,20 @@ def test_a_lay_set_edited_after_it_was_frozen_stops_the_build(tmp_path, db):
         sv.read_lay_pairs(db, Counter(), tmp_path, sets)
 
 
-def test_the_lay_sets_learned_from_are_fresh1_to_4_as_frozen_and_never_the_held_out_ones(monkeypatch):
+def test_the_lay_sets_learned_from_are_fresh1_to_4_and_train1_to_4_as_frozen_never_the_held_out_ones(
+    monkeypatch,
+):
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     from retrieval_fresh import FRESH_SETS  # the scorer's sets: 1–4 taken from LAY_SETS, 5 to 7 its own
 
-    assert sorted(sv.LAY_SETS) == [f"lay_questions.fresh{n}.jsonl" for n in (1, 2, 3, 4)]
+    assert sorted(sv.LAY_SETS) == [
+        f"lay_questions.{s}{n}.jsonl" for s in ("fresh", "train") for n in (1, 2, 3, 4)
+    ]
     held_out = {
         path.name for name, (path, _sha) in FRESH_SETS.items() if name in ("fresh5", "fresh6", "fresh7")
     }
     assert len(held_out) == 3 and not held_out & set(sv.LAY_SETS)
+    assert sorted(FRESH_SETS) == [f"fresh{n}" for n in range(1, 8)], "training sets are not scored as fresh"
     for path, sha in FRESH_SETS.values():
         sv.read_frozen(path, sha)
     for name, sha in sv.LAY_SETS.items():
@@ -242,7 +248,7 @@ def test_shipped_asset_has_rows_from_every_source():
     assert all(
         r["eval"] == (r["source"].startswith("lawbench") or r["source"] == sv.LAY_SOURCE) for r in rows
     )
-    assert sources[sv.LAY_SOURCE] == 384
+    assert sources[sv.LAY_SOURCE] == 384 + 335
     assert len({r["id"] for r in rows}) == len(rows)
     assert sources["lawbench_scenario"] > 200 and sources["lawbench_consult"] > 200
     assert all(

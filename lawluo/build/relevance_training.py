@@ -1,7 +1,7 @@
 """Fitting the statute hits' calibrated relevance (:mod:`lawluo.retrieval.relevance`): ``python -m lawluo build relevance``.
 
 The app's searcher (as the settings configure it, without a relevance model) runs every evaluation row of
-``assets/supervision.jsonl.gz`` (the LawBench dev questions, the fresh lay sets 1–4) for its first :data:`DEPTH` hits; a hit is
+``assets/supervision.jsonl.gz`` (the LawBench dev questions, the lay sets) for its first :data:`DEPTH` hits; a hit is
 labelled relevant when its (law, article) is one the question's reference cites. A sparse model is fitted on
 the search without the encoder and, when the settings' encoder loads, a dense one on the search with it.
 

@@ -7,8 +7,8 @@ cross-fitted question vectors the reranker and relevance builds train with.
 The adapter is fitted on every row of ``supervision.jsonl.gz`` whose cited articles have a vector (the
 question as :func:`~lawluo.retrieval.expansions.query_text` gives it: a ``根据《…》第…条`` citation taken
 out), the evaluation rows included: the LawBench rows are the supervision's most varied consultations
-(241 articles for 238 consultations, where lawyer-llama's 1,441 rows cite 156), and the fresh lay sets 1–4
-its only everyday questions with clean labels (``supervision.LAY_SETS``). The rerankers are trained
+(241 articles for 238 consultations, where lawyer-llama's 1,441 rows cite 156), and the lay sets (fresh 1–4,
+train 1–4) its only everyday questions with clean labels (``supervision.LAY_SETS``). The rerankers are trained
 on those same rows, so they must not see cosines the adapter learned from them: :func:`training_view` gives
 each evaluation question the vector of an adapter fitted without its fold (the grouped folds of
 :func:`lawluo.retrieval.evaluation.grouped_folds`, the relevance build's), as if it were a new question.

@@ -27,12 +27,14 @@ with an evaluation question is at least :data:`RELATED` (0.5) takes the group of
 (``GroupKFold`` on ``group``) thus never trains on a paraphrase of a question it evaluates.
 
 **Everyday questions** (:data:`LAY_SETS`, issue 39 item 2). The fresh lay sets 1–4 of ``benchmarks/data``
-(384 everyday questions, 24 per domain, each labelled with the articles a lawyer would cite by one rule, frozen
-by sha256) join as evaluation rows of source ``lawluo_lay``: like the LawBench rows they are never in the
+(384 everyday questions, 24 per domain) and, since session 36, the lay training sets 1–4 (335 more, written in
+four styles: terse, rambling, plain, for someone else), each labelled with the articles a lawyer would cite by
+one rule and frozen by sha256, join as evaluation rows of source ``lawluo_lay``: like the LawBench rows they are never in the
 expansions, the vote index, the law prior or the hub reference, and they are what the query adapter, the fused
 reranker and the relevance learn from beside them — the supervision's only clean pairs of the questions the
 app gets (the consultations cite a few family-law hubs hundreds of times). Chosen leave one set out
-(``benchmarks/lay_training_rows.py``) and decided on fresh5, which stays out (``benchmarks/data/README.md``).
+(``benchmarks/lay_training_rows.py``) and decided on fresh5; the training sets decided on fresh7. fresh5–7
+stay out (``benchmarks/data/README.md``).
 A set whose bytes changed since it was frozen stops the build.
 """
 
@@ -70,13 +72,20 @@ _LB_TERMS = "Apache-2.0 repo; upstream data terms apply"
 LAY_SOURCE = "lawluo_lay"
 #: The repository's folder of :data:`LAY_SETS`.
 LAY_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
-#: The fresh lay sets learned from (file in :data:`LAY_DIR` → sha256 when it was frozen). fresh5 is not one:
-#: it decided whether they are (``benchmarks/data/README.md``).
+#: The lay sets learned from (file in :data:`LAY_DIR` → sha256 when it was frozen): the fresh lay sets 1–4
+#: (session 35; fresh5 decided whether they are) and the training sets 1–4 written in four styles in session 36
+#: (terse, rambling, plain, for someone else; those sharing over 25 % of their bigrams with a held-out question
+#: dropped; fresh7 decided whether they are). fresh5, fresh6 and fresh7 are never among them
+#: (``benchmarks/data/README.md``).
 LAY_SETS = {
     "lay_questions.fresh1.jsonl": "f38a645cb2e9635d13d9d0dd4fb1d1542a04e9a78715f38679e43ce1001444d1",
     "lay_questions.fresh2.jsonl": "43de757916290fb26eeeb2b6c28a342dcf98437d6a80d3427b1d566ae66774f1",
     "lay_questions.fresh3.jsonl": "9c0b7cfd9b2a2e146392686283298002881f1d785d68fe33af3420a45ca0e6c6",
     "lay_questions.fresh4.jsonl": "26ce72218d5c965ac61583143503297c30003b1b912e6824e397d2bd96030a3f",
+    "lay_questions.train1.jsonl": "891da1ae1502f241f8c60ec6afd4f871dfb4b1e88429c55a231d7fc9a0e6e924",
+    "lay_questions.train2.jsonl": "ef3caf9750124c4869a5b1012b572814a23e3b7c8c4708bc33584a22cf7c3276",
+    "lay_questions.train3.jsonl": "23bfc6dc3e36f5ec1a194d088f7d2aacf9e6585ac1dc50e6b1dc43d2e5da5145",
+    "lay_questions.train4.jsonl": "ade394bb01ec4ab4a214b95eb3ff2c5d5b9605d6f8bd2114396e59d69910fa43",
 }
 
 #: name → (file under the data folder, upstream, licence, how the articles are read, evaluation?)
@@ -471,7 +480,8 @@ def provenance_markdown(pairs: list[Pair], stats: Counter, sha: str) -> str:
         "statute database to `[law key, article number]` of the law in force (`lawluo/retrieval/supervision.py`:",
         "its docstring gives the canonicalisation, deduplication and grouping rules). One JSON object per line:",
         "`id`, `source`, `question` (cut to 500 characters), `articles`, `group`, `eval`; gzip. The everyday",
-        "questions of this repository's fresh lay sets 1–4 (`lawluo_lay`, evaluation rows, their labelled articles)",
+        "questions of this repository's fresh lay sets 1–4 and lay training sets 1–4 (`lawluo_lay`, evaluation rows,",
+        "their labelled articles)",
         "follow: what the query adapter, the fused reranker and the relevance learn from beside LawBench's rows.",
         "",
         *rebuild_section(REBUILD_COMMAND),
