@@ -178,3 +178,14 @@ def test_similar_cases_need_the_statute_search_to_attest_their_kind(cited_bank):
     assert retrieve_cases(cited_bank, PACKAGED["debt"], question, 3, PACKAGED.guarded, statutes) == []
     assert retrieve_cases(cited_bank, PACKAGED["debt"], question, 3, PACKAGED.guarded, statutes[:0]) == []
     assert retrieve_cases(cited_bank, PACKAGED["debt"], question, 3, PACKAGED.guarded)
+
+
+def test_a_malformed_citation_in_the_case_bank_attests_nothing_and_breaks_nothing(tmp_path):
+    loan = case("loan", "民间借贷纠纷", "债权债务", "原告借给被告五万元，到期未还。")
+    broken = Case(
+        **{**vars(loan), "articles": [{"law": CIVIL_CODE, "article": "六百六十七"}, {"law": CIVIL_CODE}]}
+    )
+    bank = CaseSearcher([broken], tmp_path)
+    assert not bank.attested("民间借贷纠纷", [(CIVIL_CODE, 667)])
+    assert bank.similar(LOANS[0], 3, "debt", articles=[(CIVIL_CODE, 667)]) == []
+    assert bank.similar(LOANS[0], 3, "debt"), "without statutes the cause rules alone still show it"

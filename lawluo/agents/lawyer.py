@@ -152,7 +152,7 @@ def retrieve_cases(
     ``statutes``: the first :data:`CASE_ATTESTING_STATUTES` articles :func:`retrieve_statutes` found for the
     question; a case's kind must then be attested by one of them
     (:meth:`~lawluo.retrieval.cases.CaseSearcher.attested`). ``None``: not asked."""
-    articles = None if statutes is None else [(s["law"], s["article"]) for s in statutes]
+    articles = None if statutes is None else [(s.get("law"), s.get("article")) for s in statutes]
     hits = [
         h.as_dict() for h in searcher.similar(query, k * CANDIDATES_PER_CASE, domain.id, articles=articles)
     ]

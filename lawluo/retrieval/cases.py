@@ -65,7 +65,8 @@ class CaseSearcher:
         self.causes_citing: dict[tuple[str, int], set[str]] = defaultdict(set)
         for case in cases:
             for cited in case.articles:
-                self.causes_citing[(str(cited["law"]), int(cited["article"]))].add(case.cause)
+                if str(cited.get("article", "")).isdigit():  # a malformed citation attests nothing
+                    self.causes_citing[(str(cited.get("law", "")), int(cited["article"]))].add(case.cause)
 
     @classmethod
     def from_settings(cls, settings, background: bool = False) -> CaseSearcher:
