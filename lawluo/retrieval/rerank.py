@@ -31,8 +31,7 @@ training question see its own text in its gold article. The shipped model is the
 evaluation rows only (the 465 LawBench dev scenario→statute and consultation questions and, since
 session 35, the everyday questions of the fresh lay sets 1–4 and, since session 36, of the lay training sets
 1–4; none is ever in the expansions or the vote index), and measured held out (``bench retrieval
---leave-source-out``, the fresh sets 5–7); figures of the
-shipped model on those rows are in-sample.
+--leave-source-out``, the fresh sets 5–7); figures of the shipped model on those rows are in-sample.
 
 **Asset.** ``assets/statute_reranker.json``: the trees of LightGBM boosters (one per seed of
 :data:`SEEDS`, averaged) flattened to node arrays (:class:`Reranker`), evaluated with numpy: ranking needs

@@ -29,13 +29,13 @@ with an evaluation question is at least :data:`RELATED` (0.5) takes the group of
 **Everyday questions** (:data:`LAY_SETS`, issue 39 item 2). The fresh lay sets 1–4 of ``benchmarks/data``
 (384 everyday questions, 24 per domain) and, since session 36, the lay training sets 1–4 (335 more, written in
 four styles: terse, rambling, plain, for someone else), each labelled with the articles a lawyer would cite by
-one rule and frozen by sha256, join as evaluation rows of source ``lawluo_lay``: like the LawBench rows they are never in the
-expansions, the vote index, the law prior or the hub reference, and they are what the query adapter, the fused
-reranker and the relevance learn from beside them — the supervision's only clean pairs of the questions the
-app gets (the consultations cite a few family-law hubs hundreds of times). Chosen leave one set out
-(``benchmarks/lay_training_rows.py``) and decided on fresh5; the training sets decided on fresh7. fresh5–7
-stay out (``benchmarks/data/README.md``).
-A set whose bytes changed since it was frozen stops the build.
+one rule and frozen by sha256, join as evaluation rows of source ``lawluo_lay``: like the LawBench rows they
+are never in the expansions, the vote index, the law prior or the hub reference, and they are what the query
+adapter, the fused reranker and the relevance learn from beside them — the supervision's only clean pairs of
+the questions the app gets (the consultations cite a few family-law hubs hundreds of times). Chosen leave one
+set out (``benchmarks/lay_training_rows.py``) and decided on fresh5; the training sets decided on fresh7.
+fresh5–7 stay out (``benchmarks/data/README.md``). A set whose bytes changed since it was frozen stops the
+build.
 """
 
 from __future__ import annotations
