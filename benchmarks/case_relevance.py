@@ -13,6 +13,8 @@ fitting case would have:
 - **fresh6**: the 96 questions of ``benchmarks/data/lay_questions.fresh6.jsonl`` (session 35, written blind), likewise;
 - **fresh7**: the 96 questions of ``benchmarks/data/lay_questions.fresh7.jsonl`` (session 36, written blind; it
   decided the statute-attested cases), likewise;
+- **fresh8**: the 96 questions of ``benchmarks/data/lay_questions.fresh8.jsonl`` (session 37, written blind;
+  scored once with the cases as shipped), likewise;
 - **fresh2**: the 64 questions of ``benchmarks/data/lay_questions.fresh2.jsonl``, every one labelled with a case
   type, written and frozen in session 29 before that session's change to the case search (the domain as a
   filter, chosen from fresh's figures — which is why a second unseen set decides it);

@@ -13,10 +13,12 @@ measured) or, with ``--set fresh4``, ``lay_questions.fresh4.jsonl`` (96, 6 per d
 written blind in session 32; it decided session 35's change) or, with ``--set fresh6``, ``lay_questions.fresh6.jsonl``
 (96, 6 per domain, written blind in session 35 after that change was decided) or, with ``--set fresh7``,
 ``lay_questions.fresh7.jsonl`` (96, 6 per domain, written blind in session 36; it decided the statute-attested
-similar cases); the sha256 is checked before anything runs.
+similar cases) or, with ``--set fresh8``, ``lay_questions.fresh8.jsonl`` (96, 6 per domain, written blind in session
+37; it decides the lay training sets 5–8); the sha256 is checked before anything runs.
 **Since session 35 fresh1–4 are training data** (the supervision's ``lawluo_lay`` rows, which the query
-adapter, the fused reranker and the relevance learn from): their figures are in-sample, and fresh5, fresh6
-and fresh7 are the held-out sets. Nothing may be tuned on either.
+adapter, the fused reranker and the relevance learn from): their figures are in-sample, and fresh5 to fresh8
+are the held-out sets (fresh5–7 read before and after earlier changes; fresh8 unread until session 37's
+rule). Nothing may be tuned on either.
 A question's gold is every article its label names (the strict rule: those articles, no other version or
 number); R@k counts a question whose gold has an article among the first k.
 
@@ -68,9 +70,9 @@ from lawluo.retrieval.supervision import LAY_DIR, LAY_SETS, read_frozen
 
 #: The frozen sets: name → (file, sha256 when frozen), the file ``benchmarks/data/lay_questions.<name>.jsonl``.
 #: Set 2 (64 questions) was written in session 29 before that session's changes to the search; sets 3, 4 and 5
-#: blind, in sessions 30, 31 and 32, set 6 in session 35, set 7 in session 36 (benchmarks/data/README.md). Sets
-#: 1–4 are the ones the search learns from (:data:`lawluo.retrieval.supervision.LAY_SETS` records their sha256);
-#: 5, 6 and 7 are held out.
+#: blind, in sessions 30, 31 and 32, set 6 in session 35, set 7 in session 36, set 8 in session 37
+#: (benchmarks/data/README.md). Sets 1–4 are the ones the search learns from
+#: (:data:`lawluo.retrieval.supervision.LAY_SETS` records their sha256); 5 to 8 are held out.
 FRESH_SETS = {
     name.split(".")[1]: (LAY_DIR / name, sha256)
     for name, sha256 in {
@@ -78,6 +80,7 @@ FRESH_SETS = {
         "lay_questions.fresh5.jsonl": "ca686530a87b790b1f2e6fb003d492d2e99d64bf812321f1b6ab5d290bd4c02e",
         "lay_questions.fresh6.jsonl": "a68c756ee3000acdf702d1114791d75bb9e1df1818b4b02b62ad66ffa1626b70",
         "lay_questions.fresh7.jsonl": "0f806371ba15466382552c50cc2e3b8a8c7d8a4751c1166350415f3c7e43846d",
+        "lay_questions.fresh8.jsonl": "fc31806c93489a75fec5ac5a0788c47575ac8449098cd7eede72d25a95efc4bf",
     }.items()
 }
 DEPTH = 100
