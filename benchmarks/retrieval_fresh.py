@@ -18,7 +18,9 @@ similar cases) or, with ``--set fresh8``, ``lay_questions.fresh8.jsonl`` (96, 6 
 **Since session 35 fresh1–4 are training data** (the supervision's ``lawluo_lay`` rows, which the query
 adapter, the fused reranker and the relevance learn from): their figures are in-sample, and fresh5 to fresh8
 are the held-out sets (fresh5–7 read before and after earlier changes; fresh8 unread until session 37's
-rule). Nothing may be tuned on either.
+rule). Nothing may be tuned on either. ``--set dev`` scores the development sets instead
+(:data:`lawluo.retrieval.supervision.DEV_LAY_SETS`: train5–8, 341 labelled everyday questions nothing learns
+from), where a change may be tried before a fresh set decides it.
 A question's gold is every article its label names (the strict rule: those articles, no other version or
 number); R@k counts a question whose gold has an article among the first k.
 
@@ -66,7 +68,7 @@ from lawluo.retrieval.bm25 import BM25Index
 from lawluo.retrieval.evaluation import GoldQuery, evaluate, markdown_table
 from lawluo.retrieval.expansions import load_expansions
 from lawluo.retrieval.statutes import StatuteSearcher, statute_documents
-from lawluo.retrieval.supervision import LAY_DIR, LAY_SETS, read_frozen
+from lawluo.retrieval.supervision import DEV_LAY_SETS, LAY_DIR, LAY_SETS, read_frozen
 
 #: The frozen sets: name → (file, sha256 when frozen), the file ``benchmarks/data/lay_questions.<name>.jsonl``.
 #: Set 2 (64 questions) was written in session 29 before that session's changes to the search; sets 3, 4 and 5
@@ -95,8 +97,22 @@ def frozen_rows(path: Path, sha256: str) -> list[dict]:
     return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
 
 
+#: ``--set dev``: the labelled everyday questions nothing learns from (train5–8, 341), for trying a change without
+#: spending a fresh set; a figure on them is development data, never a held-out one.
+DEV = "dev"
+
+
 def fresh_set(name: str = "fresh1") -> list[dict]:
+    """The rows of the frozen set ``name`` (or, for :data:`DEV`, of every development set), sha256 checked."""
+    if name == DEV:
+        return [row for file, sha256 in DEV_LAY_SETS.items() for row in frozen_rows(LAY_DIR / file, sha256)]
     return frozen_rows(*FRESH_SETS[name])
+
+
+def set_description(name: str) -> str:
+    if name == DEV:
+        return "the development sets train5–8 (never learned from, sha256 checked; not held out: changes are tried on them)"
+    return f"{name} (sha256 {FRESH_SETS[name][1][:12]}…, frozen before the changes it measures)"
 
 
 def relevance_section(app: StatuteSearcher, queries: list[GoldQuery]) -> list[str]:
@@ -182,7 +198,12 @@ def parse_args() -> argparse.Namespace:
         "--assist-budget", type=float, help="seconds for a question's two calls (default: the config's)"
     )
     parser.add_argument("--limit", type=int, help="score N questions, taken evenly across the set")
-    parser.add_argument("--set", default="fresh1", choices=sorted(FRESH_SETS), help="the frozen set (fresh1)")
+    parser.add_argument(
+        "--set",
+        default="fresh1",
+        choices=[*sorted(FRESH_SETS), DEV],
+        help="the frozen set (fresh1); dev: the development sets train5–8",
+    )
     parser.add_argument(
         "--vectors",
         metavar="DIR",
@@ -354,8 +375,8 @@ def main() -> int:
     lines = [
         "# Statute and case search on the fresh lay questions (issue 39)",
         "",
-        f"Made by `{command}` on {len(rows)} questions of {args.set} (sha256 {FRESH_SETS[args.set][1][:12]}…, "
-        f"frozen before the changes it measures), {'no model but the assisted row' if args.assist_config else 'no model'}; 95 % "
+        f"Made by `{command}` on {len(rows)} questions of {set_description(args.set)}, "
+        f"{'no model but the assisted row' if args.assist_config else 'no model'}; 95 % "
         "bootstrap intervals over questions (1,000 resamples, seed 0).",
         "",
         "| system | R@1 | R@5 | R@10 | R@100 | MRR@10 | top 3 without gold | p50 ms |",

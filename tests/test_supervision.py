@@ -232,6 +232,21 @@ def test_the_lay_sets_learned_from_are_fresh1_to_4_and_train1_to_4_as_frozen_nev
         sv.read_frozen(sv.LAY_DIR / name, sha)  # each file still has the bytes it was frozen with
 
 
+def test_the_development_sets_are_scored_as_dev_and_never_learned_from_nor_held_out(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from retrieval_fresh import DEV, FRESH_SETS, fresh_set
+
+    assert sorted(sv.DEV_LAY_SETS) == [f"lay_questions.train{n}.jsonl" for n in (5, 6, 7, 8)]
+    assert not set(sv.DEV_LAY_SETS) & set(sv.LAY_SETS)  # refused by fresh8: nothing learns from them
+    assert not set(sv.DEV_LAY_SETS) & {path.name for path, _sha in FRESH_SETS.values()}
+    rows = fresh_set(DEV)  # every set, each checked against its sha256
+    assert len(rows) == 341 and len({r["id"] for r in rows}) == 341
+    assert {r["id"].split("-")[0] for r in rows} == {"train5", "train6", "train7", "train8"}
+    supervision = [json.loads(line) for line in gzip.open(ROOT / "assets" / "supervision.jsonl.gz", "rt")]
+    learned = {r["id"] for r in supervision}
+    assert not learned & {r["id"] for r in rows}
+
+
 def test_missing_data_names_the_files(tmp_path, checker):
     with pytest.raises(FileNotFoundError, match="consult.dev.jsonl"):
         sv.read_pairs(tmp_path, checker, Counter())

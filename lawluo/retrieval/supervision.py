@@ -87,6 +87,17 @@ LAY_SETS = {
     "lay_questions.train3.jsonl": "23bfc6dc3e36f5ec1a194d088f7d2aacf9e6585ac1dc50e6b1dc43d2e5da5145",
     "lay_questions.train4.jsonl": "ade394bb01ec4ab4a214b95eb3ff2c5d5b9605d6f8bd2114396e59d69910fa43",
 }
+#: Labelled everyday questions that nothing learns from (file in :data:`LAY_DIR` → sha256): the training sets 5–8
+#: of session 37 (phone chat, the other side of the story, general rules of the 民法典, older and rural people),
+#: which fresh8 refused as training rows (``benchmarks/data/README.md``). They are development data: a change to
+#: the search is tried on them (``python benchmarks/retrieval_fresh.py --set dev``) so that no fresh set is spent
+#: on a trial; once anything is chosen on them they may never be called held out.
+DEV_LAY_SETS = {
+    "lay_questions.train5.jsonl": "49c31850ea8dbdc97f467f86155130b897b31b08b2ae7a450f9cb752ef40950b",
+    "lay_questions.train6.jsonl": "5034746a9d2807f257f8e28553b8a356f5af7bf677e326c844745a6f64c45807",
+    "lay_questions.train7.jsonl": "013bf6f09d5270cbe3a253b8c78343ed88079994681711aed001418c7fc88882",
+    "lay_questions.train8.jsonl": "bd02aef6804ea67611e804045ae6a09d040b161482577248632d68ed54e99ebb",
+}
 
 #: name → (file under the data folder, upstream, licence, how the articles are read, evaluation?)
 SOURCES = {
