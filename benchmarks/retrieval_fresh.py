@@ -110,6 +110,7 @@ def fresh_set(name: str = "fresh1") -> list[dict]:
 
 
 def set_description(name: str) -> str:
+    """How the report's first line names the set scored."""
     if name == DEV:
         return "the development sets train5–8 (never learned from, sha256 checked; not held out: changes are tried on them)"
     return f"{name} (sha256 {FRESH_SETS[name][1][:12]}…, frozen before the changes it measures)"
