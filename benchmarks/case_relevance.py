@@ -15,6 +15,10 @@ fitting case would have:
   decided the statute-attested cases), likewise;
 - **fresh8**: the 96 questions of ``benchmarks/data/lay_questions.fresh8.jsonl`` (session 37, written blind;
   scored once with the cases as shipped), likewise;
+- **fresh9**: the 96 questions of ``benchmarks/data/lay_questions.fresh9.jsonl`` (session 37, written blind;
+  scored once with the cases as shipped in session 38), likewise;
+- **fresh10**: the 96 questions of ``benchmarks/data/lay_questions.fresh10.jsonl`` (session 38, written blind; it
+  decided the check by examples, scored once without and once with it), likewise;
 - **fresh2**: the 64 questions of ``benchmarks/data/lay_questions.fresh2.jsonl``, every one labelled with a case
   type, written and frozen in session 29 before that session's change to the case search (the domain as a
   filter, chosen from fresh's figures — which is why a second unseen set decides it);
@@ -38,10 +42,14 @@ Systems (no language model):
   labelled domain and no statutes (:meth:`CaseSearcher.similar` since session 29: only cases whose cause fits the
   question's, of that domain alone — chosen by the rule of ``benchmarks/data/README.md`` on fresh2 before it was
   scored);
-- **after, app**: what the app shows since session 36 — the same, with the first
+- **sessions 36–37, app (attested)**: the same, with the first
   :data:`~lawluo.agents.lawyer.CASE_ATTESTING_STATUTES` articles of the lawyer's statute search
   (:func:`~lawluo.agents.lawyer.retrieve_statutes`) attesting the cause (:meth:`CaseSearcher.attested`; decided on
   fresh7 by the rule of ``benchmarks/data/README.md``, session 36);
+- **after, app**: what the app shows — the same, and, with the kinds file and the setting ``case_kind_check`` (the
+  default), the cause checked against the kind the labelled questions nearest the question read
+  (:class:`lawluo.retrieval.case_kind.CaseKinds`; session 38, decided on fresh10); ``--no-kind-check`` scores it
+  without that check (then the row equals the attested one);
 - **after, no domain**: :meth:`CaseSearcher.similar` without a domain (the statute tab's case search).
 
 Figures, per set and system: the share of the cases shown (at most 3 a question) whose cause fits the label
@@ -66,6 +74,7 @@ from lawluo.config import load_settings
 from lawluo.domains import OTHER, PACKAGED
 from lawluo.law import StatuteDB
 from lawluo.retrieval.case_fit import cause_fits, question_cause
+from lawluo.retrieval.case_kind import CaseKinds
 from lawluo.retrieval.cases import CaseHit, CaseSearcher
 from lawluo.retrieval.statutes import StatuteSearcher
 
@@ -108,7 +117,7 @@ def question_sets(names: list[str], searcher: CaseSearcher) -> dict[str, list[Qu
 
 
 def systems(
-    searcher: CaseSearcher, statute_searcher: StatuteSearcher
+    searcher: CaseSearcher, statute_searcher: StatuteSearcher, kinds: CaseKinds | None = None
 ) -> dict[str, Callable[[Question], list[dict]]]:
     criminal = PACKAGED["criminal"].name
     everything = len(searcher.cases)
@@ -130,10 +139,17 @@ def systems(
     def rules_alone(q: Question) -> list[dict]:
         return retrieve_cases(searcher, PACKAGED[q.domain or OTHER], q.text, SHOWN + 1, PACKAGED.guarded)
 
-    def after_app(q: Question) -> list[dict]:
+    def attested(q: Question) -> list[dict]:
         domain = PACKAGED[q.domain or OTHER]
         statutes = retrieve_statutes(statute_searcher, domain, q.text, CASE_ATTESTING_STATUTES)
         return retrieve_cases(searcher, domain, q.text, SHOWN + 1, PACKAGED.guarded, statutes)
+
+    def after_app(q: Question) -> list[dict]:
+        if kinds is None:
+            return attested(q)
+        domain = PACKAGED[q.domain or OTHER]
+        statutes = retrieve_statutes(statute_searcher, domain, q.text, CASE_ATTESTING_STATUTES)
+        return retrieve_cases(searcher, domain, q.text, SHOWN + 1, PACKAGED.guarded, statutes, kinds(q.text))
 
     def after_no_domain(q: Question) -> list[dict]:
         return dicts(searcher.similar(q.text, SHOWN + 1))
@@ -148,6 +164,7 @@ def systems(
         "before, app (domain filter)": before_app,
         "issue 39, domain orders (sessions 22–28)": domain_orders,
         "sessions 29–35, app (cause rules alone)": rules_alone,
+        "sessions 36–37, app (attested by the statute search)": attested,
         "after, app (retrieve_cases)": after_app,
         "after, no domain (similar)": after_no_domain,
     }
@@ -190,6 +207,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, of {', '.join(SETS)}")
     parser.add_argument("--out", help="also write the report (Markdown, with this command) here")
+    parser.add_argument(
+        "--no-kind-check",
+        dest="kind_check",
+        action="store_false",
+        help="score the app without the check of the question's kind by the labelled questions (session 38)",
+    )
     args = parser.parse_args()
     names = [s.strip() for s in args.sets.split(",") if s.strip()]
     if not names or set(names) - set(SETS):
@@ -197,6 +220,7 @@ def main() -> int:
     settings = load_settings(environ={})
     searcher = CaseSearcher.from_settings(settings)
     statute_searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
+    kinds = CaseKinds.from_settings(settings, statute_searcher.dense) if args.kind_check else None
     sets = question_sets(names, searcher)
     command = command_line()
     lines = [
@@ -224,7 +248,7 @@ def main() -> int:
             f"| system | shown | fit / shown | fit / {SHOWN}n | no case shown | none fits | coverage misses |",
             "|---|---|---|---|---|---|---|",
         ]
-        for system, show in systems(searcher, statute_searcher).items():
+        for system, show in systems(searcher, statute_searcher, kinds).items():
             if name == "bank" and system not in ("before, plain BM25", "after, no domain (similar)"):
                 continue  # a bank case has no routed domain (its domain is read off its cause, the label)
             r = score(questions, show, searcher)

@@ -225,7 +225,9 @@ def test_the_lay_sets_learned_from_are_fresh1_to_4_and_train1_to_4_as_frozen_nev
         if name in ("fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10")
     }
     assert len(held_out) == 6 and not held_out & set(sv.LAY_SETS)
-    assert sorted(FRESH_SETS) == sorted(f"fresh{n}" for n in range(1, 11)), "training sets are not scored as fresh"
+    assert sorted(FRESH_SETS) == sorted(f"fresh{n}" for n in range(1, 11)), (
+        "training sets are not scored as fresh"
+    )
     for path, sha in FRESH_SETS.values():
         sv.read_frozen(path, sha)
     for name, sha in sv.LAY_SETS.items():

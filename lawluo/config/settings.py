@@ -122,6 +122,15 @@ class Settings:
             "offsets are measured in its space). Off, or without the file: the plain cosine."
         },
     )
+    case_kind_check: bool = field(
+        default=True,
+        metadata={
+            "help": "Show a consultation's similar cases only when the labelled questions nearest the asked one "
+            "read the same kind of case as the rules (case_kinds.npz beside the statute vectors, `python -m "
+            "lawluo build case-kinds`; issue 39 item 5, session 38). Needs the e5 stage and its query adapter. "
+            "Off, or without the file: the cases without this check."
+        },
+    )
     statute_expansions: bool = field(
         default=False,
         metadata={

@@ -102,6 +102,8 @@ class Firm:
     report_examples: tuple = ()  # the secretary's in-context examples (secretary.load_examples)
     material: object = None  # the clarification material (tolc.material.ClarificationMaterial) or None
     prompt_variant: str = "default"  # the settings' prompt_variant (lawluo.prompts.VARIANTS)
+    #: The kind of case a question is about, read from labelled questions (retrieval.case_kind.CaseKinds) or None.
+    case_kinds: object = None
 
     def __post_init__(self) -> None:
         self.lawyer = Lawyer(self.models["lawyer"], self.continuations)
@@ -138,6 +140,11 @@ class Firm:
             "receptionist" not in services
         ):  # the plain statute search: its laws vote for a domain when trained to
             services["receptionist"] = Receptionist.load(settings, searcher=services["statute_searcher"])
+        if "case_kinds" not in services:  # over the plain searcher's dense index (the question embedded once)
+            from ..retrieval.case_kind import CaseKinds
+
+            dense = getattr(services["statute_searcher"], "dense", None)
+            services["case_kinds"] = CaseKinds.from_settings(settings, dense)
         models = models or LanguageModels(settings.models)
         # The lawyer's statute retrieval, sharpened by a model when statute_assist_role names one.
         services["statute_searcher"] = with_model_assist(services["statute_searcher"], settings, models)

@@ -23,7 +23,7 @@ STATUTES_K, CASES_K = 5, 3
 
 class Library(Protocol):
     """What a retrieval reads (a :class:`~lawluo.firm.Firm` has it): the domain table, the statute and case
-    searchers, and the clarification material (or ``None``)."""
+    searchers, the clarification material and the reader of a question's kind of case (each may be ``None``)."""
 
     @property
     def domains(self) -> Domains: ...
@@ -31,6 +31,7 @@ class Library(Protocol):
     statute_searcher: object
     case_searcher: object
     material: object
+    case_kinds: object
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ def retrieve(firm: Library, state: Consultation) -> Retrieval:
             CASES_K,
             firm.domains.guarded,
             found[:CASE_ATTESTING_STATUTES],
+            None if firm.case_kinds is None else firm.case_kinds(query),
         )
         event.summary = (
             f"{len(statutes)} statutes ({len(confirmed)} of the confirmed elements), "

@@ -294,6 +294,10 @@ class DenseIndex:
             self._encoder.encode_query, list(queries), batch_size=batch_size, show_progress_bar=None
         )
 
+    def query_vector(self, query: str) -> np.ndarray:
+        """The query's unit vector as :meth:`search` uses it (adapted when there is an adapter; cached), ``1 × d``."""
+        return self._query_vector(query)
+
     def _query_vector(self, query: str) -> np.ndarray:
         """The query's embedding, from a small cache: one consultation searches its question more than once
         (the lawyer's statutes, the clarification material), and e5 takes ~30–75 ms a question here. With an

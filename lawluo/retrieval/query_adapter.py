@@ -83,6 +83,15 @@ class QueryAdapter:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return np.ascontiguousarray(out / np.maximum(norms, 1e-12), dtype=np.float32)
 
+    def digest(self) -> str:
+        """The sha256 of the matrix: what a file of vectors mapped by this adapter records, so that it is
+        refused beside another adapter (:mod:`lawluo.retrieval.case_kind`)."""
+        import hashlib
+
+        import numpy as np
+
+        return hashlib.sha256(np.ascontiguousarray(self.matrix, dtype=np.float32).tobytes()).hexdigest()
+
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the matrix and its metadata to ``path`` (``.npz``, no pickles), atomically."""
         import numpy as np
