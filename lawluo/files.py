@@ -69,3 +69,25 @@ def asset_summary(
     """
     head = {"path": str(path)} | ({"provenance": str(provenance)} if provenance is not None else {})
     return head | counts | {"bytes": len(asset), "sha256": hashlib.sha256(asset).hexdigest()}
+
+
+def read_npz(path: str | Path, names: Iterable[str]) -> tuple[dict, dict]:
+    """The arrays ``names`` of the ``.npz`` file at ``path`` (read without pickles) and, when one of them is
+    ``meta``, its JSON string decoded (else ``{}``) — the shape of the search's small asset files.
+
+    Raises:
+        ValueError: the file is missing or unreadable, is not a zip, lacks an array, holds a pickle, or its
+            ``meta`` is not JSON (the message names the cause).
+    """
+    import json
+    import zipfile
+
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: np.asarray(data[name]) for name in names}
+        meta = json.loads(str(arrays["meta"])) if "meta" in arrays else {}
+    except (OSError, EOFError, KeyError, ValueError, TypeError, zipfile.BadZipFile) as exc:
+        raise ValueError(str(exc) or type(exc).__name__) from None
+    return arrays, meta

@@ -30,14 +30,13 @@ import hashlib
 import io
 import json
 import logging
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..files import write_atomically
+from ..files import read_npz, write_atomically
 from .query import QueryError, clean_query
 
 log = logging.getLogger(__name__)
@@ -114,10 +113,9 @@ class KindMemory:
             CaseKindError: unreadable, another format, for other vectors or adapter, or malformed.
         """
         try:
-            with np.load(path, allow_pickle=False) as data:
-                vectors = np.asarray(data["vectors"], dtype=np.float32)
-                meta = json.loads(str(data["meta"]))
-        except (OSError, EOFError, KeyError, ValueError, TypeError, zipfile.BadZipFile) as exc:
+            arrays, meta = read_npz(path, ("vectors", "meta"))
+            vectors = np.asarray(arrays["vectors"], dtype=np.float32)
+        except (ValueError, TypeError) as exc:
             raise CaseKindError(f"{path}: 无法读取案件类型记忆 cannot read the case kinds: {exc}") from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             raise CaseKindError(f"{path}: 格式不符 not a format-{FORMAT} kinds file; run {REBUILD_COMMAND}")

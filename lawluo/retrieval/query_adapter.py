@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import zipfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -115,11 +114,12 @@ class QueryAdapter:
         """
         import numpy as np
 
+        from ..files import read_npz
+
         try:
-            with np.load(path, allow_pickle=False) as data:
-                matrix = np.asarray(data["matrix"], dtype=np.float32)
-                meta = json.loads(str(data["meta"]))
-        except (OSError, EOFError, KeyError, ValueError, TypeError, zipfile.BadZipFile) as exc:
+            arrays, meta = read_npz(path, ("matrix", "meta"))
+            matrix = np.asarray(arrays["matrix"], dtype=np.float32)
+        except (ValueError, TypeError) as exc:
             raise AdapterError(f"{path}: 无法读取查询适配器 cannot read the query adapter: {exc}") from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             raise AdapterError(f"{path}: 格式不符 not a format-{FORMAT} query adapter; rebuild it")
