@@ -60,7 +60,9 @@ def main() -> None:
     by_name = {d.name: d.id for d in PACKAGED}
     lawbench = [json.loads(line) for line in (Path(DATA) / "lawbench" / "domain_questions.dev.jsonl").open()]
     sets = {
-        "fresh5–10 (never learned from)": [(r["question"], r["domain"]) for s in HELD_OUT for r in fresh_set(s)],
+        "fresh5–10 (never learned from)": [
+            (r["question"], r["domain"]) for s in HELD_OUT for r in fresh_set(s)
+        ],
         "LawBench dev (receptionist in-sample)": [
             (r["question"], by_name[r["label"]]) for r in lawbench if r["label"] in by_name
         ],
