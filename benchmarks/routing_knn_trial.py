@@ -16,8 +16,9 @@ shipped; 1: the vote alone), on
   labels, not a held-out figure.
 
 Printed in session 38: fresh5–10 0.665 (receptionist) → 0.788 (w 0.5, k 5), 0.780 (the vote alone); LawBench dev,
-the vote alone 0.450. A change built on this must be decided on a set it was not chosen on, with LawBench held out
-by the receptionist's nested cross-validation.
+the vote alone 0.450. LawBench held out is what ``python benchmarks/receptionist_accuracy.py --no-tune --lay-vote 0
+0.3 0.5`` prints (each fold's held-out probabilities mixed with the same vote): 0.524 → 0.504 (w 0.3) → 0.476 (w
+0.5). A change built on this must be decided on a set it was not chosen on.
 """
 
 from __future__ import annotations
