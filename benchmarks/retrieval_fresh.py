@@ -14,11 +14,12 @@ written blind in session 32; it decided session 35's change) or, with ``--set fr
 (96, 6 per domain, written blind in session 35 after that change was decided) or, with ``--set fresh7``,
 ``lay_questions.fresh7.jsonl`` (96, 6 per domain, written blind in session 36; it decided the statute-attested
 similar cases) or, with ``--set fresh8``, ``lay_questions.fresh8.jsonl`` (96, 6 per domain, written blind in session
-37; it decides the lay training sets 5–8); the sha256 is checked before anything runs.
+37; it decides the lay training sets 5–8), ``--set fresh9`` (session 37; it refused session 38's lay-question
+memory) or ``--set fresh10`` (session 38; it decided the check of similar cases by examples); the sha256 is checked
+before anything runs.
 **Since session 35 fresh1–4 are training data** (the supervision's ``lawluo_lay`` rows, which the query
-adapter, the fused reranker and the relevance learn from): their figures are in-sample, and fresh5 to fresh8
-are the held-out sets (fresh5–7 read before and after earlier changes; fresh8 unread until session 37's
-rule). Nothing may be tuned on either. ``--set dev`` scores the development sets instead
+adapter, the fused reranker and the relevance learn from): their figures are in-sample, and fresh5 to fresh10
+are the held-out sets (each read only after a rule written before it was first scored). Nothing may be tuned on either. ``--set dev`` scores the development sets instead
 (:data:`lawluo.retrieval.supervision.DEV_LAY_SETS`: train5–8, 341 labelled everyday questions nothing learns
 from), where a change may be tried before a fresh set decides it.
 A question's gold is every article its label names (the strict rule: those articles, no other version or

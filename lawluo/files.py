@@ -71,6 +71,18 @@ def asset_summary(
     return head | counts | {"bytes": len(asset), "sha256": hashlib.sha256(asset).hexdigest()}
 
 
+def write_npz(path: str | Path, **arrays) -> str:
+    """Write ``arrays`` as an ``.npz`` file at ``path`` atomically (:func:`write_atomically`); returns the
+    file's sha256 — the search's small asset files, read back by :func:`read_npz`."""
+    import numpy as np
+
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    data = buffer.getvalue()
+    write_atomically(Path(path), data)
+    return hashlib.sha256(data).hexdigest()
+
+
 def read_npz(path: str | Path, names: Iterable[str]) -> tuple[dict, dict]:
     """The arrays ``names`` of the ``.npz`` file at ``path`` (read without pickles) and, when one of them is
     ``meta``, its JSON string decoded (else ``{}``) — the shape of the search's small asset files.

@@ -26,8 +26,6 @@ logged, and the cases are shown without this check.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 import logging
 from collections.abc import Sequence
@@ -36,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import read_npz, write_atomically
+from ..files import read_npz, write_npz
 from .query import QueryError, clean_query
 
 log = logging.getLogger(__name__)
@@ -94,15 +92,11 @@ class KindMemory:
             "adapter": self.adapter,
             "kinds": list(self.kinds),
         }
-        buffer = io.BytesIO()
-        np.savez(
-            buffer,
+        return write_npz(
+            path,
             vectors=np.asarray(self.vectors, dtype=np.float32),
             meta=np.array(json.dumps(meta, ensure_ascii=False, sort_keys=True)),
         )
-        data = buffer.getvalue()
-        write_atomically(Path(path), data)
-        return hashlib.sha256(data).hexdigest()
 
     @classmethod
     def load(cls, path: Path, fingerprint: str | None = None, adapter: str | None = None) -> KindMemory:
@@ -189,7 +183,7 @@ class CaseKinds:
         """The reader over ``dense`` (the statute searcher's dense index) and the kinds file beside its
         vectors; ``None`` (logged when the file is unusable) when the setting ``case_kind_check`` is off, there
         is no dense index or adapter, or no file."""
-        if not getattr(settings, "case_kind_check", False) or dense is None or dense.adapter is None:
+        if not settings.case_kind_check or dense is None or dense.adapter is None:
             return None
         from .dense import statute_vectors_dir
 

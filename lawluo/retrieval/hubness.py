@@ -20,7 +20,6 @@ Computing ``r`` takes one pass of article × question similarities in blocks (~1
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import zipfile
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import write_atomically
+from ..files import write_npz
 
 #: Nearest reference questions whose mean cosine is an article's hubness (CSLS's K).
 K = 10
@@ -78,20 +77,14 @@ def hub_offsets(
 
 def save(path: Path, offsets: np.ndarray, fingerprint: str, beta: float, k: int, reference: str) -> str:
     """Write the offsets with what they were computed for; returns the file's sha256."""
-    import io
-
-    buffer = io.BytesIO()
-    np.savez(
-        buffer,
+    return write_npz(
+        path,
         offsets=np.asarray(offsets, dtype=np.float32),
         fingerprint=np.array(fingerprint),
         beta=np.array(beta, dtype=np.float64),
         k=np.array(k, dtype=np.int64),
         reference=np.array(reference),
     )
-    data = buffer.getvalue()
-    write_atomically(path, data)
-    return hashlib.sha256(data).hexdigest()
 
 
 def load(path: Path, fingerprint: str, rows: int) -> np.ndarray:

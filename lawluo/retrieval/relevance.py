@@ -20,7 +20,7 @@ outputs) over a few features of the hit that every search has:
 
 Fitted by ``python -m lawluo build relevance`` (:mod:`lawluo.build.relevance_training`) on the
 evaluation rows of the supervision — the LawBench dev questions and the lay sets (fresh 1–4, train 1–4; label:
-the article is one the reference answer or the lay label cites) —, never on fresh5–8 or a held-out source it is
+the article is one the reference answer or the lay label cites) —, never on fresh5 or a later fresh set, nor a held-out source it is
 reported on (``benchmarks/retrieval_fresh.py`` prints its reliability).
 The asset is a few numbers; a hostile or broken file is ignored (no ``relevance`` shown), never raised.
 """
