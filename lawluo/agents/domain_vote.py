@@ -23,6 +23,9 @@ question (that question is routed without the vote).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+
+import numpy as np
 
 from ..retrieval.label_memory import LabelMemory, LabelMemoryError
 from ..retrieval.query import QueryError, clean_query
@@ -54,6 +57,18 @@ class DomainVote:
         except Exception as exc:  # noqa: BLE001 — a second voice in the routing, never a failure of it
             log.warning("the lay questions' domain vote failed (%s); routing without it", exc)
             return {}
+
+    def mix(self, probs: np.ndarray, ids: Sequence[str], known: Sequence[str], question: str) -> np.ndarray:
+        """``(1 − w) · probs + w · vote`` for ``question``: ``probs`` over the domains ``ids`` (a table's order), the
+        vote's shares over those of ``known`` (the receptionist's model's; others dropped, the rest renormalised);
+        ``probs`` unchanged when no known domain has a share."""
+        shares = self(question)
+        allowed = set(known)
+        vote = np.array([shares.get(d, 0.0) if d in allowed else 0.0 for d in ids], dtype=probs.dtype)
+        total = float(vote.sum())
+        if total <= 0:
+            return probs
+        return (1 - self.weight) * probs + self.weight * vote / total
 
     @classmethod
     def from_settings(cls, settings, dense) -> DomainVote | None:

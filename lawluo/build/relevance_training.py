@@ -83,6 +83,9 @@ def build_and_write(assets_dir: Path, settings) -> dict:
     t = time.perf_counter()
     searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
     searcher.relevance = None
+    searcher.lay_memory = (
+        None  # its questions are among the rows: each would find itself (lawluo.retrieval.lay_memory)
+    )
     supervision = _read_supervision(Path(assets_dir) / "supervision.jsonl.gz")
     queries = eval_queries(supervision)
     # with a query adapter, each question's vector from an adapter fitted without its fold (as the reranker's)

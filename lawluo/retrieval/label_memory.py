@@ -110,34 +110,49 @@ class LabelMemory:
         Raises:
             LabelMemoryError: unreadable, another format, for other vectors or adapter, or malformed.
         """
-        run = f"; run {rebuild}" if rebuild else ""
-        try:
-            arrays, meta = read_npz(path, ("vectors", "meta"))
-            vectors = np.asarray(arrays["vectors"], dtype=np.float32)
-        except (ValueError, TypeError) as exc:
-            raise LabelMemoryError(
-                f"{path}: 无法读取 cannot read the labelled questions: {exc}{run}"
-            ) from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise LabelMemoryError(f"{path}: 格式不符 not a format-{FORMAT} file of labelled questions{run}")
-        if (fingerprint is not None and meta.get("fingerprint") != fingerprint) or (
-            adapter is not None and meta.get("adapter") != adapter
-        ):
-            raise LabelMemoryError(
-                f"{path}: 与法条向量或查询适配器不符 built for other statute vectors or another query adapter{run}"
-            )
+        vectors, meta = read_memory(path, FORMAT, fingerprint, adapter, rebuild)
         labels = meta.get("labels")
-        if (
-            not isinstance(labels, list)
-            or not all(isinstance(x, str) and 0 < len(x) <= MAX_LABEL_CHARS for x in labels)
-            or vectors.ndim != 2
-            or len(vectors) != len(labels)
-            or len(labels) > MAX_QUESTIONS
-            or not np.isfinite(vectors).all()
+        if not (
+            isinstance(labels, list)
+            and all(isinstance(x, str) and 0 < len(x) <= MAX_LABEL_CHARS for x in labels)
+            and len(vectors) == len(labels)
         ):
-            raise LabelMemoryError(f"{path}: 内容不合法 the vectors and labels do not match{run}")
-        vectors.setflags(write=False)
+            raise LabelMemoryError(f"{path}: 内容不合法 the vectors and labels do not match{_run(rebuild)}")
         return cls(vectors, tuple(labels), str(meta.get("fingerprint", "")), str(meta.get("adapter", "")))
+
+
+def _run(rebuild: str) -> str:
+    return f"; run {rebuild}" if rebuild else ""
+
+
+def read_memory(
+    path: Path, format: int, fingerprint: str | None, adapter: str | None, rebuild: str = ""
+) -> tuple[np.ndarray, dict]:
+    """The question vectors (read-only, finite, ``n × d``, n ≤ :data:`MAX_QUESTIONS`) and the decoded ``meta`` of a
+    memory file of ``format``; with ``fingerprint`` and ``adapter``, built for those statute vectors and that query
+    adapter. What else the meta holds is the caller's to check.
+
+    Raises:
+        LabelMemoryError: unreadable, another format, for other vectors or adapter, or malformed vectors.
+    """
+    run = _run(rebuild)
+    try:
+        arrays, meta = read_npz(path, ("vectors", "meta"))
+        vectors = np.asarray(arrays["vectors"], dtype=np.float32)
+    except (ValueError, TypeError) as exc:
+        raise LabelMemoryError(f"{path}: 无法读取 cannot read the labelled questions: {exc}{run}") from None
+    if not isinstance(meta, dict) or meta.get("format") != format:
+        raise LabelMemoryError(f"{path}: 格式不符 not a format-{format} file of labelled questions{run}")
+    if (fingerprint is not None and meta.get("fingerprint") != fingerprint) or (
+        adapter is not None and meta.get("adapter") != adapter
+    ):
+        raise LabelMemoryError(
+            f"{path}: 与法条向量或查询适配器不符 built for other statute vectors or another query adapter{run}"
+        )
+    if vectors.ndim != 2 or len(vectors) > MAX_QUESTIONS or not np.isfinite(vectors).all():
+        raise LabelMemoryError(f"{path}: 内容不合法 the question vectors are malformed{run}")
+    vectors.setflags(write=False)
+    return vectors, meta
 
 
 def build(questions: Sequence[str], labels: Sequence[str], dense) -> LabelMemory:

@@ -21,7 +21,11 @@ Scoring (issue 39: chosen on sources held out of everything learned, ``python -m
    with the e5 features, when the dense stage ran and ``assets/statute_reranker_fused.json`` is there (since
    session 29: held out, mean R@10 over four source families 0.624 → 0.671); else BM25's, with
    ``assets/statute_reranker.json``, before the fusion;
-7. each hit gets a calibrated ``relevance`` (:mod:`lawluo.retrieval.relevance`), the chance that a lawyer
+7. with the e5 stage, its adapter and ``assets/statute_vectors/lay_memory.npz`` (setting ``statute_lay_memory``),
+   the labelled everyday questions nearest the question vote for their articles, fused into the first 100 below the
+   first 3 (:mod:`lawluo.retrieval.lay_memory`; session 39: fresh11 R@10 0.656 → 0.792, pooled with fresh9 0.677 →
+   0.750);
+8. each hit gets a calibrated ``relevance`` (:mod:`lawluo.retrieval.relevance`), the chance that a lawyer
    would cite it, when ``assets/statute_relevance.json`` is there.
 
 **Lookup by name and number.** A query that names a law and an article — ``民法典第1079条``,
@@ -241,13 +245,15 @@ class StatuteSearcher:
         law_counts: Mapping[str, int] | None = None,
         relevance_model: relevance.Relevance | None = None,
         fused_reranker=None,
+        lay_memory=None,
     ):
         """``expansions`` and ``bm25`` (both or neither) replace the expansions file and the cached index
         (:mod:`lawluo.retrieval.rerank_training` builds one index per fold that way). ``shipped_dir``: the
         folder of the prebuilt indexes (:mod:`lawluo.retrieval.shipped`), used when they match;
         ``background``: an index that must be built is built in a thread, searches waiting for it;
         ``law_counts``: lay training rows citing each law, for the law prior (:mod:`lawluo.retrieval.priors`);
-        ``fused_reranker``: the reranker of the fused candidates, used when the dense stage runs (step 6)."""
+        ``fused_reranker``: the reranker of the fused candidates, used when the dense stage runs (step 6);
+        ``lay_memory``: the labelled questions' :class:`~lawluo.retrieval.lay_memory.ArticleMemory` (step 7)."""
         self.db = db
         # the reranker's vote index is cached beside the statute index (not for a per-fold index passed in)
         self._votes_dir = Path(index_dir).parent / "statute-votes-bm25" if bm25 is None else None
@@ -291,6 +297,7 @@ class StatuteSearcher:
         self.relevance = relevance_model
         self.reranker = reranker
         self.fused_reranker = fused_reranker
+        self.lay_memory = lay_memory
         self.features = None
         if reranker is not None or fused_reranker is not None:
             self.attach_features(supervision_rows or [])
@@ -333,6 +340,9 @@ class StatuteSearcher:
         reranker = load_reranker(settings.assets_dir / RERANKER_FILENAME)
         fused = load_reranker(settings.assets_dir / FUSED_FILENAME, FUSED_FEATURES) if dense else None
         rows = _read_supervision(settings.assets_dir / "supervision.jsonl.gz")
+        from .lay_memory import ArticleMemory
+
+        memory = ArticleMemory.from_settings(settings, db, dense)
         return cls(
             db,
             settings.cache_dir / "statutes-bm25",
@@ -346,6 +356,7 @@ class StatuteSearcher:
             law_counts=priors.law_counts(rows),
             relevance_model=relevance.load_relevance(settings.assets_dir / relevance.FILENAME),
             fused_reranker=fused,
+            lay_memory=memory,
         )
 
     def query_tokens(self, query: str) -> list[str]:
@@ -480,6 +491,18 @@ class StatuteSearcher:
             return reciprocal_rank_fusion([first, found], k=len(first) + len(found))
         return fused if len(cands) < 2 else _reordered(cands, s, fused)
 
+    def _with_memory(self, query: str, ranking: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """``ranking`` (one entry per article) with the labelled questions' vote fused in (step 7); any fault keeps
+        ``ranking``."""
+        try:
+            vector = self.dense.query_vector(query)  # cached: the dense stage has just embedded it
+            return self.lay_memory.fused(
+                self.candidates(ranking, len(ranking)), vector, self._group.__getitem__
+            )
+        except Exception as exc:  # noqa: BLE001 — the memory is an optional refinement, never a failure
+            log.warning("the lay questions' memory failed (%s); using the ranking without it", exc)
+            return ranking
+
     def search(self, query: str, k: int = 5) -> list[StatuteHit]:
         """The ``k`` best articles for ``query``, one version per (law, article).
 
@@ -520,6 +543,8 @@ class StatuteSearcher:
                 ranking = self._rerank(query, ranking)
             if found is not None:
                 ranking = reciprocal_rank_fusion([ranking, found], k=pool)
+        if found is not None and self.lay_memory is not None:
+            ranking = self._with_memory(query, ranking)
         top = ranking[0][1] if ranking else 1.0
         floor = min(cosines.values()) if cosines else 0.0
         hits: list[StatuteHit] = []
