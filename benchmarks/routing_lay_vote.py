@@ -9,8 +9,8 @@ and at the shipped weight (0.3), which mixes in the domains of the 5 learned-fro
 (:mod:`lawluo.agents.domain_vote`, ``assets/statute_vectors/lay_domains.npz``). Each question is routed by
 ``classify(question).domain`` — a fallback to 其他 counts as wrong unless the label is ``other`` — and scored against
 its ``domain`` label. Printed per set and pooled: accuracy without and with the vote, the share that falls back to
-其他, the exact McNemar test of the two routings (questions one gets right and the other wrong), and each domain's
-accuracy. ``--reroutes`` adds the re-routing guard: how often ``reroute`` switches on the later turns of the
+其他, the exact McNemar test of the two routings (questions one gets right and the other wrong), each domain's
+accuracy, and the median time of a ``classify`` call. ``--reroutes`` adds the re-routing guard: how often ``reroute`` switches on the later turns of the
 lawyer-llama multi-turn dialogues, which stay on one matter.
 
 The vote's questions are fresh1–4 and train1–4; the held-out sets fresh5 on never are. w 0.3 was chosen on fresh5–10
@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import statistics
+import time
 from collections import Counter
 
 from _common import DATA, command_line, emit_report
@@ -41,8 +43,18 @@ def mcnemar_p(only_a: int, only_b: int) -> float:
     return 1.0 if n == 0 else float(binomtest(only_a, n, 0.5).pvalue)
 
 
+#: Milliseconds of each ``classify`` call, per receptionist (the vote embeds a question once; the statute search of
+#: a consultation then finds its vector cached).
+TIMES: dict[int, list[float]] = {}
+
+
 def routed(model: Receptionist, questions: list[str]) -> list[str]:
-    return [model.classify(q).domain for q in questions]
+    out = []
+    for q in questions:
+        start = time.perf_counter()
+        out.append(model.classify(q).domain)
+        TIMES.setdefault(id(model), []).append((time.perf_counter() - start) * 1000)
+    return out
 
 
 def reroute_rate(model: Receptionist) -> tuple[int, int]:
@@ -142,6 +154,15 @@ def main() -> None:
             f"| {domain} | {len(mine)} | {sum(x for x, _ in mine) / len(mine):.3f} | "
             f"{sum(y for _, y in mine) / len(mine):.3f} |"
         )
+    lines += [
+        "",
+        "`classify` p50 (ms): "
+        + ", ".join(
+            f"{label} {statistics.median(TIMES[id(model)]):.1f}"
+            for label, model in (("alone", alone), ("with the vote", with_vote))
+        )
+        + " (the vote embeds each new question with e5; a consultation's statute search then reuses that vector)",
+    ]
     if args.reroutes:
         lines += ["", "## Re-routing on lawyer-llama's multi-turn dialogues (each stays on one matter)", ""]
         for label, model in (("receptionist alone", alone), (f"with the vote (w {w:g})", with_vote)):

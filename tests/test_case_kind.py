@@ -19,10 +19,10 @@ from lawluo.build.label_memories import KIND_SETS, labelled_questions, write_mem
 from lawluo.domains import PACKAGED
 from lawluo.retrieval import label_memory
 from lawluo.retrieval.case_kind import FILENAME, CaseKinds
-from lawluo.retrieval.label_memory import LabelMemory, LabelMemoryError
 from lawluo.retrieval.casebank import Case
 from lawluo.retrieval.cases import CaseSearcher
 from lawluo.retrieval.dense import DenseIndex
+from lawluo.retrieval.label_memory import LabelMemory, LabelMemoryError
 from lawluo.retrieval.query_adapter import QueryAdapter
 from lawluo.retrieval.supervision import DEV_LAY_SETS, LAY_SETS
 

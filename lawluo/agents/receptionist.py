@@ -386,18 +386,20 @@ class Receptionist:
             ) from exc
 
     @classmethod
-    def load(cls, settings, table: Domains | None = None, searcher=None) -> Receptionist:
+    def load(cls, settings, table: Domains | None = None, searcher=None, dense=None) -> Receptionist:
         """The shipped model, ``<settings.assets_dir>/receptionist``, over ``table`` (default: the table
         of ``settings.domains_file``), with the law vote when ``searcher`` (the firm's statute searcher)
-        is given, and the lay questions' domain vote when its dense stage has one (module docstring); logs
-        :attr:`notice` when the table has domains it does not know."""
+        is given, and the lay questions' domain vote over ``dense`` (default: the searcher's dense stage) when it
+        has one (module docstring); logs :attr:`notice` when the table has domains it does not know."""
         from .domain_vote import DomainVote
 
         table = table or load_domains(settings.domains_file)
         model = cls.from_dir(Path(settings.assets_dir) / ASSET_DIR, table, searcher=searcher)
         if model.notice:
             logger.warning("%s", model.notice)
-        vote = DomainVote.from_settings(settings, getattr(searcher, "dense", None))
+        vote = DomainVote.from_settings(
+            settings, dense if dense is not None else getattr(searcher, "dense", None)
+        )
         return model if vote is None else model.with_domain_vote(vote)
 
     # -- classifying -------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""``lawluo classify``: the receptionist's domain routing of each question, as JSON lines."""
+"""``lawluo classify``: the receptionist's domain routing of each question, as JSON lines — as the app routes, with the
+labelled lay questions' domain vote when the e5 stage is installed (:mod:`lawluo.agents.domain_vote`)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from ..agents.receptionist import MAX_CHARS, Receptionist
 
     questions = list(inputs(args, "question"))
-    receptionist = Receptionist.load(settings)
+    receptionist = Receptionist.load(settings, dense=_dense_stage(settings))
     status = 0
     for qid, text in questions:
         if len(text) > MAX_CHARS:
@@ -38,3 +39,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             continue
         emit({"id": qid, "question": text, **routing.as_dict()})
     return status
+
+
+def _dense_stage(settings: Settings):
+    """The statute search's e5 stage, for the lay questions' domain vote the app's routing mixes in; ``None`` (said
+    on stderr) when the vote is off or the stage cannot be loaded: the receptionist then routes alone."""
+    if not settings.lay_domain_vote or not settings.statute_encoder:
+        return None
+    from ..law.database import StatuteDB
+    from ..retrieval.dense import DenseEncoderUnavailable, load_statute_vectors
+
+    try:
+        return load_statute_vectors(settings, StatuteDB(settings.statutes_path))
+    except (DenseEncoderUnavailable, OSError, ValueError, RuntimeError) as exc:
+        print(f"lawluo classify: routing without the lay questions' domain vote ({exc})", file=sys.stderr)
+        return None
