@@ -366,8 +366,8 @@ def print_speed(settings, questions: list[str], searcher):
     return model
 
 
-def print_reroutes(model) -> None:
-    """How often ``reroute`` switches on later turns of multi-turn dialogues that stay on one matter."""
+def reroute_rate(model) -> tuple[int, int, int]:
+    """Switches, checks and dialogues of ``reroute`` over the later turns of lawyer-llama's multi-turn dialogues."""
     from training import train_receptionist as tr
 
     dialogues = [c for c in tr.consultations(DATA, ["legal_counsel_mt"]) if len(c.turns) > 1]
@@ -377,8 +377,14 @@ def print_reroutes(model) -> None:
         for k in range(2, len(c.turns) + 1):
             checks += 1
             switches += model.reroute(list(c.turns[:k]), current) is not None
+    return switches, checks, len(dialogues)
+
+
+def print_reroutes(model) -> None:
+    """How often ``reroute`` switches on later turns of multi-turn dialogues that stay on one matter."""
+    switches, checks, dialogues = reroute_rate(model)
     print(
-        f"reroute on {len(dialogues)} lawyer-llama multi-turn dialogues (each stays on one matter): "
+        f"reroute on {dialogues} lawyer-llama multi-turn dialogues (each stays on one matter): "
         f"switched on {switches} of {checks} later turns ({switches / max(checks, 1):.1%})"
     )
 

@@ -26,7 +26,8 @@ import statistics
 import time
 from collections import Counter
 
-from _common import DATA, command_line, emit_report
+from _common import command_line, emit_report
+from receptionist_accuracy import reroute_rate
 from retrieval_fresh import FRESH_SETS, fresh_set
 
 from lawluo.agents.receptionist import Receptionist
@@ -55,20 +56,6 @@ def routed(model: Receptionist, questions: list[str]) -> list[str]:
         out.append(model.classify(q).domain)
         TIMES.setdefault(id(model), []).append((time.perf_counter() - start) * 1000)
     return out
-
-
-def reroute_rate(model: Receptionist) -> tuple[int, int]:
-    """Switches and checks of ``reroute`` over the later turns of lawyer-llama's multi-turn dialogues."""
-    from training import train_receptionist as tr
-
-    dialogues = [c for c in tr.consultations(DATA, ["legal_counsel_mt"]) if len(c.turns) > 1]
-    checks = switches = 0
-    for c in dialogues:
-        current = model.classify(c.turns[0]).domain
-        for k in range(2, len(c.turns) + 1):
-            checks += 1
-            switches += model.reroute(list(c.turns[:k]), current) is not None
-    return switches, checks
 
 
 def receptionists(settings) -> tuple[Receptionist, Receptionist]:
@@ -166,7 +153,7 @@ def main() -> None:
     if args.reroutes:
         lines += ["", "## Re-routing on lawyer-llama's multi-turn dialogues (each stays on one matter)", ""]
         for label, model in (("receptionist alone", alone), (f"with the vote (w {w:g})", with_vote)):
-            switches, checks = reroute_rate(model)
+            switches, checks, _ = reroute_rate(model)
             lines.append(
                 f"- {label}: switched on {switches} of {checks} later turns ({switches / max(checks, 1):.1%})"
             )

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..retrieval.label_memory import LabelMemory, LabelMemoryError
+from ..retrieval.label_memory import LabelMemory, LabelMemoryError, beside
 from ..retrieval.query import QueryError, clean_query
 
 log = logging.getLogger(__name__)
@@ -75,17 +75,12 @@ class DomainVote:
         """The vote over ``dense`` (the statute searcher's dense index) and the file beside its vectors; ``None``
         (logged when the file is unusable) when ``lay_domain_vote`` is 0, there is no dense index or adapter, or no
         file."""
-        weight = settings.lay_domain_vote
-        if not weight or dense is None or getattr(dense, "adapter", None) is None:
-            return None
-        from ..retrieval.dense import statute_vectors_dir
-
-        path = statute_vectors_dir(settings) / FILENAME
-        if not path.exists():
+        path = beside(settings, dense, FILENAME) if settings.lay_domain_vote else None
+        if path is None:
             return None
         try:
             memory = LabelMemory.load(path, dense.fingerprint, dense.adapter.digest(), REBUILD_COMMAND)
         except LabelMemoryError as exc:
             log.warning("Routing without the lay questions' domain vote: %s", exc)
             return None
-        return cls(memory, dense, weight)
+        return cls(memory, dense, settings.lay_domain_vote)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 
-from .label_memory import LabelMemory, LabelMemoryError
+from .label_memory import LabelMemory, LabelMemoryError, beside
 from .query import QueryError, clean_query
 
 log = logging.getLogger(__name__)
@@ -60,12 +60,8 @@ class CaseKinds:
         """The reader over ``dense`` (the statute searcher's dense index) and the kinds file beside its
         vectors; ``None`` (logged when the file is unusable) when the setting ``case_kind_check`` is off, there
         is no dense index or adapter, or no file."""
-        if not settings.case_kind_check or dense is None or dense.adapter is None:
-            return None
-        from .dense import statute_vectors_dir
-
-        path = statute_vectors_dir(settings) / FILENAME
-        if not path.exists():
+        path = beside(settings, dense, FILENAME) if settings.case_kind_check else None
+        if path is None:
             return None
         try:
             memory = LabelMemory.load(path, dense.fingerprint, dense.adapter.digest(), REBUILD_COMMAND)

@@ -94,11 +94,7 @@ class LabelMemory:
             "adapter": self.adapter,
             "labels": list(self.labels),
         }
-        return write_npz(
-            path,
-            vectors=np.asarray(self.vectors, dtype=np.float32),
-            meta=np.array(json.dumps(meta, ensure_ascii=False, sort_keys=True)),
-        )
+        return write_memory_file(path, self.vectors, meta)
 
     @classmethod
     def load(
@@ -119,6 +115,26 @@ class LabelMemory:
         ):
             raise LabelMemoryError(f"{path}: 内容不合法 the vectors and labels do not match{_run(rebuild)}")
         return cls(vectors, tuple(labels), str(meta.get("fingerprint", "")), str(meta.get("adapter", "")))
+
+
+def beside(settings, dense, filename: str) -> Path | None:
+    """The memory file ``filename`` beside the statute vectors of ``dense`` (the search's dense index), or ``None``
+    when there is no dense index, no query adapter (the memory lives in its space) or no such file."""
+    if dense is None or getattr(dense, "adapter", None) is None:
+        return None
+    from .dense import statute_vectors_dir
+
+    path = statute_vectors_dir(settings) / filename
+    return path if path.exists() else None
+
+
+def write_memory_file(path: Path, vectors: np.ndarray, meta: dict) -> str:
+    """Write a memory's ``vectors`` (float32) and ``meta`` (JSON) as an ``.npz`` (no pickles), atomically; its sha256."""
+    return write_npz(
+        path,
+        vectors=np.asarray(vectors, dtype=np.float32),
+        meta=np.array(json.dumps(meta, ensure_ascii=False, sort_keys=True)),
+    )
 
 
 def _run(rebuild: str) -> str:

@@ -29,7 +29,6 @@ naming no article the database has, is refused with a warning, and the search ru
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,8 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import write_npz
-from .label_memory import LabelMemoryError, read_memory
+from .label_memory import LabelMemoryError, beside, read_memory, write_memory_file
 
 log = logging.getLogger(__name__)
 
@@ -113,11 +111,7 @@ class ArticleMemory:
             "adapter": self.adapter,
             "articles": [[list(a) for a in arts] for arts in self.articles],
         }
-        return write_npz(
-            path,
-            vectors=np.asarray(self.vectors, dtype=np.float32),
-            meta=np.array(json.dumps(meta, ensure_ascii=False, sort_keys=True)),
-        )
+        return write_memory_file(path, self.vectors, meta)
 
     @classmethod
     def load(
@@ -159,12 +153,8 @@ class ArticleMemory:
         """The memory beside the statute vectors of ``dense`` (the search's dense index); ``None`` (logged when the
         file is unusable) when the setting ``statute_lay_memory`` is off, there is no dense index or adapter, or no
         file."""
-        if not settings.statute_lay_memory or dense is None or dense.adapter is None:
-            return None
-        from .dense import statute_vectors_dir
-
-        path = statute_vectors_dir(settings) / FILENAME
-        if not path.exists():
+        path = beside(settings, dense, FILENAME) if settings.statute_lay_memory else None
+        if path is None:
             return None
         try:
             return cls.load(path, db, dense.fingerprint, dense.adapter.digest())
