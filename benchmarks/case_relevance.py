@@ -22,6 +22,8 @@ fitting case would have:
   decided the check by examples, scored once without and once with it), likewise;
 - **fresh11**: the 96 questions of ``benchmarks/data/lay_questions.fresh11.jsonl`` (session 38, written blind on the
   commonest situations; it decided session 39's routing by examples and lay-question memory), likewise;
+- **fresh12**: the 96 questions of ``benchmarks/data/lay_questions.fresh12.jsonl`` (session 39, written blind after its
+  changes; it decides nothing), likewise;
 - **fresh2**: the 64 questions of ``benchmarks/data/lay_questions.fresh2.jsonl``, every one labelled with a case
   type, written and frozen in session 29 before that session's change to the case search (the domain as a
   filter, chosen from fresh's figures — which is why a second unseen set decides it);

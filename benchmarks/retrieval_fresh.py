@@ -17,10 +17,11 @@ similar cases) or, with ``--set fresh8``, ``lay_questions.fresh8.jsonl`` (96, 6 
 37; it decides the lay training sets 5–8), ``--set fresh9`` (session 37; it refused session 38's lay-question
 memory), ``--set fresh10`` (session 38; it decided the check of similar cases by examples) or ``--set fresh11``
 (session 38, aimed at the commonest situations; it decided session 39's routing by examples and, pooled with fresh9, the
-lay questions' memory); the sha256 is checked
+lay questions' memory) or ``--set fresh12`` (session 39, written after those changes; it decides nothing); the
+sha256 is checked
 before anything runs.
 **Since session 35 fresh1–4 are training data** (the supervision's ``lawluo_lay`` rows, which the query
-adapter, the fused reranker and the relevance learn from): their figures are in-sample, and fresh5 to fresh11
+adapter, the fused reranker and the relevance learn from): their figures are in-sample, and fresh5 to fresh12
 are the held-out sets (each read only after a rule written before it was first scored). Nothing may be tuned on either. ``--set dev`` scores the development sets instead
 (:data:`lawluo.retrieval.supervision.DEV_LAY_SETS`: train5–8, 341 labelled everyday questions nothing learns
 from), where a change may be tried before a fresh set decides it.
@@ -77,8 +78,8 @@ from lawluo.retrieval.supervision import DEV_LAY_SETS, LAY_DIR, LAY_SETS, read_f
 #: The frozen sets: name → (file, sha256 when frozen), the file ``benchmarks/data/lay_questions.<name>.jsonl``.
 #: Set 2 (64 questions) was written in session 29 before that session's changes to the search; sets 3, 4 and 5
 #: blind, in sessions 30, 31 and 32, set 6 in session 35, set 7 in session 36, sets 8 and 9 in session 37, sets 10
-#: and 11 in session 38 (benchmarks/data/README.md). Sets 1–4 are the ones the search learns from
-#: (:data:`lawluo.retrieval.supervision.LAY_SETS` records their sha256); 5 to 11 are held out.
+#: and 11 in session 38, set 12 in session 39 (benchmarks/data/README.md). Sets 1–4 are the ones the search learns
+#: from (:data:`lawluo.retrieval.supervision.LAY_SETS` records their sha256); 5 to 12 are held out.
 FRESH_SETS = {
     name.split(".")[1]: (LAY_DIR / name, sha256)
     for name, sha256 in {
@@ -90,6 +91,7 @@ FRESH_SETS = {
         "lay_questions.fresh9.jsonl": "516f66e7647269167036b2040f65cc7ea253cfa4befc60a9b5fce990e49a6109",
         "lay_questions.fresh10.jsonl": "c1adecd961c193a8b27e30efebb2e7c03ffc77db10ae772ba3f362c0e5aefd76",
         "lay_questions.fresh11.jsonl": "d03a9ff217fe20c445fe8cece8cc0332beaa53ef9e035dcde6118a6bc43d8ab4",
+        "lay_questions.fresh12.jsonl": "590d0c1305f9e97509b4f654712f1166f4a3e6ec9577e3a35b016aaa692af63c",
     }.items()
 }
 DEPTH = 100
