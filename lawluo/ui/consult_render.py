@@ -229,7 +229,7 @@ def _issue_menu(issues: Sequence[Issue], current: str, markable: bool, domains: 
     disabled = "" if markable else " disabled"
     return (
         f'<div class="ll-issue"><label>{say("consult.issue.label")} '
-        f'<input type="search" data-issue-filter placeholder="{esc(say("consult.issue.filter"))}"{disabled}>'
+        f'<input type="search" data-issue-filter placeholder="🔍"{disabled}>'
         f'<select data-issue lang="zh-CN"{disabled}>{"".join(options)}</select></label>'
         + (
             f'<span class="ll-issue-now" data-issue-now>{say("consult.issue.now", now=zh(now))}</span>'
