@@ -9,7 +9,7 @@ the app builds it; serve the result with the same ``prompt_variant``.
     # `python -m lawluo models local` (~1 min), train, and export the adapter as a GGUF LoRA for llama-server
     python -m training.gguf dequantise --out outputs/qwen2.5-coder-0.5b-hf
     python -m training.train_clarifier_sft --model_name_or_path outputs/qwen2.5-coder-0.5b-hf \\
-        --lawluo_config configs/local-cpu.yaml --exclude_splits held_out16 \\
+        --lawluo_config configs/local-cpu.yaml --exclude_splits held_out16 held_out17 held_out18 \\
         --num_train_epochs 1 --learning_rate 2e-4 --per_device_train_batch_size 4 --bf16 true \\
         --gradient_checkpointing false --logging_steps 5 --save_strategy no --report_to none \\
         --output_dir outputs/clarifier-lora
