@@ -41,17 +41,25 @@ def test_the_nearest_questions_vote_for_their_articles_the_nearest_most():
 
 
 def test_the_vote_never_moves_the_first_three_and_each_article_takes_the_score_of_its_rank():
-    memory = ArticleMemory(_unit([[1.0, 0.0], [0.9, 0.1]]), ((("民法典", 675),), (("民法典", 1),)), ((7,), (99,)))
+    memory = ArticleMemory(
+        _unit([[1.0, 0.0], [0.9, 0.1]]), ((("民法典", 675),), (("民法典", 1),)), ((7,), (99,))
+    )
     ranking = [(i, 1.0 - i / 10) for i in range(8)]  # articles 0–7, one per article
     fused = memory.fused(ranking, _unit([1.0, 0.0]), lambda i: i)
     order = [i for i, _ in fused]
     assert order[:KEEP] == [0, 1, 2], "the first 3 stay"
     assert order[KEEP] == 7, "the article the nearest question names rises to right below them"
-    assert order[-1] == 99, "one from outside the list enters it, below what the search ranked (reciprocal rank)"
+    assert order[-1] == 99, (
+        "one from outside the list enters it, below what the search ranked (reciprocal rank)"
+    )
     assert [s for _, s in fused[: len(ranking)]] == [s for _, s in ranking], "the scores stay on their ranks"
     assert fused[-1][1] == ranking[-1][1], "the one brought in scores as the last"
-    assert fuse([1, 2, 3, 4], [4, 104], lambda i: i % 100) == [1, 2, 3, 4], "two versions of one article are one"
-    assert memory.fused(ranking[:KEEP], _unit([1.0, 0.0]), lambda i: i) == ranking[:KEEP], "nothing below to fuse"
+    assert fuse([1, 2, 3, 4], [4, 104], lambda i: i % 100) == [1, 2, 3, 4], (
+        "two versions of one article are one"
+    )
+    assert memory.fused(ranking[:KEEP], _unit([1.0, 0.0]), lambda i: i) == ranking[:KEEP], (
+        "nothing below to fuse"
+    )
 
 
 def test_the_examples_in_the_docstrings_hold():
