@@ -25,6 +25,7 @@ import dataclasses
 import statistics
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 
 from _common import command_line, emit_report
 from receptionist_accuracy import reroute_rate
@@ -44,18 +45,21 @@ def mcnemar_p(only_a: int, only_b: int) -> float:
     return 1.0 if n == 0 else float(binomtest(only_a, n, 0.5).pvalue)
 
 
-#: Milliseconds of each ``classify`` call, per receptionist (the vote embeds a question once; the statute search of
-#: a consultation then finds its vector cached).
-TIMES: dict[int, list[float]] = {}
+@dataclass
+class Timed:
+    """A receptionist and the milliseconds of each of its ``classify`` calls here (the vote embeds a question once;
+    the statute search of a consultation then finds its vector cached)."""
 
+    model: Receptionist
+    times: list[float] = field(default_factory=list)
 
-def routed(model: Receptionist, questions: list[str]) -> list[str]:
-    out = []
-    for q in questions:
-        start = time.perf_counter()
-        out.append(model.classify(q).domain)
-        TIMES.setdefault(id(model), []).append((time.perf_counter() - start) * 1000)
-    return out
+    def routed(self, questions: list[str]) -> list[str]:
+        out = []
+        for q in questions:
+            start = time.perf_counter()
+            out.append(self.model.classify(q).domain)
+            self.times.append((time.perf_counter() - start) * 1000)
+        return out
 
 
 def receptionists(settings) -> tuple[Receptionist, Receptionist]:
@@ -70,11 +74,11 @@ def receptionists(settings) -> tuple[Receptionist, Receptionist]:
     return Receptionist.load(dataclasses.replace(settings, lay_domain_vote=0.0), searcher=searcher), with_vote
 
 
-def scored(alone: Receptionist, with_vote: Receptionist, rows: list[dict]) -> tuple[Counter, list[tuple]]:
+def scored(alone: Timed, with_vote: Timed, rows: list[dict]) -> tuple[Counter, list[tuple]]:
     """Counts of one set (``n``, right ``a``/``b``, ``only_a``/``only_b``, fallbacks ``fb_a``/``fb_b``) and, per
     question, (gold domain, right alone, right with the vote)."""
     gold = [r["domain"] for r in rows]
-    a, b = routed(alone, [r["question"] for r in rows]), routed(with_vote, [r["question"] for r in rows])
+    a, b = alone.routed([r["question"] for r in rows]), with_vote.routed([r["question"] for r in rows])
     marks = [(g, x == g, y == g) for g, x, y in zip(gold, a, b, strict=True)]
     return Counter(
         n=len(rows),
@@ -105,8 +109,8 @@ def main() -> None:
     )
     parser.add_argument("--out", help="also write the report (markdown) here")
     args = parser.parse_args()
-    alone, with_vote = receptionists(load_settings(environ={}))
-    w = with_vote.domain_vote.weight
+    alone, with_vote = (Timed(model) for model in receptionists(load_settings(environ={})))
+    w = with_vote.model.domain_vote.weight
     lines = [
         "# Routing with the labelled lay questions' domain vote (issue 39, session 39)",
         "",
@@ -145,15 +149,15 @@ def main() -> None:
         "",
         "`classify` p50 (ms): "
         + ", ".join(
-            f"{label} {statistics.median(TIMES[id(model)]):.1f}"
-            for label, model in (("alone", alone), ("with the vote", with_vote))
+            f"{label} {statistics.median(timed.times):.1f}"
+            for label, timed in (("alone", alone), ("with the vote", with_vote))
         )
         + " (the vote embeds each new question with e5; a consultation's statute search then reuses that vector)",
     ]
     if args.reroutes:
         lines += ["", "## Re-routing on lawyer-llama's multi-turn dialogues (each stays on one matter)", ""]
-        for label, model in (("receptionist alone", alone), (f"with the vote (w {w:g})", with_vote)):
-            switches, checks, _ = reroute_rate(model)
+        for label, timed in (("receptionist alone", alone), (f"with the vote (w {w:g})", with_vote)):
+            switches, checks, _ = reroute_rate(timed.model)
             lines.append(
                 f"- {label}: switched on {switches} of {checks} later turns ({switches / max(checks, 1):.1%})"
             )

@@ -47,10 +47,10 @@ def _dense_stage(settings: Settings):
     if not settings.lay_domain_vote or not settings.statute_encoder:
         return None
     from ..law.database import StatuteDB
-    from ..retrieval.dense import DenseEncoderUnavailable, load_statute_vectors
+    from ..retrieval.dense import LOAD_FAULTS, load_statute_vectors
 
     try:
         return load_statute_vectors(settings, StatuteDB(settings.statutes_path))
-    except (DenseEncoderUnavailable, OSError, ValueError, RuntimeError) as exc:
+    except LOAD_FAULTS as exc:
         print(f"lawluo classify: routing without the lay questions' domain vote ({exc})", file=sys.stderr)
         return None

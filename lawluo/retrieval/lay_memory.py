@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .label_memory import LabelMemoryError, beside, read_memory, write_memory_file
+from .label_memory import LabelMemoryError, beside, read_memory, require_adapter, write_memory_file
 
 log = logging.getLogger(__name__)
 
@@ -136,17 +136,12 @@ class ArticleMemory:
             raise LabelMemoryError(
                 f"{path}: 内容不合法 the vectors and articles do not match; run {REBUILD_COMMAND}"
             ) from None
-        positions = tuple(
-            tuple(a.index for a in (db.find_article(law, n) for law, n in arts) if a is not None)
-            for arts in articles
-        )
-        if not any(positions):
+        found = article_positions(db, articles)
+        if not any(found):
             raise LabelMemoryError(
                 f"{path}: 没有数据库中的法条 names no article of this database; run {REBUILD_COMMAND}"
             )
-        return cls(
-            vectors, articles, positions, str(meta.get("fingerprint", "")), str(meta.get("adapter", ""))
-        )
+        return cls(vectors, articles, found, str(meta.get("fingerprint", "")), str(meta.get("adapter", "")))
 
     @classmethod
     def from_settings(cls, settings, db, dense) -> ArticleMemory | None:
@@ -161,6 +156,14 @@ class ArticleMemory:
         except LabelMemoryError as exc:
             log.warning("Statute search without the lay questions' memory: %s", exc)
             return None
+
+
+def article_positions(db, articles: Sequence[Sequence[tuple[str, int]]]) -> tuple[tuple[int, ...], ...]:
+    """Each question's articles (law key, number) as positions in ``db``; an article it lacks is left out."""
+    return tuple(
+        tuple(a.index for a in (db.find_article(law, n) for law, n in arts) if a is not None)
+        for arts in articles
+    )
 
 
 def fuse(ranking: Sequence[int], votes: Sequence[int], group: Callable[[int], int]) -> list[int]:
@@ -193,22 +196,16 @@ def build(
     Raises:
         LabelMemoryError: ``dense`` has no query adapter, or no question has an article.
     """
-    if dense.adapter is None:
-        raise LabelMemoryError(
-            "没有查询适配器 the memory needs the query adapter; run python -m lawluo build query-adapter"
-        )
+    require_adapter(dense)
     keep = [j for j, arts in enumerate(articles) if arts]
     if not keep:
         raise LabelMemoryError("没有带法条的问题 no question carries an article")
     vectors = dense.adapter.apply(dense.embed_queries([questions[j] for j in keep]))
     kept = tuple(tuple((str(law), int(n)) for law, n in articles[j][:MAX_ARTICLES]) for j in keep)
-    positions = tuple(
-        tuple(a.index for a in (db.find_article(law, n) for law, n in arts) if a is not None) for arts in kept
-    )
     return ArticleMemory(
         np.ascontiguousarray(vectors, dtype=np.float32),
         kept,
-        positions,
+        article_positions(db, kept),
         dense.fingerprint,
         dense.adapter.digest(),
     )

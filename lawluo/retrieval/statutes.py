@@ -331,11 +331,11 @@ class StatuteSearcher:
         db = db or StatuteDB(settings.statutes_path)
         dense = None
         if settings.statute_encoder:
-            from .dense import DenseEncoderUnavailable, load_statute_vectors
+            from .dense import LOAD_FAULTS, load_statute_vectors
 
             try:
                 dense = load_statute_vectors(settings, db)
-            except (DenseEncoderUnavailable, OSError, ValueError, RuntimeError) as exc:
+            except LOAD_FAULTS as exc:
                 log.warning("dense statute search off (%s); searching with BM25 alone", exc)
         reranker = load_reranker(settings.assets_dir / RERANKER_FILENAME)
         fused = load_reranker(settings.assets_dir / FUSED_FILENAME, FUSED_FEATURES) if dense else None
