@@ -35,7 +35,6 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -95,14 +94,12 @@ class QueryAdapter:
         """Write the matrix and its metadata to ``path`` (``.npz``, no pickles), atomically."""
         import numpy as np
 
-        path = Path(path)
+        from ..files import write_npz
+
         meta = json.dumps(
             {"format": FORMAT, "fingerprint": self.fingerprint, "questions": self.questions}, sort_keys=True
         )
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as f:
-            np.savez(f, matrix=self.matrix.astype(np.float32), meta=np.array(meta))
-        os.replace(tmp, path)
+        write_npz(path, matrix=self.matrix.astype(np.float32), meta=np.array(meta))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], fingerprint: str | None = None) -> QueryAdapter:
