@@ -1,0 +1,58 @@
+"""The blind clarification sets that decided issue 42 item 3 stay as they were frozen, and every element a
+committed run showed on them has its blind label (``benchmarks/data/README.md``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "data"
+#: held-out set → sha256 when it was frozen, before anything ran on it.
+FROZEN = {
+    "heldout17": "efb4f432361bcef9e391bb3bc68e91decfdc43cb7db7f2ea3fa05b60de4ed58e",
+    "heldout18": "f00406d0d1d8a71125e38161af1c198b04ac3d6744bda3d4b29379d73e8fa38b",
+    "heldout19": "8bf948753b01bb4320916dac6adfbb3e7fe2a254d72a8b1e62d0958ea65c9b65",
+    "heldout20": "cf13a8c8ce9089e667a47390acbb0c465ea59fea35740b504e46320f3be74da3",
+}
+
+
+def rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("name", sorted(FROZEN))
+def test_a_frozen_clarification_set_is_unchanged(name):
+    path = DATA / f"clarification_questions.{name}.jsonl"
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == FROZEN[name]
+
+
+@pytest.mark.parametrize("name", sorted(FROZEN))
+def test_every_element_a_committed_run_showed_is_labelled(name):
+    """An asked element has its relevance label; a pre-marked one (您已说明) its judged mark."""
+    labels = {(r["id"], r["element"]) for r in rows(DATA / f"clarification_labels.{name}.jsonl")}
+    premarks = DATA / f"clarification_premarks.{name}.jsonl"
+    judged = {(r["id"], r["element"], r["mark"]) for r in rows(premarks)} if premarks.exists() else set()
+    questions = {r["id"] for r in rows(DATA / f"clarification_questions.{name}.jsonl")}
+    runs = sorted(DATA.glob(f"clarification_elements.{name}.*.jsonl"))
+    assert runs
+    for run in runs:
+        shown = rows(run)
+        assert {r["id"] for r in shown} == questions, run.name
+        asked = [r for r in shown if r.get("mark", "unknown") == "unknown"]
+        assert not [r for r in asked if (r["id"], r["element"]) not in labels], run.name
+        marked = [r for r in shown if r.get("mark", "unknown") != "unknown"]
+        assert not [r for r in marked if (r["id"], r["element"], r["mark"]) not in judged], run.name
+
+
+def test_the_coverage_benchmark_reads_the_material_articles():
+    sys.path.insert(0, str(DATA.parent))
+    from clarification_coverage import covered_articles, key
+
+    covered = covered_articles()
+    assert ("劳动合同法", "38") in covered  # the entry for resigning over unpaid social insurance
+    assert ("民法典", "1") not in covered
+    assert key({"law": "中华人民共和国民法典", "article": 1079}) == ("民法典", "1079")
