@@ -59,12 +59,16 @@ def report(name: str, rows: list[dict], covered: set[tuple[str, str]], tail: int
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tail", type=int, default=0, help="print this many of the uncovered articles needed most")
+    parser.add_argument(
+        "--tail", type=int, default=0, help="print this many of the uncovered articles needed most"
+    )
     args = parser.parse_args()
     covered = covered_articles()
     print(f"{len(covered)} articles have an entry ({STATUTE_FILE.relative_to(ROOT)})")
     sets = {
-        kind: [json.loads(line) for p in sorted(DATA.glob(f"lay_questions.{kind}*.jsonl")) for line in p.open()]
+        kind: [
+            json.loads(line) for p in sorted(DATA.glob(f"lay_questions.{kind}*.jsonl")) for line in p.open()
+        ]
         for kind in ("fresh", "train")
     }
     for kind, rows in sets.items():

@@ -36,8 +36,9 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def run(questions: list[dict]) -> list[dict]:
-    firm = Firm.from_settings(load_settings(environ={}))  # no model configured
+def run(questions: list[dict], firm: Firm | None = None) -> list[dict]:
+    """Every first-level element ``firm`` (by default the shipped one, no model configured) shows for ``questions``."""
+    firm = firm or Firm.from_settings(load_settings(environ={}))
     rows = []
     for q in questions:
         state = firm.new()
