@@ -7,8 +7,9 @@ and, beside them, those the question already answers (shown pre-marked as 您已
 Each question goes through the firm as a visitor's does (the receptionist routes it, soft routing may draw the
 material from another domain, no model), K=3, first level only. ``--out`` writes one object per first-level
 element: ``id``, ``domain`` (the consultation's domain, as the receptionist routed it), ``element``, ``mark`` (``unknown`` for an element asked;
-``yes``/``no`` for one the builder pre-marked from the question) and, for a pre-marked one, ``quote`` (the
-client's words shown after 您已说明). Printed (``--score``, or after a run):
+``yes``/``no`` for one the builder pre-marked from the question), ``drawn`` (the domain whose material the tree drew on),
+``lead`` (the statute entry the question names that opened the first level, :meth:`~lawluo.tolc.material.ClarificationMaterial.lead`; ``""`` for none) and, for a
+pre-marked one, ``quote`` (the client's words shown after 您已说明). Printed (``--score``, or after a run):
 
 - the asked elements relevant / labelled by the strict rule of ``benchmarks/data/README.md``
   (``--labels``, ``clarification_labels.heldout17.jsonl``), with the unlabelled count (the figure counts only
@@ -44,8 +45,11 @@ def run(questions: list[dict], firm: Firm | None = None) -> list[dict]:
         state = firm.new()
         firm.receive(state, q["question"])
         *_, tree = firm.clarify(state, height=2)
+        lead = firm.material.lead(q["question"], tree.drawn_from or state.domain) if firm.material else None
         for node in tree.level(1):
             row = {"id": q["id"], "domain": state.domain, "element": node.statement, "mark": node.mark}
+            row["lead"] = lead.id if lead is not None and not tree.issue else ""
+            row["drawn"] = tree.drawn_from or state.domain  # the domain whose material the tree drew on
             if node.mark != "unknown":
                 said = stated_answer(node.statement, q["question"], firm.material.colloquial)
                 row["quote"] = said[1] if said else ""
@@ -63,6 +67,14 @@ def report(rows: list[dict], labels: dict, premarks: dict) -> None:
         + (f" = {rel / lab:.1%}" if lab else "")
         + f"; unlabelled {len(asked) - lab}; {len(asked)} asked over {len({r['id'] for r in rows})} questions"
     )
+    if asked and all("lead" in r for r in asked):  # runs since session 40 record what led the first level
+        unled = [r for r in asked if not r["lead"] and r["drawn"] != "other"]
+        rel_u = sum(labels.get((r["id"], r["element"]), 0) for r in unled)
+        lab_u = sum((r["id"], r["element"]) in labels for r in unled)
+        print(
+            f"questions whose first level no entry they name led (domain not 其他): {len({r['id'] for r in unled})}; "
+            f"their asked elements relevant {rel_u}/{lab_u}" + (f" = {rel_u / lab_u:.1%}" if lab_u else "")
+        )
     ok = sum(premarks.get((r["id"], r["element"], r["mark"]), 0) for r in marked)
     judged = sum((r["id"], r["element"], r["mark"]) in premarks for r in marked)
     print(
