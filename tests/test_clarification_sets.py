@@ -19,6 +19,7 @@ FROZEN = {
     "heldout18": "f00406d0d1d8a71125e38161af1c198b04ac3d6744bda3d4b29379d73e8fa38b",
     "heldout19": "8bf948753b01bb4320916dac6adfbb3e7fe2a254d72a8b1e62d0958ea65c9b65",
     "heldout20": "cf13a8c8ce9089e667a47390acbb0c465ea59fea35740b504e46320f3be74da3",
+    "heldout21": "01323cfff2fb925a967f4373a0b6bb1d46fa15bc13acb15816aae3809dc1ea99",
 }
 
 
