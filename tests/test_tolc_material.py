@@ -540,3 +540,14 @@ def test_the_build_is_deterministic_and_mines_the_lawyers_questions(tmp_path, db
 def test_the_build_names_missing_source_files(tmp_path, db):
     with pytest.raises(FileNotFoundError, match="legal_counsel_multi_turn_with_article_v2.jsonl"):
         build_and_write(tmp_path, tmp_path / "out", db)
+
+
+def test_the_soft_routing_note_says_where_the_elements_come_from_not_that_they_fit():
+    """A lay visitor reads "更相符" as "this is your matter"; the note says what happened (the other domain's
+    elements share more of the question's words) and how to get the routed domain's elements back."""
+    from lawluo.tolc.builder import SWITCH_NOTE
+
+    note = SWITCH_NOTE.format(name="债权债务", routed="交通事故")
+    assert "以下要素取自「债权债务」领域" in note and "用词" in note
+    assert "相符" not in note and "适用" not in note
+    assert "“改派领域”中选择「交通事故」" in note

@@ -67,10 +67,13 @@ CASE_FACTS_CHARS, CASE_OUTCOME_CHARS = 220, 160
 STATEMENT_MAX_CHARS = 80
 #: Cases retrieved per node when they are filtered to the consultation's domain (then the best ``k``).
 CASE_POOL = 30
-#: Shown when the material comes from another domain than the routed one (soft routing).
+#: Shown when the material comes from another domain than the routed one (soft routing). It says what happened — the
+#: other domain's elements share more of the question's words — not that they fit the matter: over held-out 17–20 the
+#: switched trees' asked elements were relevant 27 times in 96 (session 40 saw a car wash's scratch drawn to 债权债务's
+#: loan elements).
 SWITCH_NOTE = (
-    "您的问题与「{name}」领域的法律要素更相符，以下要素取自该领域；"
-    "如需按「{routed}」的要素澄清，请在“改派领域”中选择「{routed}」。"
+    "以下要素取自「{name}」领域：那里的法律要素与您问题的用词更接近。"
+    "若不对题，请在“改派领域”中选择「{routed}」，按该领域的要素澄清。"
 )
 #: Added to the tree's notes when a node's model call failed (once per distinct wording).
 #: What the visitor reads when the model failed: plain words; the error itself goes to the log and the trace.
