@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..retrieval.label_memory import LabelMemory, LabelMemoryError, beside
+from ..retrieval.label_memory import LabelMemory, load_beside
 from ..retrieval.query import QueryError, clean_query
 
 log = logging.getLogger(__name__)
@@ -75,12 +75,12 @@ class DomainVote:
         """The vote over ``dense`` (the statute searcher's dense index) and the file beside its vectors; ``None``
         (logged when the file is unusable) when ``lay_domain_vote`` is 0, there is no dense index or adapter, or no
         file."""
-        path = beside(settings, dense, FILENAME) if settings.lay_domain_vote else None
-        if path is None:
-            return None
-        try:
-            memory = LabelMemory.load(path, dense.fingerprint, dense.adapter.digest(), REBUILD_COMMAND)
-        except LabelMemoryError as exc:
-            log.warning("Routing without the lay questions' domain vote: %s", exc)
-            return None
-        return cls(memory, dense, settings.lay_domain_vote)
+        memory = load_beside(
+            settings.lay_domain_vote,
+            settings,
+            dense,
+            FILENAME,
+            lambda path: LabelMemory.load(path, dense.fingerprint, dense.adapter.digest(), REBUILD_COMMAND),
+            "Routing without the lay questions' domain vote",
+        )
+        return None if memory is None else cls(memory, dense, settings.lay_domain_vote)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 
-from .label_memory import LabelMemory, LabelMemoryError, beside
+from .label_memory import LabelMemory, load_beside
 from .query import QueryError, clean_query
 
 log = logging.getLogger(__name__)
@@ -60,12 +60,12 @@ class CaseKinds:
         """The reader over ``dense`` (the statute searcher's dense index) and the kinds file beside its
         vectors; ``None`` (logged when the file is unusable) when the setting ``case_kind_check`` is off, there
         is no dense index or adapter, or no file."""
-        path = beside(settings, dense, FILENAME) if settings.case_kind_check else None
-        if path is None:
-            return None
-        try:
-            memory = LabelMemory.load(path, dense.fingerprint, dense.adapter.digest(), REBUILD_COMMAND)
-        except LabelMemoryError as exc:
-            log.warning("Similar cases without the check of the question's kind: %s", exc)
-            return None
-        return cls(memory, dense)
+        memory = load_beside(
+            settings.case_kind_check,
+            settings,
+            dense,
+            FILENAME,
+            lambda path: LabelMemory.load(path, dense.fingerprint, dense.adapter.digest(), REBUILD_COMMAND),
+            "Similar cases without the check of the question's kind",
+        )
+        return None if memory is None else cls(memory, dense)

@@ -19,13 +19,18 @@ reader logs it and steps aside.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
 from ..files import read_npz, write_npz
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 FORMAT = 2  # 1 (session 38) named the labels "kinds"
 #: Nearest labelled questions that vote (chosen on development data in session 38: 3, 5 and 10 tried).
@@ -126,6 +131,22 @@ def beside(settings, dense, filename: str) -> Path | None:
 
     path = statute_vectors_dir(settings) / filename
     return path if path.exists() else None
+
+
+def load_beside(
+    enabled: object, settings, dense, filename: str, load: Callable[[Path], T], without: str
+) -> T | None:
+    """``load(path)`` of the memory file ``filename`` beside the statute vectors of ``dense`` (:func:`beside`), or
+    ``None`` when the setting that turns it on is off (``enabled`` falsy), there is no such file, or it cannot be used:
+    then ``without`` (what goes on without it) is logged with why, and the caller steps aside."""
+    path = beside(settings, dense, filename) if enabled else None
+    if path is None:
+        return None
+    try:
+        return load(path)
+    except LabelMemoryError as exc:
+        log.warning("%s: %s", without, exc)
+        return None
 
 
 def write_memory_file(path: Path, vectors: np.ndarray, meta: dict) -> str:

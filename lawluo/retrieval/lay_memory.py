@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .label_memory import LabelMemoryError, beside, read_memory, require_adapter, write_memory_file
+from .label_memory import LabelMemoryError, load_beside, read_memory, require_adapter, write_memory_file
 
 log = logging.getLogger(__name__)
 
@@ -148,14 +148,14 @@ class ArticleMemory:
         """The memory beside the statute vectors of ``dense`` (the search's dense index); ``None`` (logged when the
         file is unusable) when the setting ``statute_lay_memory`` is off, there is no dense index or adapter, or no
         file."""
-        path = beside(settings, dense, FILENAME) if settings.statute_lay_memory else None
-        if path is None:
-            return None
-        try:
-            return cls.load(path, db, dense.fingerprint, dense.adapter.digest())
-        except LabelMemoryError as exc:
-            log.warning("Statute search without the lay questions' memory: %s", exc)
-            return None
+        return load_beside(
+            settings.statute_lay_memory,
+            settings,
+            dense,
+            FILENAME,
+            lambda path: cls.load(path, db, dense.fingerprint, dense.adapter.digest()),
+            "Statute search without the lay questions' memory",
+        )
 
 
 def article_positions(db, articles: Sequence[Sequence[tuple[str, int]]]) -> tuple[tuple[int, ...], ...]:
