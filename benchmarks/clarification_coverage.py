@@ -23,24 +23,20 @@ from pathlib import Path
 import yaml
 from _common import ROOT
 
+from lawluo.law.names import name_key
 from lawluo.tolc.mining import STATUTE_FILE
 
 DATA = ROOT / "benchmarks" / "data"
 
 
-def short(law: str) -> str:
-    """A law's name as the lay sets write it (民法典 for 中华人民共和国民法典)."""
-    return law.removeprefix("中华人民共和国")
-
-
 def covered_articles(path: Path = STATUTE_FILE) -> set[tuple[str, str]]:
     """``(law, article)`` of every article an entry of the material was written from (``287-2`` kept as written)."""
     entries = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return {(short(e["law"]), str(a)) for rows in entries.values() for e in rows for a in e["articles"]}
+    return {(name_key(e["law"]), str(a)) for rows in entries.values() for e in rows for a in e["articles"]}
 
 
 def key(ref: dict) -> tuple[str, str]:
-    return short(ref["law"]), str(ref["article"])
+    return name_key(ref["law"]), str(ref["article"])
 
 
 def report(name: str, rows: list[dict], covered: set[tuple[str, str]], tail: int) -> None:
